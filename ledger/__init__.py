@@ -1,0 +1,1 @@
+"""Red Dog Ledger: the domain, its event sourcing and its verification (no HTTP)."""

@@ -1,0 +1,36 @@
+"""Typed errors raised where a problem is found, mapped to HTTP once in `api.errors`."""
+
+from __future__ import annotations
+
+
+class LedgerError(Exception):
+    """Base class of every error the ledger raises on purpose."""
+
+    def __init__(self, detail: str, *, field: str | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.field = field
+
+
+class RuleViolation(LedgerError):
+    """A command broke a game rule; `rule` is its ID in `spec/rules.md` (G8)."""
+
+    def __init__(self, rule: str, detail: str, *, field: str | None = None) -> None:
+        super().__init__(f"{rule}: {detail}", field=field)
+        self.rule = rule
+
+
+class NotFound(LedgerError):
+    """The named wallet, table, deal or key does not exist."""
+
+
+class Conflict(LedgerError):
+    """A concurrent command won the race, or an idempotency key was reused differently."""
+
+
+class Forbidden(LedgerError):
+    """The caller's role or identity may not do this."""
+
+
+class InvalidInput(LedgerError):
+    """A value has the wrong shape for the ledger (caught before any rule applies)."""

@@ -1,0 +1,143 @@
+"""The provably fair shuffle of `spec/fairness.md`, exactly, and its verification (G2)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ledger.cards import CANONICAL_PACK, Card
+from ledger.errors import InvalidInput
+
+CLIENT_SEED_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+SERVER_SEED_PATTERN = re.compile(r"^[0-9a-f]{64}$")
+_TWO_32 = 2**32
+
+
+def new_server_seed() -> str:
+    """Return 32 random bytes from `secrets` as 64 lowercase hex characters."""
+    return secrets.token_bytes(32).hex()
+
+
+def check_server_seed(server_seed: str) -> str:
+    """Return the seed if it is 64 lowercase hex characters; raise InvalidInput otherwise."""
+    if not isinstance(server_seed, str) or not SERVER_SEED_PATTERN.match(server_seed):
+        raise InvalidInput("server_seed must be 64 lowercase hex characters", field="server_seed")
+    return server_seed
+
+
+def check_client_seed(client_seed: str) -> str:
+    """Return the client seed if it is 1-64 characters of A-Z a-z 0-9 _ -."""
+    if not isinstance(client_seed, str) or not CLIENT_SEED_PATTERN.match(client_seed):
+        raise InvalidInput(
+            "client_seed must be 1 to 64 characters from A-Z a-z 0-9 _ -", field="client_seed"
+        )
+    return client_seed
+
+
+def commitment(server_seed: str) -> str:
+    """Return SHA-256 of the 32 seed bytes as 64 lowercase hex characters."""
+    return hashlib.sha256(bytes.fromhex(check_server_seed(server_seed))).hexdigest()
+
+
+def random_stream(server_seed: str, client_seed: str, nonce: int) -> Iterator[int]:
+    """Yield the unsigned 32-bit integers of HMAC-SHA256 blocks, counter 0, 1, 2, ..."""
+    key = bytes.fromhex(server_seed)
+    counter = 0
+    while True:
+        message = f"{client_seed}:{nonce}:{counter}".encode("ascii")
+        block = hmac.new(key, message, hashlib.sha256).digest()
+        yield from struct.unpack(">8I", block)
+        counter += 1
+
+
+def shuffled_pack(server_seed: str, client_seed: str, nonce: int) -> list[Card]:
+    """Return the pack for (seed, client seed, nonce), top card first."""
+    check_server_seed(server_seed)
+    check_client_seed(client_seed)
+    if not isinstance(nonce, int) or isinstance(nonce, bool) or nonce < 1:
+        raise InvalidInput("nonce must be a whole number from 1", field="nonce")
+    pack = list(CANONICAL_PACK)
+    stream = random_stream(server_seed, client_seed, nonce)
+    for i in range(51, 0, -1):
+        n = i + 1
+        limit = _TWO_32 - (_TWO_32 % n)
+        r = next(stream)
+        while r >= limit:
+            r = next(stream)
+        j = r % n
+        pack[i], pack[j] = pack[j], pack[i]
+    return pack
+
+
+@dataclass(frozen=True)
+class DrawnCard:
+    """A card the log says left the pack: its place in the pack and the event version."""
+
+    position: int
+    card: str
+    version: int
+
+
+@dataclass(frozen=True)
+class FairnessReport:
+    """The outcome of checking one finished deal against its commitment."""
+
+    fair: bool
+    checks: list[dict[str, object]]
+    pack: list[str]
+
+    def failures(self) -> list[str]:
+        return [str(check["detail"]) for check in self.checks if not check["ok"]]
+
+
+def verify_deal(
+    *,
+    server_seed: str,
+    commitment_hex: str,
+    client_seed: str,
+    nonce: int,
+    commitment_version: int,
+    drawn: list[DrawnCard],
+) -> FairnessReport:
+    """Check a finished deal: seed matches commitment, every drawn card matches the pack."""
+    checks: list[dict[str, object]] = []
+    try:
+        recomputed = commitment(server_seed)
+    except InvalidInput as error:
+        recomputed = f"invalid seed ({error.detail})"
+    checks.append({
+        "check": "commitment",
+        "ok": recomputed == commitment_hex,
+        "detail": f"SHA-256(seed) = {recomputed}; committed {commitment_hex}",
+    })
+    try:
+        pack = [str(card) for card in shuffled_pack(server_seed, client_seed, nonce)]
+    except InvalidInput as error:
+        pack = []
+        checks.append({"check": "pack", "ok": False, "detail": error.detail})
+    for drawn_card in drawn:
+        expected = pack[drawn_card.position] if 0 <= drawn_card.position < len(pack) else None
+        checks.append({
+            "check": f"card {drawn_card.position}",
+            "ok": expected == drawn_card.card,
+            "detail": f"pack position {drawn_card.position} is {expected}; log shows {drawn_card.card}",
+        })
+        checks.append({
+            "check": f"card {drawn_card.position} after commitment",
+            "ok": drawn_card.version > commitment_version,
+            "detail": (
+                f"card event version {drawn_card.version}, commitment version {commitment_version}"
+            ),
+        })
+    positions = [drawn_card.position for drawn_card in drawn]
+    checks.append({
+        "check": "order",
+        "ok": positions == list(range(len(positions))),
+        "detail": f"cards left the pack from positions {positions}",
+    })
+    return FairnessReport(fair=all(check["ok"] for check in checks), checks=checks, pack=pack)

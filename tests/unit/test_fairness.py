@@ -1,0 +1,97 @@
+"""The provably fair shuffle against the test vectors of fairness.md (G1, G2)."""
+
+import pytest
+
+from ledger.cards import Card, canonical_pack, format_cards
+from ledger.errors import InvalidInput
+from ledger.fairness import DrawnCard, commitment, shuffled_pack, verify_deal
+
+VECTOR_1 = (
+    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+    "table-1",
+    1,
+    "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd",
+    "7d 8c 2d Qh 5h 9s 6h Ts Ad 6s 8s 9c Jd Qd 6d As 4d 3c 7s 3s 9d 5d Ks 7h Qc 8h 2s Ah "
+    "Td 9h 5c Jh 3d 5s 3h Ac Jc Qs 4s Kh 6c Kd 4c Tc Js 7c Kc 2c 4h 8d Th 2h",
+)
+VECTOR_2 = (
+    "ab" * 32,
+    "lobby",
+    7,
+    "9a2db2e23f1504cd056606553ac049c5e718e8f9ce9233876df1a7a1821af885",
+    "Jc 7c 4s 3c Ad 5d 5c 2c 6c 9s Ac 4c 8c 9c Qd 3h 4h 6d 3d Kc 9d 3s Qh 2s Jh 6h 9h 5h "
+    "Td 8h 2d Js Qs Th Ks 7s As 7h 5s Kd Tc Ts Jd 8d Kh 6s 8s 2h Qc Ah 4d 7d",
+)
+
+
+@pytest.mark.parametrize("vector", [VECTOR_1, VECTOR_2], ids=["table-1", "lobby"])
+def test_G2_shuffle_matches_the_published_test_vector(vector):
+    server_seed, client_seed, nonce, expected_commitment, expected_pack = vector
+    assert commitment(server_seed) == expected_commitment
+    assert format_cards(shuffled_pack(server_seed, client_seed, nonce)) == expected_pack
+
+
+def test_G1_canonical_pack_runs_clubs_to_spades_two_to_ace():
+    pack = canonical_pack()
+    assert len(set(pack)) == 52
+    assert [str(pack[i]) for i in (0, 12, 13, 51)] == ["2c", "Ac", "2d", "As"]
+    assert all(card.index == i for i, card in enumerate(pack))
+
+
+def test_G1_cards_read_and_write_rank_then_suit():
+    assert str(Card.parse("Td")) == "Td"
+    assert Card.parse("As").rank > Card.parse("Ks").rank
+    for bad in ["", "1c", "Ax", "10h", None, "Asd"]:
+        with pytest.raises(ValueError):
+            Card.parse(bad)
+
+
+def test_G2_a_different_nonce_or_client_seed_gives_a_different_pack():
+    seed = VECTOR_1[0]
+    base = shuffled_pack(seed, "table-1", 1)
+    assert shuffled_pack(seed, "table-1", 2) != base
+    assert shuffled_pack(seed, "table-2", 1) != base
+    assert sorted(base) == sorted(canonical_pack())
+
+
+@pytest.mark.parametrize("client_seed", ["", "x" * 65, "has space", "é"])
+def test_G2_client_seed_outside_the_alphabet_is_refused(client_seed):
+    with pytest.raises(InvalidInput):
+        shuffled_pack(VECTOR_1[0], client_seed, 1)
+
+
+def test_G2_verification_accepts_the_true_pack_and_names_a_swapped_card():
+    seed, client_seed, nonce, committed, pack_text = VECTOR_1
+    pack = pack_text.split()
+    drawn = [DrawnCard(position=i, card=pack[i], version=i + 2) for i in range(3)]
+    report = verify_deal(
+        server_seed=seed, commitment_hex=committed, client_seed=client_seed, nonce=nonce,
+        commitment_version=1, drawn=drawn,
+    )
+    assert report.fair and report.pack == pack
+    rigged = [drawn[0], DrawnCard(position=1, card=pack[5], version=3), drawn[2]]
+    report = verify_deal(
+        server_seed=seed, commitment_hex=committed, client_seed=client_seed, nonce=nonce,
+        commitment_version=1, drawn=rigged,
+    )
+    assert not report.fair
+    assert any("position 1" in failure for failure in report.failures())
+
+
+def test_G2_verification_refuses_a_seed_that_does_not_match_the_commitment():
+    seed, client_seed, nonce, _committed, _pack = VECTOR_1
+    report = verify_deal(
+        server_seed=seed, commitment_hex=VECTOR_2[3], client_seed=client_seed, nonce=nonce,
+        commitment_version=1, drawn=[],
+    )
+    assert not report.fair
+
+
+def test_G2_a_card_drawn_before_the_commitment_fails_verification():
+    seed, client_seed, nonce, committed, pack_text = VECTOR_1
+    first = pack_text.split()[0]
+    report = verify_deal(
+        server_seed=seed, commitment_hex=committed, client_seed=client_seed, nonce=nonce,
+        commitment_version=3, drawn=[DrawnCard(position=0, card=first, version=2)],
+    )
+    assert not report.fair
