@@ -1,0 +1,137 @@
+"""The Casino Red Dog rules engine, pure (C2-C8), and its exact expected return."""
+
+from fractions import Fraction
+from itertools import permutations
+
+import pytest
+
+from ledger.cards import Card, canonical_pack
+from ledger.errors import RuleViolation
+from ledger.rules import casino
+from ledger.rules.casino import (
+    BetSlip, OpeningKind, Outcome, Phase, classify_opening, settle_deal, spread_odds,
+)
+
+
+def c(text: str) -> Card:
+    return Card.parse(text)
+
+
+def test_C4_consecutive_ranks_push_with_no_third_card_and_no_raise():
+    opening = classify_opening(c("Kh"), c("As"))
+    assert opening.kind is OpeningKind.CONSECUTIVE and not opening.needs_third_card
+    settlement = settle_deal(c("7c"), c("8d"), None, 40)
+    assert (settlement.outcome, settlement.returned) == (Outcome.PUSH, 40)
+    with pytest.raises(RuleViolation) as refused:
+        casino.verify_raise(opening, Phase.FINISHED, 40, False, 1000)
+    assert refused.value.rule == "C4"
+
+
+def test_C5_pair_trips_pay_eleven_to_one_anything_else_pushes():
+    assert classify_opening(c("9c"), c("9h")).kind is OpeningKind.PAIR
+    trips = settle_deal(c("9c"), c("9h"), c("9s"), 10)
+    assert (trips.outcome, trips.returned, trips.trips) == (Outcome.WIN, 120, True)
+    push = settle_deal(c("9c"), c("9h"), c("Ts"), 10)
+    assert (push.outcome, push.returned) == (Outcome.PUSH, 10)
+
+
+def test_C5_a_pair_never_offers_a_raise():
+    pair = classify_opening(c("9c"), c("9h"))
+    assert not pair.offers_raise
+    assert not casino.can_raise(pair, Phase.DECIDING, 10, False, 1000)
+    with pytest.raises(RuleViolation) as refused:
+        casino.verify_raise(pair, Phase.DECIDING, 10, False, 1000)
+    assert refused.value.rule == "C5"
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "spread"), [("4c", "7d", 2), ("2c", "Ad", 11), ("5h", "7h", 1), ("Ac", "Jd", 2)]
+)
+def test_C6_spread_counts_ranks_strictly_between(first, second, spread):
+    opening = classify_opening(c(first), c(second))
+    assert (opening.kind, opening.spread) == (OpeningKind.SPREAD, spread)
+    assert opening.label == f"spread_{spread}"
+
+
+def test_C6_raise_is_exactly_the_opening_bet_and_refused_without_cover():
+    opening = classify_opening(c("4c"), c("Jd"))
+    assert casino.verify_raise(opening, Phase.DECIDING, 500, False, 500) == 500
+    with pytest.raises(RuleViolation) as refused:
+        casino.verify_raise(opening, Phase.DECIDING, 500, False, 499)
+    assert refused.value.rule == "C6"
+    with pytest.raises(RuleViolation) as twice:
+        casino.verify_raise(opening, Phase.DECIDING, 500, True, 5000)
+    assert twice.value.rule == "G8"
+    assert casino.can_stand(opening, Phase.DECIDING)
+    assert not casino.can_stand(opening, Phase.FINISHED)
+
+
+@pytest.mark.parametrize(("spread", "odds"), [(1, 5), (2, 4), (3, 2), (4, 1), (7, 1), (11, 1)])
+def test_C7_paytable_net_odds_on_the_full_stake(spread, odds):
+    assert spread_odds(spread) == odds
+
+
+def test_C7_a_win_returns_stake_plus_stake_times_odds_and_an_endpoint_loses_all():
+    win = settle_deal(c("5c"), c("7d"), c("6h"), 10)
+    assert (win.outcome, win.returned, win.winnings) == (Outcome.WIN, 60, 50)
+    raised_win = settle_deal(c("2c"), c("Ad"), c("8h"), 200)
+    assert raised_win.returned == 400
+    endpoint = settle_deal(c("5c"), c("9d"), c("9h"), 200)
+    assert (endpoint.outcome, endpoint.returned, endpoint.house_takes) == (Outcome.LOSE, 0, 200)
+    outside = settle_deal(c("5c"), c("9d"), c("Ks"), 20)
+    assert outside.outcome is Outcome.LOSE
+
+
+@pytest.mark.parametrize(
+    ("bet", "balance"),
+    [(0, 100), (-10, 100), (15, 100), (5010, 10000), (110, 100), (10.0, 100), ("10", 100), (True, 100)],
+)
+def test_C2_opening_bet_off_the_grid_over_the_limit_or_balance_is_refused(bet, balance):
+    with pytest.raises(RuleViolation) as refused:
+        casino.verify_opening_bet(bet, balance)
+    assert refused.value.rule == "C2" and refused.value.field == "bet"
+    assert not casino.can_open(bet, balance)
+
+
+@pytest.mark.parametrize("bet", [10, 50, 990, 5000])
+def test_C2_opening_bet_on_the_grid_within_limits_is_accepted(bet):
+    assert casino.verify_opening_bet(bet, 5000) == bet
+
+
+def test_C8_bet_controls_undo_clear_rebet_double():
+    slip = BetSlip()
+    slip.add(100, balance=1000)
+    slip.add(50, balance=1000)
+    slip.undo()
+    assert slip.total == 100
+    slip.double(balance=1000)
+    assert slip.total == 200
+    assert not slip.can("double", balance=300)
+    with pytest.raises(RuleViolation):
+        slip.add(5, balance=1000)
+    assert slip.dealt() == 200 and slip.total == 0
+    slip.rebet(balance=1000)
+    assert slip.total == 200
+    slip.clear()
+    assert slip.total == 0 and not slip.can("undo", balance=1000)
+    slip.add(1000, balance=6000)
+    for _ in range(2):
+        slip.double(balance=6000)
+    assert slip.total == 4000 and not slip.can("double", balance=100000)
+
+
+def test_C3_C7_exact_expected_return_over_every_ordered_three_card_deal():
+    """Enumerate all 52×51×50 = 132,600 deals of one pack and sum the result exactly."""
+    never = Fraction(0)
+    optimal = Fraction(0)
+    deals = 0
+    for first, second, third in permutations(canonical_pack(), 3):
+        deals += 1
+        never += settle_deal(first, second, third, 1).returned - 1
+        opening = classify_opening(first, second)
+        stake = 2 if opening.kind is OpeningKind.SPREAD and opening.spread >= 7 else 1
+        optimal += settle_deal(first, second, third, stake).returned - stake
+    assert deals == 132_600
+    assert never / deals == Fraction(-1523, 16575)
+    assert optimal / deals == Fraction(-523, 16575)
+    assert round(float(-optimal / deals) * 100, 3) == 3.155
