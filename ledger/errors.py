@@ -34,3 +34,7 @@ class Forbidden(LedgerError):
 
 class InvalidInput(LedgerError):
     """A value has the wrong shape for the ledger (caught before any rule applies)."""
+
+
+class Unauthenticated(LedgerError):
+    """No API key, or one that is unknown or revoked."""

@@ -138,7 +138,7 @@ def verify_raise(opening: Opening, phase: Phase, bet: int, raised: bool, balance
         raise RuleViolation("C5", "a pair never offers a raise")
     if opening.kind is OpeningKind.CONSECUTIVE:
         raise RuleViolation("C4", "consecutive ranks push: no raise and no third card")
-    if phase is not Phase.DECIDING or raised:
+    if phase != Phase.DECIDING or raised:
         raise RuleViolation("G8", "the deal is not waiting for Stand or Raise")
     if bet > balance:
         raise RuleViolation("C6", f"raise of {bet} exceeds the balance {balance}")
@@ -158,7 +158,7 @@ def verify_stand(opening: Opening, phase: Phase) -> None:
         raise RuleViolation("C5", "a pair deals the third card at once: nothing to stand on")
     if opening.kind is OpeningKind.CONSECUTIVE:
         raise RuleViolation("C4", "consecutive ranks push: nothing to stand on")
-    if phase is not Phase.DECIDING:
+    if phase != Phase.DECIDING:
         raise RuleViolation("G8", "the deal is not waiting for Stand or Raise")
 
 

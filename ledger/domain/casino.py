@@ -1,0 +1,269 @@
+"""Casino Red Dog aggregates: the table (one seat, a shuffle counter) and one aggregate per deal."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID, uuid5
+
+from eventsourcing.domain import Aggregate, event
+
+from ledger.cards import Card
+from ledger.domain.transfers import HOUSE, Transfer, make_transfer, stake_account
+from ledger.domain.wallet import Wallet
+from ledger.errors import RuleViolation
+from ledger.rules import casino
+from ledger.rules.casino import Opening, OpeningKind, Outcome, Phase, Settlement
+
+
+class CasinoTable(Aggregate):
+    """A Casino Red Dog table: one player's seat against the house (C1-C9)."""
+
+    @event("Opened")
+    def __init__(
+        self,
+        id: UUID,  # noqa: A002
+        wallet_id: UUID,
+        player_id: str,
+        client_seed: str,
+        accepts_supplied_seeds: bool,
+    ) -> None:
+        self.variant = "casino"
+        self.wallet_id = wallet_id
+        self.player_id = player_id
+        self.client_seed = client_seed
+        self.accepts_supplied_seeds = accepts_supplied_seeds
+        self.nonce = 0
+        self.current_deal_id: UUID | None = None
+        self.deals = 0
+
+    def next_deal_id(self) -> UUID:
+        """The id the next deal will have: one per shuffle nonce, so two racing deals conflict."""
+        return CasinoDeal.create_id(self.id, self.nonce + 1)
+
+    def start_deal(self) -> int:
+        """Take the next shuffle nonce (fairness.md) and record the deal as current."""
+        nonce = self.nonce + 1
+        self._deal_started(CasinoDeal.create_id(self.id, nonce), nonce)
+        return nonce
+
+    def change_client_seed(self, client_seed: str) -> None:
+        """Set the client seed used by the next shuffle."""
+        self._client_seed_changed(client_seed)
+
+    @event("DealStarted")
+    def _deal_started(self, deal_id: UUID, nonce: int) -> None:
+        self.nonce = nonce
+        self.current_deal_id = deal_id
+        self.deals += 1
+
+    @event("ClientSeedChanged")
+    def _client_seed_changed(self, client_seed: str) -> None:
+        self.client_seed = client_seed
+
+
+class SealedSeed(Aggregate):
+    """A deal's secret server seed, kept apart from the deal's events until the deal ends (G2)."""
+
+    @staticmethod
+    def create_id(deal_id: UUID) -> UUID:
+        return uuid5(deal_id, "sealed-seed")
+
+    @event("Sealed")
+    def __init__(self, deal_id: UUID, server_seed: str) -> None:
+        self.deal_id = deal_id
+        self.server_seed = server_seed
+
+
+class CasinoDeal(Aggregate):
+    """One deal of Casino Red Dog: commitment, bet, cards, decision, settlement, seed reveal."""
+
+    @staticmethod
+    def create_id(table_id: UUID, nonce: int) -> UUID:
+        return uuid5(table_id, f"deal:{nonce}")
+
+    @event("Committed")
+    def __init__(
+        self,
+        table_id: UUID,
+        nonce: int,
+        wallet_id: UUID,
+        player_id: str,
+        client_seed: str,
+        commitment: str,
+    ) -> None:
+        self.table_id = table_id
+        self.nonce = nonce
+        self.wallet_id = wallet_id
+        self.player_id = player_id
+        self.client_seed = client_seed
+        self.commitment = commitment
+        self.commitment_version = 1
+        self.bet = 0
+        self.stake = 0
+        self.raised = False
+        self.stood = False
+        self.cards: list[dict[str, Any]] = []
+        self.phase = Phase.DECIDING
+        self.outcome: str | None = None
+        self.odds = 0
+        self.trips = False
+        self.returned = 0
+        self.server_seed: str | None = None
+        self.transfers: list[Transfer] = []
+
+    # Reading the state.
+    @property
+    def stake_account(self) -> str:
+        return stake_account(self.id)
+
+    @property
+    def opening(self) -> Opening | None:
+        if len(self.cards) < 2:
+            return None
+        return casino.classify_opening(self.card(0), self.card(1))
+
+    @property
+    def finished(self) -> bool:
+        return self.phase == Phase.FINISHED
+
+    def card(self, position: int) -> Card:
+        return Card.parse(self.cards[position]["card"])
+
+    def can_raise(self, balance: int) -> bool:
+        opening = self.opening
+        return opening is not None and casino.can_raise(
+            opening, self.phase, self.bet, self.raised, balance
+        )
+
+    def can_stand(self) -> bool:
+        opening = self.opening
+        return opening is not None and casino.can_stand(opening, self.phase)
+
+    # Commands: compute and check here, then record through the private events.
+    def open(self, bet: int, wallet: Wallet, pack: list[Card]) -> None:
+        """Take the opening bet from the wallet and deal two cards face up (C2, C3)."""
+        casino.verify_opening_bet(bet, wallet.balance)
+        transfer = self._transfer("wager", wallet.account, self.stake_account, bet, "Wagered")
+        wallet.debit(transfer, rule="C2")
+        self._wagered(transfer)
+        self._card_dealt(str(pack[0]), 0)
+        self._card_dealt(str(pack[1]), 1)
+
+    @property
+    def needs_decision(self) -> bool:
+        """Whether the deal waits for Stand or Raise (only a spread, C6)."""
+        opening = self.opening
+        return bool(opening and opening.offers_raise and self.phase == Phase.DECIDING
+                    and not (self.stood or self.raised))
+
+    def stand(self) -> None:
+        """Keep the opening bet as the whole stake (C6)."""
+        opening = self._require_opening()
+        casino.verify_stand(opening, self.phase)
+        if self.stood or self.raised:
+            raise RuleViolation("G8", "the player has already decided")
+        self._stood()
+
+    def raise_bet(self, wallet: Wallet) -> None:
+        """Add exactly the opening bet to the stake (C6)."""
+        opening = self._require_opening()
+        if self.stood:
+            raise RuleViolation("G8", "the player has already stood")
+        amount = casino.verify_raise(opening, self.phase, self.bet, self.raised, wallet.balance)
+        transfer = self._transfer("raise", wallet.account, self.stake_account, amount, "Raised")
+        wallet.debit(transfer, rule="C6")
+        self._raised(transfer)
+
+    def finish(self, wallet: Wallet, pack: list[Card], server_seed: str) -> Settlement:
+        """Deal the third card when the rules call for one, settle, then reveal the seed."""
+        opening = self._require_opening()
+        third: Card | None = None
+        if opening.needs_third_card:
+            third = pack[2]
+            self._card_dealt(str(third), 2)
+        settlement = casino.settle_deal(self.card(0), self.card(1), third, self.stake)
+        transfers: list[Transfer] = []
+        if settlement.winnings:
+            transfers.append(
+                self._transfer("winnings", HOUSE, self.stake_account, settlement.winnings, "Settled")
+            )
+        if settlement.returned:
+            transfers.append(
+                self._transfer("payout", self.stake_account, wallet.account, settlement.returned,
+                               "Settled")
+            )
+        if settlement.house_takes:
+            transfers.append(
+                self._transfer("loss", self.stake_account, HOUSE, settlement.house_takes, "Settled")
+            )
+        self._settled(
+            str(settlement.outcome), settlement.odds, settlement.trips, settlement.returned, transfers
+        )
+        for transfer in transfers:
+            if transfer["destination"] == wallet.account:
+                wallet.credit(transfer)
+        self._seed_revealed(server_seed)
+        return settlement
+
+    def _require_opening(self) -> Opening:
+        opening = self.opening
+        if opening is None:
+            raise RuleViolation("G8", "no cards have been dealt in this deal")
+        return opening
+
+    def _transfer(self, label: str, source: str, destination: str, amount: int, event_name: str
+                  ) -> Transfer:
+        return make_transfer(
+            uuid5(self.id, label), source, destination, amount,
+            {"table": str(self.table_id), "deal": str(self.id), "event": event_name},
+        )
+
+    # Events: apply only; they run again on every replay.
+    @event("Wagered")
+    def _wagered(self, transfer: Transfer) -> None:
+        self.bet = transfer["amount"]
+        self.stake += transfer["amount"]
+        self.transfers.append(transfer)
+
+    @event("CardDealt")
+    def _card_dealt(self, card: str, position: int) -> None:
+        self.cards.append({"card": card, "position": position, "face_up": True})
+
+    @event("Stood")
+    def _stood(self) -> None:
+        self.stood = True
+
+    @event("Raised")
+    def _raised(self, transfer: Transfer) -> None:
+        self.raised = True
+        self.stake += transfer["amount"]
+        self.transfers.append(transfer)
+
+    @event("Settled")
+    def _settled(
+        self, outcome: str, odds: int, trips: bool, returned: int, transfers: list[Transfer]
+    ) -> None:
+        self.phase = Phase.FINISHED
+        self.outcome = outcome
+        self.odds = odds
+        self.trips = trips
+        self.returned = returned
+        self.transfers.extend(transfers)
+
+    @event("SeedRevealed")
+    def _seed_revealed(self, server_seed: str) -> None:
+        self.server_seed = server_seed
+
+    @property
+    def opening_label(self) -> str | None:
+        """Report bucket of the opening: consecutive, pair, trips or spread_N."""
+        opening = self.opening
+        if opening is None:
+            return None
+        if opening.kind is OpeningKind.PAIR and self.trips:
+            return "trips"
+        return opening.label
+
+    @property
+    def outcome_enum(self) -> Outcome | None:
+        return Outcome(self.outcome) if self.outcome else None

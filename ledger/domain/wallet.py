@@ -1,0 +1,71 @@
+"""Wallets: play credits granted by an operator (C1), moved only by transfers."""
+
+from __future__ import annotations
+
+from uuid import UUID, uuid5
+
+from eventsourcing.domain import Aggregate, event
+
+from ledger.domain.transfers import OPERATOR, Transfer, make_transfer, wallet_account
+from ledger.errors import RuleViolation
+
+MAX_GRANT = 1_000_000_000
+
+
+class Wallet(Aggregate):
+    """A player's play credits. Its balance never goes below zero."""
+
+    @event("Opened")
+    def __init__(self, id: UUID, player_id: str) -> None:  # noqa: A002
+        self.player_id = player_id
+        self.balance = 0
+        self.granted = 0
+
+    @property
+    def account(self) -> str:
+        return wallet_account(self.id)
+
+    def grant(self, amount: int, granted_by: str) -> Transfer:
+        """Add play credits from the operator (C1): the only way chips enter the ledger."""
+        transfer = make_transfer(
+            uuid5(self.id, f"grant:{self.version + 1}"), OPERATOR, self.account, amount,
+            {"wallet": str(self.id), "event": "Granted", "by": granted_by},
+        )
+        if amount > MAX_GRANT:
+            raise RuleViolation("C1", f"one grant may not exceed {MAX_GRANT} chips", field="amount")
+        self._granted(transfer)
+        return transfer
+
+    def debit(self, transfer: Transfer, rule: str) -> None:
+        """Move chips out; refused with `rule` when the balance cannot cover it (G10)."""
+        if transfer["source"] != self.account:
+            raise ValueError("transfer does not debit this wallet")
+        if transfer["amount"] > self.balance:
+            raise RuleViolation(
+                rule, f"{transfer['amount']} chips exceed the balance {self.balance}"
+            )
+        self._debited(transfer)
+
+    def credit(self, transfer: Transfer) -> None:
+        """Move chips in."""
+        if transfer["destination"] != self.account:
+            raise ValueError("transfer does not credit this wallet")
+        self._credited(transfer)
+
+    @event("Granted")
+    def _granted(self, transfer: Transfer) -> None:
+        self.balance += transfer["amount"]
+        self.granted += transfer["amount"]
+
+    @event("Debited")
+    def _debited(self, transfer: Transfer) -> None:
+        self.balance -= transfer["amount"]
+
+    @event("Credited")
+    def _credited(self, transfer: Transfer) -> None:
+        self.balance += transfer["amount"]
+
+
+def wallet_id_for(namespace: UUID, name: str) -> UUID:
+    """A stable wallet id for a named wallet (the demo, simulations)."""
+    return uuid5(namespace, f"wallet:{name}")

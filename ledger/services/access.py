@@ -1,0 +1,70 @@
+"""The one place that decides what each role may see and do. Every command and query asks it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ledger.domain.access import Role
+from ledger.errors import Forbidden
+
+
+class Action(StrEnum):
+    """Everything a caller can ask of the ledger."""
+
+    OPEN_WALLET = "open_wallet"
+    GRANT = "grant"
+    READ_WALLET = "read_wallet"
+    OPEN_TABLE = "open_table"
+    CHANGE_CLIENT_SEED = "change_client_seed"
+    PLAY = "play"
+    """Deal, stand or raise at a seat."""
+    READ_TABLE = "read_table"
+    READ_DEAL = "read_deal"
+    ISSUE_KEY = "issue_key"
+
+
+#: Which roles may take an action at all; OWNED actions further need the caller's own seat or wallet.
+ALLOWED: dict[Action, frozenset[Role]] = {
+    Action.OPEN_WALLET: frozenset({Role.OPERATOR}),
+    Action.GRANT: frozenset({Role.OPERATOR}),
+    Action.READ_WALLET: frozenset({Role.OPERATOR, Role.AUDITOR, Role.PLAYER}),
+    Action.OPEN_TABLE: frozenset({Role.OPERATOR}),
+    Action.CHANGE_CLIENT_SEED: frozenset({Role.OPERATOR, Role.PLAYER}),
+    Action.PLAY: frozenset({Role.OPERATOR, Role.PLAYER}),
+    Action.READ_TABLE: frozenset({Role.OPERATOR, Role.AUDITOR, Role.PLAYER}),
+    Action.READ_DEAL: frozenset({Role.OPERATOR, Role.AUDITOR, Role.PLAYER}),
+    Action.ISSUE_KEY: frozenset({Role.OPERATOR}),
+}
+#: Actions a player may take only on what belongs to them.
+OWNED = frozenset({
+    Action.READ_WALLET, Action.CHANGE_CLIENT_SEED, Action.PLAY, Action.READ_TABLE, Action.READ_DEAL,
+})
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is asking: the key's id (never the key), its role and, for a player, their id."""
+
+    key_id: str
+    role: Role
+    player_id: str | None = None
+
+
+#: The ledger's own operator, for the CLI and simulations run on the server itself.
+SYSTEM = Principal(key_id="system", role=Role.OPERATOR)
+
+
+def may(principal: Principal, action: Action, owner: str | None = None) -> bool:
+    """Whether the principal may take the action on something owned by `owner` (a player id)."""
+    if principal.role not in ALLOWED[action]:
+        return False
+    if principal.role is Role.PLAYER and action in OWNED:
+        return principal.player_id is not None and principal.player_id == owner
+    return True
+
+
+def require(principal: Principal, action: Action, owner: str | None = None) -> None:
+    """Raise Forbidden unless `may` allows it."""
+    if not may(principal, action, owner):
+        raise Forbidden(f"role {principal.role} may not {action.replace('_', ' ')} here")

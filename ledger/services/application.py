@@ -1,0 +1,376 @@
+"""The ledger application: every command loads aggregates, decides, and saves them in one go.
+
+A command that moves chips between a wallet and a deal saves both (and the table) in one
+`save`, which the event store writes in one transaction. A command sent with an idempotency
+key saves its answer in that same transaction, so a retry finds the answer and records nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from uuid import UUID, uuid4
+
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.domain import Aggregate
+from eventsourcing.persistence import IntegrityError
+
+from ledger import fairness
+from ledger.cards import Card
+from ledger.domain.access import ApiKey, CommandRecord, Role, hash_key
+from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
+from ledger.domain.transfers import check_amount
+from ledger.domain.wallet import Wallet
+from ledger.errors import Conflict, InvalidInput, NotFound, RuleViolation, Unauthenticated
+from ledger.services import views
+from ledger.services.access import Action, Principal, require
+from ledger.store import persistence_env, store_url
+
+A = TypeVar("A", bound=Aggregate)
+PLAYER_ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+MAX_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class CommandKey:
+    """An idempotency key as the API received it: who sent it, the key, and what was asked."""
+
+    principal: str
+    key: str
+    fingerprint: str
+
+    @classmethod
+    def of(cls, principal: Principal, key: str, method: str, path: str, body: Any) -> CommandKey:
+        """Fingerprint the request so a reused key with a different request is caught."""
+        if not 1 <= len(key) <= 255:
+            raise InvalidInput("Idempotency-Key must be 1 to 255 characters", field="Idempotency-Key")
+        text = json.dumps([method, path, body], sort_keys=True, default=str)
+        return cls(principal.key_id, key, hashlib.sha256(text.encode()).hexdigest())
+
+
+class LedgerApplication(Application[UUID]):
+    """Red Dog Ledger's application service over one event store."""
+
+    name = "RedDogLedger"
+    snapshotting_intervals = {Wallet: 100, CasinoTable: 100}  # noqa: RUF012
+    env = {"AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}  # noqa: RUF012
+
+    @classmethod
+    def for_store(cls, url: str | None = None, **extra: str) -> LedgerApplication:
+        """Build the application on the store named by a URL (see `ledger.store`)."""
+        return cls(env={**persistence_env(store_url(url)), **extra})
+
+    # Keys and authentication.
+    def issue_key(self, role: str, player_id: str | None = None, label: str = "") -> tuple[str, dict]:
+        """Make an API key; only its hash is stored. Returns the key (shown once) and its record."""
+        try:
+            role_enum = Role(role)
+        except ValueError:
+            raise InvalidInput(f"role must be one of {[r.value for r in Role]}", field="role") from None
+        if role_enum is Role.PLAYER:
+            player_id = _check_player_id(player_id)
+        elif player_id is not None:
+            raise InvalidInput("only player keys name a player", field="player_id")
+        key = "rdl_" + secrets.token_urlsafe(32)
+        api_key = ApiKey(key_hash=hash_key(key), role=role_enum.value, player_id=player_id,
+                         label=label)
+        self.save(api_key)
+        return key, {"key_id": str(api_key.id), "role": role_enum.value, "player_id": player_id}
+
+    def authenticate(self, key: str | None) -> Principal:
+        """Return who holds this key; raise Unauthenticated for a missing, unknown or revoked one."""
+        if not key:
+            raise Unauthenticated("send an API key as 'Authorization: Bearer <key>'")
+        key_hash = hash_key(key)
+        try:
+            api_key = self.repository.get(ApiKey.create_id(key_hash))
+        except AggregateNotFoundError:
+            raise Unauthenticated("unknown API key") from None
+        if not isinstance(api_key, ApiKey) or api_key.revoked or not secrets.compare_digest(
+            api_key.key_hash, key_hash
+        ):
+            raise Unauthenticated("unknown API key")
+        return Principal(key_id=str(api_key.id), role=Role(api_key.role), player_id=api_key.player_id)
+
+    # Wallets.
+    def open_wallet(
+        self, actor: Principal, player_id: str, command: CommandKey | None = None,
+        wallet_id: UUID | None = None,
+    ) -> dict[str, Any]:
+        """Open an empty wallet for a pseudonymous player id."""
+        require(actor, Action.OPEN_WALLET)
+        player_id = _check_player_id(player_id)
+
+        def decide() -> tuple[list[Aggregate], dict[str, Any]]:
+            wallet = Wallet(player_id=player_id, id=wallet_id or uuid4())
+            return [wallet], views.wallet_view(wallet)
+
+        return self._execute(command, decide)
+
+    def grant(
+        self, actor: Principal, wallet_id: UUID, amount: int, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """Grant play credits to a wallet (C1)."""
+        require(actor, Action.GRANT)
+        check_amount(amount, field="amount")
+
+        def decide() -> tuple[list[Aggregate], dict[str, Any]]:
+            wallet = self._get(wallet_id, Wallet, "wallet")
+            wallet.grant(amount, granted_by=actor.key_id)
+            return [wallet], views.wallet_view(wallet)
+
+        return self._execute(command, decide)
+
+    def wallet(self, actor: Principal, wallet_id: UUID) -> dict[str, Any]:
+        """Read a wallet."""
+        wallet = self._get(wallet_id, Wallet, "wallet")
+        require(actor, Action.READ_WALLET, owner=wallet.player_id)
+        return views.wallet_view(wallet)
+
+    # Casino tables and deals.
+    def open_casino_table(
+        self,
+        actor: Principal,
+        wallet_id: UUID,
+        client_seed: str | None = None,
+        accepts_supplied_seeds: bool = False,
+        command: CommandKey | None = None,
+        table_id: UUID | None = None,
+    ) -> dict[str, Any]:
+        """Open a Casino Red Dog table with the wallet's player in its one seat."""
+        require(actor, Action.OPEN_TABLE)
+        client_seed = fairness.check_client_seed(client_seed or secrets.token_hex(8))
+
+        def decide() -> tuple[list[Aggregate], dict[str, Any]]:
+            wallet = self._get(wallet_id, Wallet, "wallet")
+            table = CasinoTable(
+                wallet_id=wallet.id, player_id=wallet.player_id, client_seed=client_seed,
+                accepts_supplied_seeds=accepts_supplied_seeds, id=table_id or uuid4(),
+            )
+            return [table], views.table_view(table, None, wallet.balance)
+
+        return self._execute(command, decide)
+
+    def change_client_seed(
+        self, actor: Principal, table_id: UUID, client_seed: str, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """Set the client seed for the next shuffle, between deals only (fairness.md)."""
+        client_seed = fairness.check_client_seed(client_seed)
+
+        def decide() -> tuple[list[Aggregate], dict[str, Any]]:
+            table = self._get(table_id, CasinoTable, "table")
+            require(actor, Action.CHANGE_CLIENT_SEED, owner=table.player_id)
+            current = self._current_deal(table)
+            if current is not None and not current.finished:
+                raise RuleViolation("G2", "the client seed changes only between deals",
+                                    field="client_seed")
+            table.change_client_seed(client_seed)
+            wallet = self._get(table.wallet_id, Wallet, "wallet")
+            return [table], views.table_view(table, current, wallet.balance)
+
+        return self._execute(command, decide)
+
+    def deal(
+        self,
+        actor: Principal,
+        table_id: UUID,
+        bet: int,
+        server_seed: str | None = None,
+        command: CommandKey | None = None,
+    ) -> dict[str, Any]:
+        """Commit to a fresh shuffle, take the opening bet and deal two cards (G2, C2, C3)."""
+
+        def decide() -> tuple[list[Aggregate], dict[str, Any]]:
+            table = self._get(table_id, CasinoTable, "table")
+            require(actor, Action.PLAY, owner=table.player_id)
+            current = self._current_deal(table)
+            if current is not None and not current.finished:
+                raise RuleViolation("G8", "the current deal has not finished")
+            if server_seed is not None and not table.accepts_supplied_seeds:
+                raise RuleViolation("G2", "this table draws its own server seeds",
+                                    field="server_seed")
+            seed = fairness.check_server_seed(server_seed) if server_seed else (
+                fairness.new_server_seed())
+            wallet = self._get(table.wallet_id, Wallet, "wallet")
+            nonce = table.start_deal()
+            deal = CasinoDeal(
+                table_id=table.id, nonce=nonce, wallet_id=wallet.id, player_id=table.player_id,
+                client_seed=table.client_seed, commitment=fairness.commitment(seed),
+            )
+            sealed = SealedSeed(deal_id=deal.id, server_seed=seed)
+            pack = fairness.shuffled_pack(seed, table.client_seed, nonce)
+            deal.open(bet, wallet, pack)
+            if not deal.needs_decision:
+                deal.finish(wallet, pack, seed)
+            return [table, deal, sealed, wallet], views.deal_view(deal, wallet.balance)
+
+        return self._execute(command, decide)
+
+    def stand(
+        self, actor: Principal, deal_id: UUID, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """Stand on the opening bet; the third card is dealt and the deal settles (C6, C7)."""
+        return self._decide_on(actor, deal_id, raise_bet=False, command=command)
+
+    def raise_bet(
+        self, actor: Principal, deal_id: UUID, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """Raise by exactly the opening bet; the third card is dealt and the deal settles (C6, C7)."""
+        return self._decide_on(actor, deal_id, raise_bet=True, command=command)
+
+    def _decide_on(
+        self, actor: Principal, deal_id: UUID, raise_bet: bool, command: CommandKey | None
+    ) -> dict[str, Any]:
+        def decide() -> tuple[list[Aggregate], dict[str, Any]]:
+            deal = self._get(deal_id, CasinoDeal, "deal")
+            require(actor, Action.PLAY, owner=deal.player_id)
+            wallet = self._get(deal.wallet_id, Wallet, "wallet")
+            if raise_bet:
+                deal.raise_bet(wallet)
+            else:
+                deal.stand()
+            seed = self._sealed_seed(deal.id)
+            deal.finish(wallet, fairness.shuffled_pack(seed, deal.client_seed, deal.nonce), seed)
+            return [deal, wallet], views.deal_view(deal, wallet.balance)
+
+        return self._execute(command, decide)
+
+    def table(self, actor: Principal, table_id: UUID) -> dict[str, Any]:
+        """Read a table as its player may see it, with the actions legal now."""
+        table = self._get(table_id, CasinoTable, "table")
+        require(actor, Action.READ_TABLE, owner=table.player_id)
+        wallet = self._get(table.wallet_id, Wallet, "wallet")
+        return views.table_view(table, self._current_deal(table), wallet.balance)
+
+    def deal_state(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
+        """Read one deal as it stands."""
+        deal = self._readable_deal(actor, deal_id)
+        balance = self._get(deal.wallet_id, Wallet, "wallet").balance
+        return views.deal_view(deal, balance)
+
+    def deal_events(self, actor: Principal, deal_id: UUID) -> list[dict[str, Any]]:
+        """List a deal's events in order, with nothing the rules have not revealed."""
+        self._readable_deal(actor, deal_id)
+        return [views.event_view(event) for event in self.events.get(deal_id)]
+
+    def replay(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
+        """Every step of a deal with the state after it, rebuilt from the stored events."""
+        deal = self._readable_deal(actor, deal_id)
+        steps = []
+        for event in self.events.get(deal_id):
+            state = self.repository.get(deal_id, version=event.originator_version)
+            steps.append({"event": views.event_view(event), "state": views.deal_view(state)})
+        return {"deal_id": str(deal.id), "finished": deal.finished, "steps": steps}
+
+    def check_fairness(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
+        """Check a finished deal against its commitment (fairness.md)."""
+        deal = self._readable_deal(actor, deal_id)
+        if not deal.finished or deal.server_seed is None:
+            raise RuleViolation("G2", "the seed is revealed, and fairness checkable, when the deal ends")
+        report = fairness_of(list(self.events.get(deal_id)))
+        return {
+            "deal_id": str(deal.id),
+            "fair": report.fair,
+            "server_seed": deal.server_seed,
+            "commitment": deal.commitment,
+            "client_seed": deal.client_seed,
+            "nonce": deal.nonce,
+            "pack": report.pack,
+            "checks": report.checks,
+        }
+
+    # Plumbing.
+    def _readable_deal(self, actor: Principal, deal_id: UUID) -> CasinoDeal:
+        deal = self._get(deal_id, CasinoDeal, "deal")
+        require(actor, Action.READ_DEAL, owner=deal.player_id)
+        return deal
+
+    def _current_deal(self, table: CasinoTable) -> CasinoDeal | None:
+        if table.current_deal_id is None:
+            return None
+        return self._get(table.current_deal_id, CasinoDeal, "deal")
+
+    def _sealed_seed(self, deal_id: UUID) -> str:
+        sealed = self._get(SealedSeed.create_id(deal_id), SealedSeed, "sealed seed")
+        return sealed.server_seed
+
+    def _get(self, aggregate_id: UUID, kind: type[A], name: str) -> A:
+        try:
+            aggregate = self.repository.get(aggregate_id)
+        except AggregateNotFoundError:
+            raise NotFound(f"no {name} {aggregate_id}") from None
+        if not isinstance(aggregate, kind):
+            raise NotFound(f"no {name} {aggregate_id}")
+        return aggregate
+
+    def _recorded_answer(self, command: CommandKey) -> dict[str, Any] | None:
+        try:
+            record = self.repository.get(CommandRecord.create_id(command.principal, command.key))
+        except AggregateNotFoundError:
+            return None
+        if record.fingerprint != command.fingerprint:
+            raise Conflict(
+                "this Idempotency-Key was used for a different request", field="Idempotency-Key"
+            )
+        return record.answer
+
+    def _execute(
+        self,
+        command: CommandKey | None,
+        decide: Callable[[], tuple[list[Aggregate], dict[str, Any]]],
+    ) -> dict[str, Any]:
+        """Decide and save atomically; retry a lost race; answer a repeated key with its first answer."""
+        if command is not None and (answer := self._recorded_answer(command)) is not None:
+            return answer
+        for _attempt in range(MAX_ATTEMPTS):
+            aggregates, answer = decide()
+            if command is not None:
+                aggregates.append(CommandRecord(
+                    principal=command.principal, key=command.key,
+                    fingerprint=command.fingerprint, answer=answer,
+                ))
+            try:
+                self.save(*aggregates)
+            except IntegrityError:
+                if command is not None and (first := self._recorded_answer(command)) is not None:
+                    return first
+                continue
+            return answer
+        raise Conflict("the command kept losing races with concurrent commands; try again")
+
+
+def fairness_of(events: list[Any]) -> fairness.FairnessReport:
+    """Check one finished deal's stored events against fairness.md."""
+    committed = events[0]
+    drawn = [
+        fairness.DrawnCard(position=e.position, card=e.card, version=e.originator_version)
+        for e in events
+        if views.event_name(e) == "CardDealt"
+    ]
+    revealed = [e for e in events if views.event_name(e) == "SeedRevealed"]
+    seed = revealed[-1].server_seed if revealed else ""
+    return fairness.verify_deal(
+        server_seed=seed, commitment_hex=committed.commitment, client_seed=committed.client_seed,
+        nonce=committed.nonce, commitment_version=committed.originator_version, drawn=drawn,
+    )
+
+
+def _check_player_id(player_id: object) -> str:
+    if not isinstance(player_id, str) or not PLAYER_ID_PATTERN.match(player_id):
+        raise InvalidInput(
+            "player_id must be 1 to 64 characters from A-Z a-z 0-9 _ . -", field="player_id"
+        )
+    return player_id
+
+
+def parse_card(text: str) -> Card:
+    """Read a card, as InvalidInput when it is not one."""
+    try:
+        return Card.parse(text)
+    except ValueError as error:
+        raise InvalidInput(str(error), field="card") from None
