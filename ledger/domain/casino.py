@@ -109,7 +109,6 @@ class CasinoDeal(Aggregate):
         self.trips = False
         self.returned = 0
         self.server_seed: str | None = None
-        self.transfers: list[Transfer] = []
 
     # Reading the state.
     @property
@@ -223,7 +222,6 @@ class CasinoDeal(Aggregate):
     def _wagered(self, transfer: Transfer) -> None:
         self.bet = transfer["amount"]
         self.stake += transfer["amount"]
-        self.transfers.append(transfer)
 
     @event("CardDealt")
     def _card_dealt(self, card: str, position: int) -> None:
@@ -237,7 +235,6 @@ class CasinoDeal(Aggregate):
     def _raised(self, transfer: Transfer) -> None:
         self.raised = True
         self.stake += transfer["amount"]
-        self.transfers.append(transfer)
 
     @event("Settled")
     def _settled(
@@ -248,7 +245,6 @@ class CasinoDeal(Aggregate):
         self.odds = odds
         self.trips = trips
         self.returned = returned
-        self.transfers.extend(transfers)
 
     @event("SeedRevealed")
     def _seed_revealed(self, server_seed: str) -> None:

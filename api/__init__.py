@@ -1,0 +1,62 @@
+"""The HTTP side: a Flask application factory translating HTTP to ledger calls and back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import swagger_ui_bundle
+from flask import Flask, send_from_directory
+from flask_smorest import Api
+
+from api import errors
+from api.resources import deals, tables, wallets
+from ledger.services.application import LedgerApplication
+
+DOCS_ASSETS = "/docs/assets/"
+
+
+def create_app(test_config: dict[str, Any] | None = None) -> Flask:
+    """Build the Flask app; `REDDOG_STORE` (or an injected `LEDGER`) picks the store."""
+    app = Flask(__name__)
+    app.config.from_mapping(
+        API_TITLE="Red Dog Ledger",
+        API_VERSION="1",
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        OPENAPI_SWAGGER_UI_PATH="/docs",
+        OPENAPI_SWAGGER_UI_URL=DOCS_ASSETS,
+        API_SPEC_OPTIONS={
+            "security": [{"bearerAuth": []}],
+            "info": {"description": "Event-sourced ledger for play-money Red Dog tables. "
+                                    "Errors are application/problem+json naming the rule or field."},
+            "components": {"securitySchemes": {
+                "bearerAuth": {"type": "http", "scheme": "bearer"}}},
+        },
+        REDDOG_STORE=None,
+        LEDGER=None,
+    )
+    app.config.from_prefixed_env("REDDOG")
+    if test_config:
+        app.config.update(test_config)
+    app.json.sort_keys = False
+
+    ledger = app.config["LEDGER"] or LedgerApplication.for_store(app.config["REDDOG_STORE"])
+    app.extensions["reddog_ledger"] = ledger
+
+    api = Api(app)
+    for blueprint in (wallets.blp, tables.blp, deals.blp):
+        api.register_blueprint(blueprint)
+    errors.init_app(app)
+
+    @app.get(f"{DOCS_ASSETS}<path:filename>")
+    def docs_assets(filename: str) -> Any:
+        """Serve the Swagger UI files shipped with the package (no CDN needed)."""
+        return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename)
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        """Say the service is up and which store backs it."""
+        return {"status": "ok", "store": ledger.env.get("PERSISTENCE_MODULE")}
+
+    return app

@@ -1,0 +1,184 @@
+"""The `reddog` command: serve, deck, simulate, verify and keys."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+from uuid import NAMESPACE_URL, uuid5
+
+import click
+
+from ledger import fairness
+from ledger.cards import format_cards
+from ledger.errors import LedgerError
+from ledger.services.access import SYSTEM
+from ledger.services.application import LedgerApplication
+from ledger.store import STORE_ENV_VAR, store_url
+
+DEMO = uuid5(NAMESPACE_URL, "reddog-ledger:demo")
+DEMO_PLAYER = "demo-player"
+store_option = click.option(
+    "--store", default=None, envvar=STORE_ENV_VAR, show_envvar=True,
+    help="memory | sqlite:///var/ledger.sqlite3 | postgresql://user@host:5432/db",
+)
+
+
+def _app(store: str | None) -> LedgerApplication:
+    try:
+        return LedgerApplication.for_store(store)
+    except LedgerError as error:
+        raise click.BadParameter(error.detail, param_hint="--store") from None
+
+
+@click.group()
+def main() -> None:
+    """Red Dog Ledger: an auditable, event-sourced ledger for Red Dog tables."""
+
+
+@main.command()
+@click.argument("server_seed")
+@click.argument("client_seed")
+@click.argument("nonce", type=int)
+def deck(server_seed: str, client_seed: str, nonce: int) -> None:
+    """Print the 52 cards of a pack, top first (fairness.md)."""
+    try:
+        pack = fairness.shuffled_pack(server_seed, client_seed, nonce)
+    except LedgerError as error:
+        raise click.BadParameter(error.detail, param_hint=error.field) from None
+    click.echo(format_cards(pack))
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--threads", default=8, show_default=True, type=int)
+@click.option("--demo/--no-demo", default=False, help="Create a demo table and print demo keys.")
+@store_option
+def serve(host: str, port: int, threads: int, demo: bool, store: str | None) -> None:
+    """Serve the API with waitress."""
+    import waitress
+
+    from api import create_app
+
+    ledger = _app(store)
+    app = create_app({"LEDGER": ledger})
+    base = f"http://{host}:{port}"
+    click.echo(f"Red Dog Ledger on {store_url(store)}")
+    if demo:
+        for line in demo_setup(ledger, base):
+            click.echo(line)
+    click.echo(f"API docs: {base}/docs   OpenAPI: {base}/openapi.json")
+    waitress.serve(app, host=host, port=port, threads=threads, ident="reddog-ledger")
+
+
+def demo_setup(ledger: LedgerApplication, base: str) -> list[str]:
+    """Make (once) a demo wallet and table, and a fresh key for each role; say where to look."""
+    wallet_id = uuid5(DEMO, "wallet")
+    table_id = uuid5(DEMO, "table")
+    try:
+        ledger.wallet(SYSTEM, wallet_id)
+    except LedgerError:
+        ledger.open_wallet(SYSTEM, DEMO_PLAYER, wallet_id=wallet_id)
+        ledger.grant(SYSTEM, wallet_id, 10_000)
+    try:
+        ledger.table(SYSTEM, table_id)
+    except LedgerError:
+        ledger.open_casino_table(SYSTEM, wallet_id, client_seed="demo", table_id=table_id)
+    lines = [f"Demo wallet {base}/wallets/{wallet_id}", f"Demo table  {base}/tables/{table_id}"]
+    for role, player in (("operator", None), ("player", DEMO_PLAYER), ("auditor", None)):
+        key, _ = ledger.issue_key(role, player, label="demo")
+        lines.append(f"{role:9} key: {key}")
+    lines.append(
+        f"Try: curl -H 'Authorization: Bearer <player key>' -H 'Content-Type: application/json' "
+        f"-d '{{\"bet\": 100}}' {base}/tables/{table_id}/deals"
+    )
+    return lines
+
+
+@main.command()
+@click.option("--variant", type=click.Choice(["casino"]), default="casino", show_default=True)
+@click.option("--deals", "count", type=click.IntRange(min=1), required=True)
+@click.option("--strategy", type=click.Choice(["never", "optimal"]), default="optimal",
+              show_default=True)
+@click.option("--bet", type=int, default=100, show_default=True, help="Opening bet per deal.")
+@click.option("--seed", default=None, help="Hex seed that makes the run repeatable.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@store_option
+def simulate(variant: str, count: int, strategy: str, bet: int, seed: str | None, as_json: bool,
+             store: str | None) -> None:
+    """Bots play N deals through the application service."""
+    from ledger.simulate import simulate_casino
+
+    if seed is not None:
+        try:
+            bytes.fromhex(seed)
+        except ValueError:
+            raise click.BadParameter("must be hexadecimal", param_hint="--seed") from None
+    ledger = _app(store)
+    started = time.perf_counter()
+    with click.progressbar(length=count, label=f"{variant} deals", file=sys.stderr) as bar:
+        try:
+            result = simulate_casino(ledger, count, strategy, seed, bet, progress=bar.update)
+        except LedgerError as error:
+            raise click.BadParameter(error.detail) from None
+    elapsed = time.perf_counter() - started
+    result["seconds"] = round(elapsed, 3)
+    result["deals_per_second"] = round(count / elapsed, 1)
+    result["events_per_second"] = round(result["events"] / elapsed, 1)
+    _print(result, as_json)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@store_option
+def verify(as_json: bool, store: str | None) -> None:
+    """Check conservation at every position and the fairness of every finished deal."""
+    from ledger.verify import verify_store
+
+    ledger = _app(store)
+    report = verify_store(ledger)
+    summary = report.summary()
+    if as_json:
+        click.echo(json.dumps(summary))
+    else:
+        click.echo(
+            f"{summary['positions']} positions, {summary['transfers']} transfers, "
+            f"{summary['deals_checked']} finished deals, {summary['granted']} chips granted"
+        )
+        for failure in summary["failures"]:
+            click.echo(f"FAILED {failure}", err=True)
+        click.echo("verified: conservation and fairness hold" if report.ok else "verification FAILED")
+    sys.exit(0 if report.ok else 1)
+
+
+@main.group()
+def keys() -> None:
+    """API keys."""
+
+
+@keys.command("create")
+@click.option("--role", type=click.Choice(["operator", "player", "auditor"]), required=True)
+@click.option("--player", "player_id", default=None, help="The player id (player keys only).")
+@click.option("--label", default="", help="A note to tell keys apart.")
+@store_option
+def create_key(role: str, player_id: str | None, label: str, store: str | None) -> None:
+    """Create an API key; it is printed once and stored only as a hash."""
+    ledger = _app(store)
+    try:
+        key, record = ledger.issue_key(role, player_id, label)
+    except LedgerError as error:
+        raise click.BadParameter(error.detail, param_hint=f"--{error.field or 'role'}") from None
+    click.echo(key)
+    click.echo(json.dumps(record), err=True)
+
+
+def _print(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    for key, value in result.items():
+        click.echo(f"{key:24} {value}")
+
+

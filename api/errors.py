@@ -1,0 +1,82 @@
+"""Every error leaves as `application/problem+json` (RFC 9457), mapped here and nowhere else."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Flask, Response, json
+from werkzeug.exceptions import HTTPException
+
+from ledger.errors import (
+    Conflict, Forbidden, InvalidInput, LedgerError, NotFound, RuleViolation, Unauthenticated,
+)
+
+log = logging.getLogger(__name__)
+PROBLEM = "application/problem+json"
+
+#: Ledger error → (HTTP status, problem type, title).
+STATUS: list[tuple[type[LedgerError], int, str, str]] = [
+    (RuleViolation, 422, "rule-violation", "A game rule refused the command"),
+    (InvalidInput, 422, "invalid-input", "The request is not valid"),
+    (NotFound, 404, "not-found", "Not found"),
+    (Conflict, 409, "conflict", "Conflict"),
+    (Forbidden, 403, "forbidden", "Forbidden"),
+    (Unauthenticated, 401, "unauthenticated", "Authentication required"),
+]
+
+
+def problem(status: int, kind: str, title: str, detail: str, **extra: Any) -> Response:
+    """Build a problem+json response."""
+    body = {"type": f"/problems/{kind}", "title": title, "status": status, "detail": detail}
+    body.update({k: v for k, v in extra.items() if v is not None})
+    response = Response(json.dumps(body), status=status, mimetype=PROBLEM)
+    if status == 401:
+        response.headers["WWW-Authenticate"] = 'Bearer realm="reddog-ledger"'
+    return response
+
+
+def ledger_error(error: LedgerError) -> Response:
+    for kind, status, slug, title in STATUS:
+        if isinstance(error, kind):
+            return problem(status, slug, title, error.detail, field=error.field,
+                           rule=getattr(error, "rule", None))
+    return problem(400, "bad-request", "Bad request", error.detail, field=error.field)
+
+
+def http_error(error: HTTPException) -> Response:
+    status = error.code or 500
+    data = getattr(error, "data", None) or {}
+    messages = data.get("messages") or {}
+    errors: dict[str, Any] = {}
+    for location, location_messages in messages.items():
+        if isinstance(location_messages, dict):
+            errors.update(location_messages)
+        elif location_messages:
+            errors[location] = location_messages
+    field = next(iter(errors), None)
+    detail = error.description or error.name
+    if errors:
+        detail = "; ".join(f"{name}: {_flatten(msg)}" for name, msg in errors.items())
+    kind = "invalid-input" if status == 422 else error.name.lower().replace(" ", "-")
+    return problem(status, kind, error.name, detail, field=field, errors=errors or None)
+
+
+def unexpected_error(error: Exception) -> Response:
+    log.exception("unexpected error", exc_info=error)
+    return problem(500, "internal", "Internal Server Error", "the server failed; nothing was recorded")
+
+
+def _flatten(message: Any) -> str:
+    if isinstance(message, dict):
+        return "; ".join(f"{k}: {_flatten(v)}" for k, v in message.items())
+    if isinstance(message, list):
+        return " ".join(_flatten(m) for m in message)
+    return str(message)
+
+
+def init_app(app: Flask) -> None:
+    """Register the handlers that turn every error into problem+json."""
+    app.register_error_handler(LedgerError, ledger_error)
+    app.register_error_handler(HTTPException, http_error)
+    app.register_error_handler(Exception, unexpected_error)

@@ -1,0 +1,59 @@
+"""Deals: stand or raise, read, list events, replay step by step, check fairness."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from api.auth import command_key, ledger, principal
+from api.resources import command, problems, resource_blueprint
+from api.schemas import DealSchema, EventSchema, FairnessSchema, ReplaySchema
+
+blp = resource_blueprint("deals", __name__, "/deals", "Casino Red Dog deals, their events and audit")
+
+
+@blp.route("/<uuid:deal_id>", methods=["GET"])
+@blp.response(200, DealSchema)
+@problems(blp)
+def read_deal(deal_id: UUID) -> dict:
+    """Read a deal as it stands."""
+    return ledger().deal_state(principal(), deal_id)
+
+
+@blp.route("/<uuid:deal_id>/stand", methods=["POST"])
+@blp.response(200, DealSchema)
+@command(blp)
+def stand(deal_id: UUID) -> dict:
+    """Stand on the opening bet; the third card settles the deal (C6, C7)."""
+    return ledger().stand(principal(), deal_id, command=command_key())
+
+
+@blp.route("/<uuid:deal_id>/raise", methods=["POST"])
+@blp.response(200, DealSchema)
+@command(blp)
+def raise_bet(deal_id: UUID) -> dict:
+    """Raise by exactly the opening bet; the third card settles the deal (C6, C7)."""
+    return ledger().raise_bet(principal(), deal_id, command=command_key())
+
+
+@blp.route("/<uuid:deal_id>/events", methods=["GET"])
+@blp.response(200, EventSchema(many=True))
+@problems(blp)
+def deal_events(deal_id: UUID) -> list:
+    """List a deal's events in order, nothing unrevealed."""
+    return ledger().deal_events(principal(), deal_id)
+
+
+@blp.route("/<uuid:deal_id>/replay", methods=["GET"])
+@blp.response(200, ReplaySchema)
+@problems(blp)
+def replay(deal_id: UUID) -> dict:
+    """Replay a deal step by step, with the state after each step."""
+    return ledger().replay(principal(), deal_id)
+
+
+@blp.route("/<uuid:deal_id>/fairness", methods=["GET"])
+@blp.response(200, FairnessSchema)
+@problems(blp)
+def fairness(deal_id: UUID) -> dict:
+    """Check a finished deal against its commitment (fairness.md)."""
+    return ledger().check_fairness(principal(), deal_id)

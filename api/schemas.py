@@ -1,0 +1,171 @@
+"""Marshmallow schemas: what each endpoint takes and answers; they also write the OpenAPI document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import Schema, ValidationError, fields, validate
+
+
+class Chips(fields.Integer):
+    """A whole number of chips: an int, never a bool, float or string (G4)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(strict=True, **kwargs)
+
+    def _validated(self, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValidationError("Must be a whole number of chips.")
+        return super()._validated(value)
+
+
+PLAYER_ID = validate.Regexp(r"^[A-Za-z0-9_.-]{1,64}$", error="1 to 64 of A-Z a-z 0-9 _ . -")
+CLIENT_SEED = validate.Regexp(r"^[A-Za-z0-9_-]{1,64}$", error="1 to 64 of A-Z a-z 0-9 _ -")
+SERVER_SEED = validate.Regexp(r"^[0-9a-f]{64}$", error="64 lowercase hex characters")
+
+
+class WalletOpenArgs(Schema):
+    player_id = fields.String(required=True, validate=PLAYER_ID,
+                              metadata={"description": "Pseudonymous player id"})
+
+
+class GrantArgs(Schema):
+    amount = Chips(required=True, validate=validate.Range(min=1),
+                   metadata={"description": "Play credits to grant (C1)"})
+
+
+class TableOpenArgs(Schema):
+    variant = fields.String(required=True, validate=validate.OneOf(["casino"]))
+    wallet_id = fields.UUID(required=True, metadata={"description": "The seated player's wallet"})
+    client_seed = fields.String(validate=CLIENT_SEED)
+    accepts_supplied_seeds = fields.Boolean(
+        load_default=False, metadata={"description": "Operator may supply server seeds (fairness.md)"}
+    )
+
+
+class ClientSeedArgs(Schema):
+    client_seed = fields.String(required=True, validate=CLIENT_SEED)
+
+
+class DealArgs(Schema):
+    bet = Chips(required=True, metadata={"description": "Opening bet: 10-5,000 in tens (C2)"})
+    server_seed = fields.String(validate=SERVER_SEED, metadata={
+        "description": "Operator-supplied seed, only where the table accepts them"})
+
+
+class WalletSchema(Schema):
+    id = fields.UUID()
+    player_id = fields.String()
+    balance = fields.Integer()
+    granted = fields.Integer()
+    version = fields.Integer()
+
+
+class CardSchema(Schema):
+    card = fields.String(metadata={"description": "Rank + suit, e.g. `Td` (G1)"})
+    position = fields.Integer(metadata={"description": "Place in the pack, 0 = top"})
+    face_up = fields.Boolean()
+
+
+class OpeningSchema(Schema):
+    kind = fields.String()
+    spread = fields.Integer(allow_none=True)
+    odds = fields.Integer(allow_none=True)
+    label = fields.String()
+
+
+class DealSchema(Schema):
+    id = fields.UUID()
+    table_id = fields.UUID()
+    wallet_id = fields.UUID()
+    player_id = fields.String()
+    nonce = fields.Integer()
+    client_seed = fields.String()
+    commitment = fields.String(metadata={"description": "SHA-256 of the server seed"})
+    phase = fields.String()
+    cards = fields.List(fields.Nested(CardSchema))
+    opening = fields.Nested(OpeningSchema, allow_none=True)
+    bet = fields.Integer()
+    raised = fields.Boolean()
+    stake = fields.Integer()
+    outcome = fields.String(allow_none=True)
+    returned = fields.Integer(allow_none=True)
+    net = fields.Integer(allow_none=True)
+    server_seed = fields.String(allow_none=True, metadata={"description": "Only once finished"})
+    awaiting = fields.String(allow_none=True)
+    legal_actions = fields.List(fields.String())
+    version = fields.Integer()
+    started_at = fields.String()
+    updated_at = fields.String()
+
+
+class LimitsSchema(Schema):
+    chips = fields.List(fields.Integer())
+    min_bet = fields.Integer()
+    max_opening_bet = fields.Integer()
+    max_stake = fields.Integer()
+
+
+class TableSchema(Schema):
+    id = fields.UUID()
+    variant = fields.String()
+    wallet_id = fields.UUID()
+    player_id = fields.String()
+    client_seed = fields.String()
+    next_nonce = fields.Integer()
+    deals = fields.Integer()
+    accepts_supplied_seeds = fields.Boolean()
+    limits = fields.Nested(LimitsSchema)
+    paytable = fields.Dict(keys=fields.String(), values=fields.Integer())
+    balance = fields.Integer(allow_none=True)
+    current_deal = fields.Nested(DealSchema, allow_none=True)
+    legal_actions = fields.List(fields.String())
+    version = fields.Integer()
+
+
+class EventSchema(Schema):
+    aggregate_id = fields.UUID()
+    version = fields.Integer()
+    type = fields.String()
+    timestamp = fields.String()
+    payload = fields.Dict()
+
+
+class ReplayStepSchema(Schema):
+    event = fields.Nested(EventSchema)
+    state = fields.Nested(DealSchema)
+
+
+class ReplaySchema(Schema):
+    deal_id = fields.UUID()
+    finished = fields.Boolean()
+    steps = fields.List(fields.Nested(ReplayStepSchema))
+
+
+class CheckSchema(Schema):
+    check = fields.String()
+    ok = fields.Boolean()
+    detail = fields.String()
+
+
+class FairnessSchema(Schema):
+    deal_id = fields.UUID()
+    fair = fields.Boolean()
+    server_seed = fields.String()
+    commitment = fields.String()
+    client_seed = fields.String()
+    nonce = fields.Integer()
+    pack = fields.List(fields.String())
+    checks = fields.List(fields.Nested(CheckSchema))
+
+
+class ProblemSchema(Schema):
+    """An error (RFC 9457 problem details) naming the rule or field."""
+
+    type = fields.String()
+    title = fields.String()
+    status = fields.Integer()
+    detail = fields.String()
+    rule = fields.String(metadata={"description": "Rule ID from rules.md, when a rule refused"})
+    field = fields.String(metadata={"description": "The offending field, when one is known"})
+    errors = fields.Dict(metadata={"description": "Field-by-field validation messages"})

@@ -1,0 +1,197 @@
+"""Verification of a whole store: conservation at every position and fairness of every finished deal.
+
+The log is read in order. Every transfer carries both its sides, so the first copy seen moves
+the chips; every later copy (the other aggregate's record of the same movement) must be
+identical. At every position the held chips (wallets, stakes, house) must equal the chips ever
+granted (G10) and no bounded account may be below zero; at the end each transfer must be
+recorded by every aggregate whose account it touches, each finished deal must pass its
+fairness check (fairness.md), its stake must be empty, and each wallet rebuilt from its events
+must hold what the transfers say.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.application import Application
+
+from ledger.domain.transfers import OPERATOR, UNBOUNDED_ACCOUNTS, Transfer
+from ledger.domain.wallet import Wallet
+from ledger.services.application import fairness_of
+from ledger.services.views import event_name
+
+PAGE = 1000
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What is wrong, and where: the log position (notification id) and aggregate."""
+
+    position: int
+    aggregate_id: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"position {self.position} (aggregate {self.aggregate_id}): {self.problem}"
+
+
+@dataclass
+class VerificationReport:
+    """The outcome of `verify_store`."""
+
+    positions: int = 0
+    transfers: int = 0
+    deals_checked: int = 0
+    granted: int = 0
+    balances: dict[str, int] = field(default_factory=dict)
+    failures: list[Failure] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "positions": self.positions,
+            "transfers": self.transfers,
+            "deals_checked": self.deals_checked,
+            "granted": self.granted,
+            "house": self.balances.get("house", 0),
+            "failures": [str(f) for f in self.failures],
+        }
+
+
+def read_log(app: Application[Any]) -> Iterator[tuple[int, Any]]:
+    """Yield (position, domain event) for the whole log, in order."""
+    start = 1
+    while True:
+        page = app.recorder.select_notifications(start=start, limit=PAGE)
+        if not page:
+            return
+        for notification in page:
+            yield notification.id, app.mapper.to_domain_event(notification)
+        start = page[-1].id + 1
+
+
+def transfers_in(event: Any) -> list[Transfer]:
+    """The transfers an event records, whatever its type."""
+    found: list[Transfer] = []
+    if isinstance(getattr(event, "transfer", None), dict):
+        found.append(event.transfer)
+    found.extend(t for t in getattr(event, "transfers", None) or [] if isinstance(t, dict))
+    return found
+
+
+def _owner(account: str) -> str | None:
+    kind, _, ident = account.partition(":")
+    return ident if kind in {"wallet", "stake"} and ident else None
+
+
+def verify_store(
+    app: Application[Any], progress: Callable[[int], None] | None = None
+) -> VerificationReport:
+    """Check conservation at every position and the fairness of every finished deal."""
+    report = VerificationReport()
+    balances: dict[str, int] = defaultdict(int)
+    first_copy: dict[str, Transfer] = {}
+    recorded_by: dict[str, set[str]] = defaultdict(set)
+    deal_events: dict[str, list[Any]] = defaultdict(list)
+    last_position = 0
+
+    def fail(position: int, aggregate_id: Any, problem: str) -> None:
+        report.failures.append(Failure(position, str(aggregate_id), problem))
+
+    for position, event in read_log(app):
+        report.positions += 1
+        last_position = position
+        aggregate_id = str(event.originator_id)
+        for transfer in transfers_in(event):
+            problem = _shape_problem(transfer)
+            if problem:
+                fail(position, aggregate_id, problem)
+                continue
+            owners = {_owner(transfer["source"]), _owner(transfer["destination"])}
+            if aggregate_id not in owners:
+                fail(position, aggregate_id,
+                     f"transfer {transfer['id']} recorded by an aggregate it does not touch")
+            recorded_by[transfer["id"]].add(aggregate_id)
+            earlier = first_copy.get(transfer["id"])
+            if earlier is not None:
+                if earlier != transfer:
+                    fail(position, aggregate_id,
+                         f"transfer {transfer['id']} differs from its first record: "
+                         f"{earlier['amount']} {earlier['source']}->{earlier['destination']} vs "
+                         f"{transfer['amount']} {transfer['source']}->{transfer['destination']}")
+                continue
+            first_copy[transfer["id"]] = transfer
+            report.transfers += 1
+            balances[transfer["source"]] -= transfer["amount"]
+            balances[transfer["destination"]] += transfer["amount"]
+            for account in (transfer["source"], transfer["destination"]):
+                if account not in UNBOUNDED_ACCOUNTS and balances[account] < 0:
+                    fail(position, aggregate_id, f"{account} went below zero ({balances[account]})")
+        held = sum(v for k, v in balances.items() if k != OPERATOR)
+        if held != -balances[OPERATOR]:
+            fail(position, aggregate_id,
+                 f"conservation (G10): {held} chips held but {-balances[OPERATOR]} granted")
+        if "CasinoDeal" in type(event).__qualname__:
+            deal_events[aggregate_id].append(event)
+            if event_name(event) == "SeedRevealed":
+                _check_deal(deal_events.pop(aggregate_id), balances, position, fail)
+                report.deals_checked += 1
+        if progress is not None:
+            progress(1)
+
+    for transfer_id, transfer in first_copy.items():
+        owners = {o for o in (_owner(transfer["source"]), _owner(transfer["destination"])) if o}
+        missing = owners - recorded_by[transfer_id]
+        if missing:
+            fail(last_position, ",".join(sorted(missing)),
+                 f"transfer {transfer_id} is not recorded by {sorted(missing)}")
+    _check_wallets(app, balances, last_position, fail)
+    report.granted = -balances[OPERATOR]
+    report.balances = dict(balances)
+    return report
+
+
+def _shape_problem(transfer: Transfer) -> str | None:
+    amount = transfer.get("amount")
+    if not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0:
+        return f"transfer {transfer.get('id')} amount {amount!r} is not a positive whole number (G4)"
+    if not transfer.get("id") or transfer.get("source") == transfer.get("destination"):
+        return f"transfer {transfer.get('id')} lacks an id or two different sides"
+    return None
+
+
+def _check_deal(
+    events: list[Any], balances: dict[str, int], position: int,
+    fail: Callable[[int, Any, str], None],
+) -> None:
+    deal_id = events[0].originator_id
+    if events[0].originator_version != 1:
+        fail(position, deal_id, "deal events do not start at its commitment")
+        return
+    report = fairness_of(events)
+    for problem in report.failures():
+        fail(position, deal_id, f"fairness: {problem}")
+    stake = balances.get(f"stake:{deal_id}", 0)
+    if stake:
+        fail(position, deal_id, f"finished deal still holds a stake of {stake}")
+
+
+def _check_wallets(
+    app: Application[Any], balances: dict[str, int], position: int,
+    fail: Callable[[int, Any, str], None],
+) -> None:
+    for account, balance in balances.items():
+        if not account.startswith("wallet:"):
+            continue
+        wallet = app.repository.get(UUID(account.partition(":")[2]))
+        if not isinstance(wallet, Wallet) or wallet.balance != balance:
+            fail(position, account, f"wallet rebuilt from its events holds "
+                 f"{getattr(wallet, 'balance', None)}, its transfers say {balance}")
