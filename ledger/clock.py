@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+# Kept in a tuple so freezegun, which swaps module-level references to `datetime`, leaves it be:
+# event timestamps must be real datetimes for the event store to encode them.
+_REAL_DATETIME = (datetime,)
+
 
 def utcnow() -> datetime:
     """Return the current instant as an aware UTC datetime."""
-    return datetime.now(tz=timezone.utc)
+    now = datetime.now(tz=timezone.utc)
+    return _REAL_DATETIME[0](
+        now.year, now.month, now.day, now.hour, now.minute, now.second, now.microsecond,
+        tzinfo=timezone.utc,
+    )

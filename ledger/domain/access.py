@@ -7,7 +7,9 @@ from enum import StrEnum
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
-from eventsourcing.domain import Aggregate, event
+from eventsourcing.domain import event
+
+from ledger.domain.base import LedgerAggregate
 
 _KEYS = uuid5(NAMESPACE_URL, "reddog-ledger:api-keys")
 _COMMANDS = uuid5(NAMESPACE_URL, "reddog-ledger:commands")
@@ -29,7 +31,7 @@ def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-class ApiKey(Aggregate):
+class ApiKey(LedgerAggregate):
     """An API key: its hash, role and (for players) the pseudonymous player id."""
 
     @staticmethod
@@ -53,7 +55,7 @@ class ApiKey(Aggregate):
         self.revoked = True
 
 
-class CommandRecord(Aggregate):
+class CommandRecord(LedgerAggregate):
     """The first answer to a command sent with an Idempotency-Key, saved with the command."""
 
     @staticmethod

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID, uuid5
 
-from eventsourcing.domain import Aggregate, event
+from eventsourcing.domain import event
 
 from ledger.cards import Card
+from ledger.domain.base import LedgerAggregate
 from ledger.domain.transfers import HOUSE, Transfer, make_transfer, stake_account
 from ledger.domain.wallet import Wallet
 from ledger.errors import RuleViolation
@@ -15,7 +16,7 @@ from ledger.rules import casino
 from ledger.rules.casino import Opening, OpeningKind, Outcome, Phase, Settlement
 
 
-class CasinoTable(Aggregate):
+class CasinoTable(LedgerAggregate):
     """A Casino Red Dog table: one player's seat against the house (C1-C9)."""
 
     @event("Opened")
@@ -61,7 +62,7 @@ class CasinoTable(Aggregate):
         self.client_seed = client_seed
 
 
-class SealedSeed(Aggregate):
+class SealedSeed(LedgerAggregate):
     """A deal's secret server seed, kept apart from the deal's events until the deal ends (G2)."""
 
     @staticmethod
@@ -74,7 +75,7 @@ class SealedSeed(Aggregate):
         self.server_seed = server_seed
 
 
-class CasinoDeal(Aggregate):
+class CasinoDeal(LedgerAggregate):
     """One deal of Casino Red Dog: commitment, bet, cards, decision, settlement, seed reveal."""
 
     @staticmethod

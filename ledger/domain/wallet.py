@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from uuid import UUID, uuid5
 
-from eventsourcing.domain import Aggregate, event
+from eventsourcing.domain import event
 
+from ledger.domain.base import LedgerAggregate
 from ledger.domain.transfers import OPERATOR, Transfer, make_transfer, wallet_account
 from ledger.errors import RuleViolation
 
 MAX_GRANT = 1_000_000_000
 
 
-class Wallet(Aggregate):
+class Wallet(LedgerAggregate):
     """A player's play credits. Its balance never goes below zero."""
 
     @event("Opened")

@@ -1,0 +1,97 @@
+"""Fixtures shared by every test: the three stores, and an application on each."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from ledger.services.application import LedgerApplication
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "REDDOG_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
+)
+STORES = ["memory", "sqlite", "postgres"]
+
+
+def postgres_or_skip() -> str:
+    """The admin URL of a reachable PostgreSQL; skip (or, when CI=true, fail) if there is none."""
+    import psycopg
+
+    try:
+        with psycopg.connect(POSTGRES_ADMIN_URL, connect_timeout=3):
+            pass
+    except psycopg.OperationalError as error:
+        message = f"PostgreSQL not reachable at {POSTGRES_ADMIN_URL}: {error}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true needs PostgreSQL. {message}")
+        pytest.skip(message)
+    return POSTGRES_ADMIN_URL
+
+
+@pytest.fixture
+def postgres_schema() -> Iterator[str]:
+    """A fresh PostgreSQL schema for one test, dropped after it; yields the store URL."""
+    import psycopg
+
+    admin = postgres_or_skip()
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        yield f"{admin}?schema={schema}"
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture(params=STORES)
+def store(request: pytest.FixtureRequest, tmp_path) -> str:  # type: ignore[no-untyped-def]
+    """Each test using it runs once per store: memory, a SQLite file, a PostgreSQL schema."""
+    if request.param == "memory":
+        return "memory"
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/ledger.sqlite3"
+    return request.getfixturevalue("postgres_schema")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def shared_store(request: pytest.FixtureRequest, tmp_path) -> str:  # type: ignore[no-untyped-def]
+    """A store several applications (processes, workers) can share: SQLite file or PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/ledger.sqlite3"
+    return request.getfixturevalue("postgres_schema")
+
+
+def app_factory(url: str) -> Iterator:  # type: ignore[type-arg]
+    """Yield a maker of applications on one store; close them all afterwards."""
+    apps: list[LedgerApplication] = []
+
+    def make() -> LedgerApplication:
+        app = LedgerApplication.for_store(url)
+        apps.append(app)
+        return app
+
+    yield make
+    for app in apps:
+        app.close()
+
+
+@pytest.fixture
+def make_shared_app(shared_store: str) -> Iterator:  # type: ignore[type-arg]
+    """Build several applications on one shared store."""
+    yield from app_factory(shared_store)
+
+
+@pytest.fixture
+def make_app(store: str) -> Iterator:  # type: ignore[type-arg]
+    """Build applications on this test's store."""
+    yield from app_factory(store)
+
+
+@pytest.fixture
+def app(make_app) -> LedgerApplication:  # type: ignore[no-untyped-def]
+    """The ledger application on this test's store."""
+    return make_app()

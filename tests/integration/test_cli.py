@@ -1,0 +1,102 @@
+"""The `reddog` command line: deck, simulate, verify, keys."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from click.testing import CliRunner
+
+from api.cli import main
+from ledger.simulate import EXACT_EV
+from tests.unit.test_fairness import VECTOR_1, VECTOR_2
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.mark.parametrize("vector", [VECTOR_1, VECTOR_2], ids=["table-1", "lobby"])
+def test_G2_deck_prints_the_pack_of_a_seed_top_first_on_one_line(runner, vector):
+    seed, client_seed, nonce, _commitment, pack = vector
+    result = runner.invoke(main, ["deck", seed, client_seed, str(nonce)])
+    assert result.exit_code == 0 and result.output == pack + "\n"
+
+
+def test_deck_refuses_a_seed_that_is_not_64_hex_characters(runner):
+    result = runner.invoke(main, ["deck", "abc", "table-1", "1"])
+    assert result.exit_code == 2 and "server_seed" in result.output
+
+
+def test_simulate_json_reports_the_counts_and_is_repeatable_with_a_seed(runner):
+    args = ["simulate", "--variant", "casino", "--deals", "300", "--seed", "1234",
+            "--store", "memory", "--json"]
+    first = json.loads(runner.invoke(main, args).stdout)
+    second = json.loads(runner.invoke(main, args).stdout)
+    for volatile in ("seconds", "deals_per_second", "events_per_second"):
+        first.pop(volatile), second.pop(volatile)
+    assert first == second
+    openings = ["consecutive", "pair", "trips"] + [f"spread_{s}" for s in range(1, 12)]
+    assert sum(first[k] for k in openings) == first["deals"] == 300
+    assert first["initial_staked"] == 300 * 100
+    assert first["rtp_per_initial"] == pytest.approx(
+        (first["initial_staked"] + first["returned"] - first["wagered"]) / first["initial_staked"])
+    assert first["rtp_per_wagered"] == pytest.approx(first["returned"] / first["wagered"])
+
+
+def test_simulate_with_never_raises_stakes_only_opening_bets(runner):
+    args = ["simulate", "--deals", "200", "--strategy", "never", "--store", "memory", "--json"]
+    result = json.loads(runner.invoke(main, args).stdout)
+    assert result["wagered"] == result["initial_staked"] == 200 * 100
+
+
+def test_keys_create_prints_a_key_once_and_refuses_a_player_key_without_a_player(runner, tmp_path):
+    store = f"sqlite:///{tmp_path}/k.sqlite3"
+    made = runner.invoke(main, ["keys", "create", "--role", "auditor", "--store", store])
+    assert made.exit_code == 0 and made.output.startswith("rdl_")
+    refused = runner.invoke(main, ["keys", "create", "--role", "player", "--store", store])
+    assert refused.exit_code == 2 and "player_id" in refused.output
+
+
+@pytest.mark.slow
+def test_G10_a_5000_deal_sqlite_session_passes_verify(runner, tmp_path):
+    store = f"sqlite:///{tmp_path}/session.sqlite3"
+    simulated = runner.invoke(main, ["simulate", "--deals", "5000", "--seed", "5000",
+                                     "--store", store, "--json"])
+    assert simulated.exit_code == 0, simulated.output
+    verified = runner.invoke(main, ["verify", "--store", store, "--json"])
+    summary = json.loads(verified.stdout)
+    assert verified.exit_code == 0 and summary["ok"], summary["failures"][:5]
+    assert summary["deals_checked"] == 5000
+
+
+@pytest.mark.slow
+def test_C7_simulated_return_lands_within_four_standard_errors_of_the_exact_one(runner):
+    deals = 20_000
+    result = json.loads(runner.invoke(main, [
+        "simulate", "--deals", str(deals), "--seed", "c0ffee", "--store", "memory", "--json",
+    ]).stdout)
+    exact = 1 + float(EXACT_EV["optimal"])
+    # The per-deal result (in opening bets) has a standard deviation under 1.5.
+    assert abs(result["rtp_per_initial"] - exact) < 4 * 1.5 / math.sqrt(deals)
+
+
+def test_verify_exits_non_zero_and_names_what_failed(runner, tmp_path):
+    import sqlite3
+
+    store = f"sqlite:///{tmp_path}/v.sqlite3"
+    assert runner.invoke(main, ["simulate", "--deals", "20", "--store", store]).exit_code == 0
+    assert runner.invoke(main, ["verify", "--store", store]).exit_code == 0
+    with sqlite3.connect(f"{tmp_path}/v.sqlite3") as db:
+        rowid, state = db.execute(
+            "SELECT rowid, state FROM stored_events WHERE topic LIKE '%Wallet.Debited'"
+        ).fetchone()
+        text = bytes(state).decode()
+        assert '"amount":100,' in text
+        db.execute("UPDATE stored_events SET state = ? WHERE rowid = ?",
+                   (text.replace('"amount":100,', '"amount":110,').encode(), rowid))
+    result = runner.invoke(main, ["verify", "--store", store])
+    assert result.exit_code == 1
+    assert "FAILED position" in result.output and "wallet" in result.output
