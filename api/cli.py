@@ -169,7 +169,8 @@ def create_key(role: str, player_id: str | None, label: str, store: str | None) 
     try:
         key, record = ledger.issue_key(role, player_id, label)
     except LedgerError as error:
-        raise click.BadParameter(error.detail, param_hint=f"--{error.field or 'role'}") from None
+        hint = {"player_id": "--player"}.get(error.field or "", "--role")
+        raise click.BadParameter(error.detail, param_hint=hint) from None
     click.echo(key)
     click.echo(json.dumps(record), err=True)
 

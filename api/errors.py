@@ -9,11 +9,19 @@ from flask import Flask, Response, json
 from werkzeug.exceptions import HTTPException
 
 from ledger.errors import (
-    Conflict, Forbidden, InvalidInput, LedgerError, NotFound, RuleViolation, Unauthenticated,
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    LedgerError,
+    NotFound,
+    RuleViolation,
+    Unauthenticated,
 )
 
 log = logging.getLogger(__name__)
 PROBLEM = "application/problem+json"
+#: What a problem names as its `field` when the body as a whole is wrong (not JSON, not an object).
+BODY = "body"
 
 #: Ledger error → (HTTP status, problem type, title).
 STATUS: list[tuple[type[LedgerError], int, str, str]] = [
@@ -51,9 +59,11 @@ def http_error(error: HTTPException) -> Response:
     errors: dict[str, Any] = {}
     for location, location_messages in messages.items():
         if isinstance(location_messages, dict):
-            errors.update(location_messages)
+            # marshmallow files whole-body errors (a JSON array or string) under `_schema`.
+            errors.update({BODY if name == "_schema" else name: message
+                           for name, message in location_messages.items()})
         elif location_messages:
-            errors[location] = location_messages
+            errors[BODY if location == "json" else location] = location_messages
     field = next(iter(errors), None)
     detail = error.description or error.name
     if errors:

@@ -19,6 +19,15 @@ class Chips(fields.Integer):
         return super()._validated(value)
 
 
+class StrictBoolean(fields.Boolean):
+    """JSON `true` or `false` only: never "yes", "true", 1 or 0."""
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
 PLAYER_ID = validate.Regexp(r"^[A-Za-z0-9_.-]{1,64}$", error="1 to 64 of A-Z a-z 0-9 _ . -")
 CLIENT_SEED = validate.Regexp(r"^[A-Za-z0-9_-]{1,64}$", error="1 to 64 of A-Z a-z 0-9 _ -")
 SERVER_SEED = validate.Regexp(r"^[0-9a-f]{64}$", error="64 lowercase hex characters")
@@ -38,8 +47,9 @@ class TableOpenArgs(Schema):
     variant = fields.String(required=True, validate=validate.OneOf(["casino"]))
     wallet_id = fields.UUID(required=True, metadata={"description": "The seated player's wallet"})
     client_seed = fields.String(validate=CLIENT_SEED)
-    accepts_supplied_seeds = fields.Boolean(
-        load_default=False, metadata={"description": "Operator may supply server seeds (fairness.md)"}
+    accepts_supplied_seeds = StrictBoolean(
+        load_default=False,
+        metadata={"description": "Operator may supply server seeds (fairness.md)"},
     )
 
 
@@ -65,6 +75,7 @@ class CardSchema(Schema):
     card = fields.String(metadata={"description": "Rank + suit, e.g. `Td` (G1)"})
     position = fields.Integer(metadata={"description": "Place in the pack, 0 = top"})
     face_up = fields.Boolean()
+    to = fields.String(metadata={"description": "Who the card was dealt to"})
 
 
 class OpeningSchema(Schema):

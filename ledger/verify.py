@@ -147,6 +147,9 @@ def verify_store(
         if progress is not None:
             progress(1)
 
+    for deal_id, events in deal_events.items():
+        if any(event_name(e) == "Settled" for e in events):
+            fail(last_position, deal_id, "deal settled but its seed was never revealed (G2)")
     for transfer_id, transfer in first_copy.items():
         owners = {o for o in (_owner(transfer["source"]), _owner(transfer["destination"])) if o}
         missing = owners - recorded_by[transfer_id]

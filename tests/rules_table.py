@@ -19,7 +19,7 @@ def rule_to_tests() -> dict[str, list[str]]:
     """Map each rule ID to `path::test_name` of every test whose name carries the ID."""
     found: dict[str, list[str]] = defaultdict(list)
     for path in sorted(TESTS.rglob("test_*.py")):
-        for name in re.findall(r"^\s*(?:async\s+)?def (test_\w+)", path.read_text(), re.M):
+        for name in re.findall(r"^\s*(?:async\s+)?def (test_\w+)", path.read_text(), re.MULTILINE):
             for token in dict.fromkeys(name.split("_")[1:]):
                 if RULE_TOKEN.match(token) and token in RULES:
                     found[token].append(f"{path.relative_to(TESTS.parent)}::{name}")

@@ -22,7 +22,7 @@ class CasinoTable(LedgerAggregate):
     @event("Opened")
     def __init__(
         self,
-        id: UUID,  # noqa: A002
+        id: UUID,
         wallet_id: UUID,
         player_id: str,
         client_seed: str,
@@ -146,8 +146,8 @@ class CasinoDeal(LedgerAggregate):
         transfer = self._transfer("wager", wallet.account, self.stake_account, bet, "Wagered")
         wallet.debit(transfer, rule="C2")
         self._wagered(transfer)
-        self._card_dealt(str(pack[0]), 0)
-        self._card_dealt(str(pack[1]), 1)
+        self._card_dealt(str(pack[0]), 0, "player", True)
+        self._card_dealt(str(pack[1]), 1, "player", True)
 
     @property
     def needs_decision(self) -> bool:
@@ -180,7 +180,7 @@ class CasinoDeal(LedgerAggregate):
         third: Card | None = None
         if opening.needs_third_card:
             third = pack[2]
-            self._card_dealt(str(third), 2)
+            self._card_dealt(str(third), 2, "player", True)
         settlement = casino.settle_deal(self.card(0), self.card(1), third, self.stake)
         transfers: list[Transfer] = []
         if settlement.winnings:
@@ -225,8 +225,8 @@ class CasinoDeal(LedgerAggregate):
         self.stake += transfer["amount"]
 
     @event("CardDealt")
-    def _card_dealt(self, card: str, position: int) -> None:
-        self.cards.append({"card": card, "position": position, "face_up": True})
+    def _card_dealt(self, card: str, position: int, to: str, face_up: bool) -> None:
+        self.cards.append({"card": card, "position": position, "face_up": face_up, "to": to})
 
     @event("Stood")
     def _stood(self) -> None:

@@ -17,7 +17,7 @@ class Wallet(LedgerAggregate):
     """A player's play credits. Its balance never goes below zero."""
 
     @event("Opened")
-    def __init__(self, id: UUID, player_id: str) -> None:  # noqa: A002
+    def __init__(self, id: UUID, player_id: str) -> None:
         self.player_id = player_id
         self.balance = 0
         self.granted = 0

@@ -22,6 +22,8 @@ class Action(StrEnum):
     READ_TABLE = "read_table"
     READ_DEAL = "read_deal"
     ISSUE_KEY = "issue_key"
+    SUPPLY_SEED = "supply_seed"
+    """Supply the server seed of a deal (an external RNG), where the table allows it."""
 
 
 #: Which roles may take an action at all; OWNED actions further need the caller's own seat or wallet.
@@ -35,6 +37,7 @@ ALLOWED: dict[Action, frozenset[Role]] = {
     Action.READ_TABLE: frozenset({Role.OPERATOR, Role.AUDITOR, Role.PLAYER}),
     Action.READ_DEAL: frozenset({Role.OPERATOR, Role.AUDITOR, Role.PLAYER}),
     Action.ISSUE_KEY: frozenset({Role.OPERATOR}),
+    Action.SUPPLY_SEED: frozenset({Role.OPERATOR}),
 }
 #: Actions a player may take only on what belongs to them.
 OWNED = frozenset({

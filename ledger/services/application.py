@@ -18,7 +18,7 @@ from uuid import UUID, uuid4
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import IntegrityError, OperationalError
 
 from ledger import fairness
 from ledger.cards import Card
@@ -191,6 +191,8 @@ class LedgerApplication(Application[UUID]):
             current = self._current_deal(table)
             if current is not None and not current.finished:
                 raise RuleViolation("G8", "the current deal has not finished")
+            if server_seed is not None:
+                require(actor, Action.SUPPLY_SEED)
             if server_seed is not None and not table.accepts_supplied_seeds:
                 raise RuleViolation("G2", "this table draws its own server seeds",
                                     field="server_seed")
@@ -336,6 +338,8 @@ class LedgerApplication(Application[UUID]):
                 ))
             try:
                 self.save(*aggregates)
+            except OperationalError:  # e.g. SQLite's lock timeout: nothing was written
+                continue
             except IntegrityError:
                 if command is not None and (first := self._recorded_answer(command)) is not None:
                     return first

@@ -7,14 +7,13 @@ from uuid import UUID
 import pytest
 from freezegun import freeze_time
 
-from ledger.domain.casino import CasinoDeal, SealedSeed
-from ledger.domain.wallet import Wallet
+from ledger.domain.access import Role
+from ledger.domain.casino import SealedSeed
 from ledger.errors import Conflict, Forbidden, InvalidInput, NotFound, RuleViolation
 from ledger.fairness import commitment, shuffled_pack
 from ledger.rules.casino import OpeningKind
 from ledger.services.access import SYSTEM, Principal
 from ledger.services.application import CommandKey
-from ledger.domain.access import Role
 from ledger.verify import verify_store
 from tests.seeds import opening, seed_where
 
@@ -126,7 +125,7 @@ def test_C7_an_endpoint_loses_the_whole_stake_raise_included(app):
 
 
 def test_C6_raise_is_refused_when_the_wallet_cannot_cover_it(app):
-    wallet_id, table_id = open_table(app, credits=150)
+    _wallet_id, table_id = open_table(app, credits=150)
     deal = deal_with(app, table_id, 100, opening(OpeningKind.SPREAD))
     # Check the table offers only Stand, and Raise is refused naming C6 with nothing recorded.
     assert deal["legal_actions"] == ["stand"]
@@ -217,7 +216,7 @@ def test_a_deal_saves_the_wallet_and_the_deal_together(app):
 
 
 def test_idempotent_commands_answer_a_retry_with_the_first_answer(app):
-    wallet_id, table_id = open_table(app, credits=1000)
+    _wallet_id, table_id = open_table(app, credits=1000)
     actor = Principal("key-1", Role.OPERATOR)
     key = CommandKey.of(actor, "retry-1", "POST", "/deals", {"bet": 100})
     first = app.deal(actor, table_id, 100, command=key)

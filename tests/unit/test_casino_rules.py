@@ -9,7 +9,13 @@ from ledger.cards import Card, canonical_pack
 from ledger.errors import RuleViolation
 from ledger.rules import casino
 from ledger.rules.casino import (
-    BetSlip, OpeningKind, Outcome, Phase, classify_opening, settle_deal, spread_odds,
+    BetSlip,
+    OpeningKind,
+    Outcome,
+    Phase,
+    classify_opening,
+    settle_deal,
+    spread_odds,
 )
 
 

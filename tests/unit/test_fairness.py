@@ -11,16 +11,16 @@ VECTOR_1 = (
     "table-1",
     1,
     "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd",
-    "7d 8c 2d Qh 5h 9s 6h Ts Ad 6s 8s 9c Jd Qd 6d As 4d 3c 7s 3s 9d 5d Ks 7h Qc 8h 2s Ah "
-    "Td 9h 5c Jh 3d 5s 3h Ac Jc Qs 4s Kh 6c Kd 4c Tc Js 7c Kc 2c 4h 8d Th 2h",
+    ("7d 8c 2d Qh 5h 9s 6h Ts Ad 6s 8s 9c Jd Qd 6d As 4d 3c 7s 3s 9d 5d Ks 7h Qc 8h 2s Ah "
+    "Td 9h 5c Jh 3d 5s 3h Ac Jc Qs 4s Kh 6c Kd 4c Tc Js 7c Kc 2c 4h 8d Th 2h"),
 )
 VECTOR_2 = (
     "ab" * 32,
     "lobby",
     7,
     "9a2db2e23f1504cd056606553ac049c5e718e8f9ce9233876df1a7a1821af885",
-    "Jc 7c 4s 3c Ad 5d 5c 2c 6c 9s Ac 4c 8c 9c Qd 3h 4h 6d 3d Kc 9d 3s Qh 2s Jh 6h 9h 5h "
-    "Td 8h 2d Js Qs Th Ks 7s As 7h 5s Kd Tc Ts Jd 8d Kh 6s 8s 2h Qc Ah 4d 7d",
+    ("Jc 7c 4s 3c Ad 5d 5c 2c 6c 9s Ac 4c 8c 9c Qd 3h 4h 6d 3d Kc 9d 3s Qh 2s Jh 6h 9h 5h "
+    "Td 8h 2d Js Qs Th Ks 7s As 7h 5s Kd Tc Ts Jd 8d Kh 6s 8s 2h Qc Ah 4d 7d"),
 )
 
 

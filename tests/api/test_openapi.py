@@ -1,0 +1,137 @@
+"""The OpenAPI document and the interactive docs page the app serves (product.md "Operating it")."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.api.helpers import memory_only
+
+pytestmark = memory_only  # the documents do not depend on the store
+
+HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+#: Routes that are not part of the API proper: the documents themselves and the health probe.
+NOT_API = {"static", "docs_assets", "health", "api-docs.openapi_json", "api-docs.openapi_swagger_ui"}
+
+
+@pytest.fixture
+def spec(client) -> dict[str, Any]:
+    response = client.get("/openapi.json")
+    assert response.status_code == 200 and response.mimetype == "application/json"
+    return response.get_json()
+
+
+def openapi_path(rule: str) -> str:
+    """`/deals/<uuid:deal_id>/stand` → `/deals/{deal_id}/stand`."""
+    return re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule)
+
+
+def refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        found = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
+        return found + [r for value in node.values() for r in refs(value)]
+    if isinstance(node, list):
+        return [r for value in node for r in refs(value)]
+    return []
+
+
+def resolve(spec: dict[str, Any], ref: str) -> Any:
+    assert ref.startswith("#/"), f"only local references expected, got {ref}"
+    node: Any = spec
+    for part in ref[2:].split("/"):
+        node = node[part.replace("~1", "/").replace("~0", "~")]
+    return node
+
+
+def test_openapi_document_is_openapi_3_with_bearer_security(spec):
+    assert re.fullmatch(r"3\.\d+\.\d+", spec["openapi"])
+    assert spec["info"]["title"] == "Red Dog Ledger" and spec["info"]["version"]
+    assert spec["components"]["securitySchemes"]["bearerAuth"] == {
+        "type": "http", "scheme": "bearer"}
+    assert spec["security"] == [{"bearerAuth": []}]
+
+
+def test_openapi_document_lists_every_api_route_and_method(app, spec):
+    routes = [rule for rule in app.url_map.iter_rules() if rule.endpoint not in NOT_API]
+    assert len(routes) == 13
+    for rule in routes:
+        path = openapi_path(rule.rule)
+        assert path in spec["paths"], f"{rule.rule} is not documented"
+        for method in rule.methods - {"HEAD", "OPTIONS"}:
+            assert method.lower() in spec["paths"][path], f"{method} {path} is not documented"
+    assert len(spec["paths"]) == len({openapi_path(rule.rule) for rule in routes})
+
+
+def test_openapi_document_is_well_formed(spec):
+    """Structural validity: operations answer, path parameters are declared, every $ref resolves."""
+    operations = 0
+    for path, item in spec["paths"].items():
+        assert path.startswith("/")
+        declared = {p["name"] for p in item.get("parameters", []) if p["in"] == "path"}
+        for method, operation in item.items():
+            if method == "parameters":
+                continue
+            assert method in HTTP_METHODS, f"{method} under {path}"
+            operations += 1
+            assert operation["responses"], f"{method} {path} documents no response"
+            assert all(re.fullmatch(r"[1-5]\d\d|default", code) for code in operation["responses"])
+            assert operation.get("summary"), f"{method} {path} has no summary"
+            names = declared | {p["name"] for p in operation.get("parameters", [])
+                                if p["in"] == "path"}
+            assert names == set(re.findall(r"{([^}]+)}", path)), f"path parameters of {path}"
+    assert operations == 13
+    for param in (p for item in spec["paths"].values() for p in item.get("parameters", [])):
+        assert param["required"] is True and param["in"] == "path"
+    for ref in refs(spec):
+        assert resolve(spec, ref) is not None, ref
+
+
+def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(spec):
+    commands = [(path, item["post"]) for path, item in spec["paths"].items() if "post" in item]
+    assert len(commands) == 7
+    for path, operation in commands:
+        headers = [p["name"] for p in operation.get("parameters", []) if p["in"] == "header"]
+        assert "Idempotency-Key" in headers, path
+        for status in ("401", "403", "404", "409", "422"):
+            content = operation["responses"][status]["content"]
+            assert list(content) == ["application/problem+json"], (path, status)
+            assert resolve(spec, content["application/problem+json"]["schema"]["$ref"])[
+                "properties"].keys() >= {"type", "title", "status", "detail", "rule", "field"}
+    bodies = {path for path, operation in commands if "requestBody" in operation}
+    assert bodies == {"/wallets", "/wallets/{wallet_id}/grants", "/tables",
+                      "/tables/{table_id}/client-seed", "/tables/{table_id}/deals"}
+    deal_body = spec["paths"]["/tables/{table_id}/deals"]["post"]["requestBody"]
+    schema = resolve(spec, deal_body["content"]["application/json"]["schema"]["$ref"])
+    assert schema["required"] == ["bet"] and schema["properties"]["bet"]["type"] == "integer"
+
+
+def test_openapi_documents_that_a_deal_gives_its_server_seed_only_once_finished(spec):
+    deal = spec["components"]["schemas"]["Deal"]["properties"]
+    assert "once finished" in deal["server_seed"]["description"].lower()
+
+
+def test_docs_page_serves_html_and_its_assets_locally_without_a_cdn(client):
+    page = client.get("/docs")
+    assert page.status_code == 200 and page.mimetype == "text/html"
+    html = page.get_data(as_text=True)
+    assert "/openapi.json" in html
+    sources = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assets = [s for s in sources if s.startswith("/docs/assets/")]
+    assert {a.rsplit("/", 1)[-1] for a in assets} >= {
+        "swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-standalone-preset.js"}
+    assert not [s for s in sources if re.match(r"(https?:)?//", s)], "docs page loads from a CDN"
+    for asset in assets:
+        response = client.get(asset)
+        assert response.status_code == 200, asset
+        assert len(response.get_data()) > 1000, asset
+        expected = "text/css" if asset.endswith(".css") else "javascript"
+        assert expected in response.mimetype, (asset, response.mimetype)
+    assert client.get("/docs/assets/../../../etc/passwd").status_code == 404
+
+
+def test_health_says_ok_and_names_the_store(client):
+    response = client.get("/health")
+    assert response.status_code == 200
+    assert response.get_json() == {"status": "ok", "store": "eventsourcing.popo"}
