@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 # Kept in a tuple so freezegun, which swaps module-level references to `datetime`, leaves it be:
 # event timestamps must be real datetimes for the event store to encode them.
@@ -11,8 +11,8 @@ _REAL_DATETIME = (datetime,)
 
 def utcnow() -> datetime:
     """Return the current instant as an aware UTC datetime."""
-    now = datetime.now(tz=timezone.utc)
+    now = datetime.now(tz=UTC)
     return _REAL_DATETIME[0](
         now.year, now.month, now.day, now.hour, now.minute, now.second, now.microsecond,
-        tzinfo=timezone.utc,
+        tzinfo=UTC,
     )
