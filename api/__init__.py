@@ -13,6 +13,8 @@ from api.resources import deals, tables, wallets
 from ledger.services.application import LedgerApplication
 
 DOCS_ASSETS = "/docs/assets/"
+STORE_KINDS = {"ledger.memory_store": "memory", "eventsourcing.sqlite": "sqlite",
+               "eventsourcing.postgres": "postgresql"}
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
@@ -57,6 +59,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     @app.get("/health")
     def health() -> dict[str, Any]:
         """Say the service is up and which store backs it."""
-        return {"status": "ok", "store": ledger.env.get("PERSISTENCE_MODULE")}
+        module = ledger.env.get("PERSISTENCE_MODULE", "")
+        return {"status": "ok", "store": STORE_KINDS.get(module, module)}
 
     return app

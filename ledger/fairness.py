@@ -75,12 +75,26 @@ def shuffled_pack(server_seed: str, client_seed: str, nonce: int) -> list[Card]:
 
 
 @dataclass(frozen=True)
-class DrawnCard:
-    """A card the log says left the pack: its place in the pack and the event version."""
+class PackStep:
+    """One thing the log says happened to the pack, in order (G3).
 
-    position: int
-    card: str
-    version: int
+    `kind` is `take` (the top card leaves the pack: dealt, turned or discarded), `burn` (the top
+    card is shown, then put at the bottom), `return` (cards put at the bottom, `positions`) or
+    `show` (a card already dealt is shown face up). `position` is the card's place in the
+    shuffled pack (0 = top); `card` is what the log says it is, when the log shows it.
+    """
+
+    kind: str
+    position: int = -1
+    card: str | None = None
+    version: int = 0
+    positions: tuple[int, ...] = ()
+
+
+
+def drawn(position: int, card: str, version: int) -> PackStep:
+    """A card taken from the top of the pack and shown."""
+    return PackStep("take", position, card, version)
 
 
 @dataclass(frozen=True)
@@ -102,9 +116,10 @@ def verify_deal(
     client_seed: str,
     nonce: int,
     commitment_version: int,
-    drawn: list[DrawnCard],
+    steps: list[PackStep],
 ) -> FairnessReport:
-    """Check a finished deal: seed matches commitment, every drawn card matches the pack."""
+    """Check a finished deal: the seed matches the commitment, and replaying the pack steps on the
+    recomputed pack gives every card the log shows, from the right place, after the commitment."""
     checks: list[dict[str, object]] = []
     try:
         recomputed = commitment(server_seed)
@@ -120,24 +135,31 @@ def verify_deal(
     except InvalidInput as error:
         pack = []
         checks.append({"check": "pack", "ok": False, "detail": error.detail})
-    for drawn_card in drawn:
-        expected = pack[drawn_card.position] if 0 <= drawn_card.position < len(pack) else None
+    remaining = list(range(52))
+    for step in steps:
+        if step.kind in ("take", "burn"):
+            top = remaining.pop(0) if remaining else None
+            checks.append({
+                "check": f"card {step.position} from the top",
+                "ok": step.position == top,
+                "detail": f"the log takes position {step.position}; the top of the pack is {top}",
+            })
+            if step.kind == "burn" and top is not None:
+                remaining.append(top)
+        if step.kind == "return":
+            remaining.extend(step.positions)
+            continue
+        if step.card is not None:
+            expected = pack[step.position] if 0 <= step.position < len(pack) else None
+            checks.append({
+                "check": f"card {step.position}",
+                "ok": expected == step.card,
+                "detail": f"pack position {step.position} is {expected}; log shows {step.card}",
+            })
         checks.append({
-            "check": f"card {drawn_card.position}",
-            "ok": expected == drawn_card.card,
-            "detail": f"pack position {drawn_card.position} is {expected}; log shows {drawn_card.card}",
+            "check": f"card {step.position} after commitment",
+            "ok": step.version > commitment_version,
+            "detail": f"card event version {step.version}, commitment version "
+                      f"{commitment_version}",
         })
-        checks.append({
-            "check": f"card {drawn_card.position} after commitment",
-            "ok": drawn_card.version > commitment_version,
-            "detail": (
-                f"card event version {drawn_card.version}, commitment version {commitment_version}"
-            ),
-        })
-    positions = [drawn_card.position for drawn_card in drawn]
-    checks.append({
-        "check": "order",
-        "ok": positions == list(range(len(positions))),
-        "detail": f"cards left the pack from positions {positions}",
-    })
     return FairnessReport(fair=all(check["ok"] for check in checks), checks=checks, pack=pack)

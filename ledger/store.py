@@ -1,6 +1,6 @@
 """One setting picks the event store: a URL in REDDOG_STORE or `--store` on the CLI.
 
-- `memory`: in-process (eventsourcing's POPO module), gone when the process ends.
+- `memory`: in-process (eventsourcing's POPO recorders with indexed reads), gone at exit.
 - `sqlite:///var/ledger.sqlite3`: a file relative to the working directory (the default);
   `sqlite:////abs/path.sqlite3` for an absolute path.
 - `postgresql://user[:password]@host[:port]/dbname[?schema=NAME]`: PostgreSQL, shared by any
@@ -27,7 +27,7 @@ def store_url(explicit: str | None = None) -> str:
 def persistence_env(url: str) -> dict[str, str]:
     """Translate a store URL into the eventsourcing environment that selects it."""
     if url == "memory":
-        return {"PERSISTENCE_MODULE": "eventsourcing.popo"}
+        return {"PERSISTENCE_MODULE": "ledger.memory_store"}
     if url.startswith("sqlite://"):
         path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else ""
         if not path:

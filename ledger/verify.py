@@ -22,7 +22,7 @@ from eventsourcing.application import Application
 from ledger.domain.transfers import OPERATOR, UNBOUNDED_ACCOUNTS, Transfer
 from ledger.domain.wallet import Wallet
 from ledger.services.application import fairness_of
-from ledger.services.views import event_name
+from ledger.services.views import event_name, transfers_of
 
 PAGE = 1000
 
@@ -79,17 +79,15 @@ def read_log(app: Application[Any]) -> Iterator[tuple[int, Any]]:
 
 
 def transfers_in(event: Any) -> list[Transfer]:
-    """The transfers an event records, whatever its type."""
-    found: list[Transfer] = []
-    if isinstance(getattr(event, "transfer", None), dict):
-        found.append(event.transfer)
-    found.extend(t for t in getattr(event, "transfers", None) or [] if isinstance(t, dict))
-    return found
+    """The transfers an event records, whatever its type (fields, or an operation's data)."""
+    data = getattr(event, "data", None)
+    return transfers_of(data if isinstance(data, dict) else vars(event))  # type: ignore[return-value]
 
 
 def _owner(account: str) -> str | None:
+    """The aggregate that holds an account: a wallet, a casino deal (its stake) or a table."""
     kind, _, ident = account.partition(":")
-    return ident if kind in {"wallet", "stake"} and ident else None
+    return ident if kind in {"wallet", "stake", "pot"} and ident else None
 
 
 def verify_store(
@@ -139,10 +137,11 @@ def verify_store(
         if held != -balances[OPERATOR]:
             fail(position, aggregate_id,
                  f"conservation (G10): {held} chips held but {-balances[OPERATOR]} granted")
-        if "CasinoDeal" in type(event).__qualname__:
-            deal_events[aggregate_id].append(event)
+        deal_id = _deal_of(event)
+        if deal_id is not None:
+            deal_events[deal_id].append(event)
             if event_name(event) == "SeedRevealed":
-                _check_deal(deal_events.pop(aggregate_id), balances, position, fail)
+                _check_deal(deal_id, deal_events.pop(deal_id), balances, position, fail)
                 report.deals_checked += 1
         if progress is not None:
             progress(1)
@@ -171,18 +170,34 @@ def _shape_problem(transfer: Transfer) -> str | None:
     return None
 
 
+def _deal_of(event: Any) -> str | None:
+    """The deal an event belongs to: a casino deal's own id, or a table operation's deal_id."""
+    if "CasinoDeal" in type(event).__qualname__:
+        return str(event.originator_id)
+    data = getattr(event, "data", None)
+    if isinstance(data, dict) and data.get("deal_id"):
+        return str(data["deal_id"])
+    return None
+
+
+def _records(events: list[Any]) -> list[Any]:
+    if "CasinoDeal" in type(events[0]).__qualname__:
+        return events
+    return [(event_name(e), e.data, e.originator_version) for e in events]
+
+
 def _check_deal(
-    events: list[Any], balances: dict[str, int], position: int,
+    deal_id: str, events: list[Any], balances: dict[str, int], position: int,
     fail: Callable[[int, Any, str], None],
 ) -> None:
-    deal_id = events[0].originator_id
-    if events[0].originator_version != 1:
+    if event_name(events[0]) != "Committed":
         fail(position, deal_id, "deal events do not start at its commitment")
         return
-    report = fairness_of(events)
+    report = fairness_of(_records(events))
     for problem in report.failures():
         fail(position, deal_id, f"fairness: {problem}")
-    stake = balances.get(f"stake:{deal_id}", 0)
+    stake_account = f"stake:{events[0].originator_id}"
+    stake = balances.get(stake_account, 0)
     if stake:
         fail(position, deal_id, f"finished deal still holds a stake of {stake}")
 

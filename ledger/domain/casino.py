@@ -70,9 +70,18 @@ class SealedSeed(LedgerAggregate):
         return uuid5(deal_id, "sealed-seed")
 
     @event("Sealed")
-    def __init__(self, deal_id: UUID, server_seed: str) -> None:
+    def __init__(
+        self,
+        deal_id: UUID,
+        server_seed: str,
+        table_id: UUID | None = None,
+        table_version: int | None = None,
+    ) -> None:
         self.deal_id = deal_id
         self.server_seed = server_seed
+        self.table_id = table_id
+        self.table_version = table_version
+        """For a multi-seat table: the table and the version of the deal's commitment."""
 
 
 class CasinoDeal(LedgerAggregate):

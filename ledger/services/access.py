@@ -22,6 +22,10 @@ class Action(StrEnum):
     READ_TABLE = "read_table"
     READ_DEAL = "read_deal"
     ISSUE_KEY = "issue_key"
+    SEAT = "seat"
+    """Seat a wallet at a table, or leave a seat."""
+    MANAGE_TABLE = "manage_table"
+    """Split the pot (H10) or close a table."""
     SUPPLY_SEED = "supply_seed"
     """Supply the server seed of a deal (an external RNG), where the table allows it."""
 
@@ -38,10 +42,12 @@ ALLOWED: dict[Action, frozenset[Role]] = {
     Action.READ_DEAL: frozenset({Role.OPERATOR, Role.AUDITOR, Role.PLAYER}),
     Action.ISSUE_KEY: frozenset({Role.OPERATOR}),
     Action.SUPPLY_SEED: frozenset({Role.OPERATOR}),
+    Action.SEAT: frozenset({Role.OPERATOR, Role.PLAYER}),
+    Action.MANAGE_TABLE: frozenset({Role.OPERATOR}),
 }
 #: Actions a player may take only on what belongs to them.
 OWNED = frozenset({
-    Action.READ_WALLET, Action.CHANGE_CLIENT_SEED, Action.PLAY, Action.READ_TABLE, Action.READ_DEAL,
+    Action.SEAT, Action.READ_WALLET, Action.CHANGE_CLIENT_SEED, Action.PLAY, Action.READ_TABLE, Action.READ_DEAL,
 })
 
 
@@ -58,16 +64,23 @@ class Principal:
 SYSTEM = Principal(key_id="system", role=Role.OPERATOR)
 
 
-def may(principal: Principal, action: Action, owner: str | None = None) -> bool:
-    """Whether the principal may take the action on something owned by `owner` (a player id)."""
+Owner = str | frozenset[str] | set[str] | None
+
+
+def may(principal: Principal, action: Action, owner: Owner = None) -> bool:
+    """Whether the principal may take the action on something owned by `owner` (a player id, or
+    the set of players seated at a table)."""
     if principal.role not in ALLOWED[action]:
         return False
     if principal.role is Role.PLAYER and action in OWNED:
-        return principal.player_id is not None and principal.player_id == owner
+        if principal.player_id is None or owner is None:
+            return False
+        return principal.player_id == owner if isinstance(owner, str) else (
+            principal.player_id in owner)
     return True
 
 
-def require(principal: Principal, action: Action, owner: str | None = None) -> None:
+def require(principal: Principal, action: Action, owner: Owner = None) -> None:
     """Raise Forbidden unless `may` allows it."""
     if not may(principal, action, owner):
         raise Forbidden(f"role {principal.role} may not {action.replace('_', ' ')} here")

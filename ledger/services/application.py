@@ -24,11 +24,13 @@ from ledger import fairness
 from ledger.cards import Card
 from ledger.domain.access import ApiKey, CommandRecord, Role, hash_key
 from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
+from ledger.domain.highcard import HighCardStateAsDict, HighCardTable
 from ledger.domain.transfers import check_amount
 from ledger.domain.wallet import Wallet
 from ledger.errors import Conflict, InvalidInput, NotFound, RuleViolation, Unauthenticated
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
+from ledger.services.highcard import HighCardCommands
 from ledger.store import persistence_env, store_url
 
 A = TypeVar("A", bound=Aggregate)
@@ -53,12 +55,17 @@ class CommandKey:
         return cls(principal.key_id, key, hashlib.sha256(text.encode()).hexdigest())
 
 
-class LedgerApplication(Application[UUID]):
+class LedgerApplication(HighCardCommands, Application[UUID]):
     """Red Dog Ledger's application service over one event store."""
 
     name = "RedDogLedger"
-    snapshotting_intervals = {Wallet: 100, CasinoTable: 100}  # noqa: RUF012
+    snapshotting_intervals = {Wallet: 100, CasinoTable: 100, HighCardTable: 100}  # noqa: RUF012
     env = {"AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}  # noqa: RUF012
+
+    def register_transcodings(self, transcoder: Any) -> None:
+        """Add the transcoding that lets high-card table snapshots hold the engine state."""
+        super().register_transcodings(transcoder)
+        transcoder.register(HighCardStateAsDict())
 
     @classmethod
     def for_store(cls, url: str | None = None, **extra: str) -> LedgerApplication:
@@ -348,19 +355,34 @@ class LedgerApplication(Application[UUID]):
         raise Conflict("the command kept losing races with concurrent commands; try again")
 
 
-def fairness_of(events: list[Any]) -> fairness.FairnessReport:
-    """Check one finished deal's stored events against fairness.md."""
-    committed = events[0]
-    drawn = [
-        fairness.DrawnCard(position=e.position, card=e.card, version=e.originator_version)
-        for e in events
-        if views.event_name(e) == "CardDealt"
-    ]
-    revealed = [e for e in events if views.event_name(e) == "SeedRevealed"]
-    seed = revealed[-1].server_seed if revealed else ""
+PACK_STEP_KINDS = {"CardDealt": "take", "TargetTurned": "take", "CardDiscarded": "take",
+                   "CardBurned": "burn", "CardsReturned": "return", "HandShown": "show"}
+
+
+def fairness_of(records: list[Any]) -> fairness.FairnessReport:
+    """Check one finished deal against fairness.md. `records` are its events, or (name, data,
+    version) triples; the first is the commitment."""
+    triples = [r if isinstance(r, tuple) else (views.event_name(r), vars(r), r.originator_version)
+               for r in records]
+    _name, committed, committed_version = triples[0]
+    steps: list[fairness.PackStep] = []
+    seed = ""
+    for name, data, version in triples:
+        kind = PACK_STEP_KINDS.get(name)
+        if name == "SeedRevealed":
+            seed = data["server_seed"]
+        elif kind == "return":
+            steps.append(fairness.PackStep("return", version=version,
+                                           positions=tuple(data["positions"])))
+        elif kind == "show":
+            steps.extend(fairness.PackStep("show", c["position"], c["card"], version)
+                         for c in data["cards"])
+        elif kind is not None:
+            steps.append(fairness.PackStep(kind, data["position"], data.get("card"), version))
     return fairness.verify_deal(
-        server_seed=seed, commitment_hex=committed.commitment, client_seed=committed.client_seed,
-        nonce=committed.nonce, commitment_version=committed.originator_version, drawn=drawn,
+        server_seed=seed, commitment_hex=committed["commitment"],
+        client_seed=committed["client_seed"], nonce=committed["nonce"],
+        commitment_version=committed_version, steps=steps,
     )
 
 

@@ -135,3 +135,101 @@ def table_view(
         "legal_actions": legal,
         "version": table.version,
     }
+
+
+def transfers_of(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The transfers an event's data carries."""
+    found = [data["transfer"]] if isinstance(data.get("transfer"), dict) else []
+    return found + [t for t in data.get("transfers") or [] if isinstance(t, dict)]
+
+
+def operation_view(event: Any, deal_finished: bool) -> dict[str, Any]:
+    """One event of a multi-seat table; sealed bets stay sealed until everyone has bet (X4)."""
+    name = event_name(event)
+    payload = jsonable(dict(getattr(event, "data", {}) or {}))
+    if name == "BetPlaced" and payload.get("sealed") and not deal_finished:
+        payload.update(amount=None, transfer=None)
+    return {
+        "aggregate_id": str(event.originator_id),
+        "version": event.originator_version,
+        "type": name,
+        "timestamp": event.timestamp.isoformat(),
+        "payload": payload,
+    }
+
+
+def high_card_table_view(
+    table: Any,
+    viewer: int | None,
+    balances: dict[int, int],
+    legal: list[dict[str, Any]],
+    pack: list[Any] | None = None,
+    game: Any = None,
+    hide: bool = False,
+) -> dict[str, Any]:
+    """A multi-seat table as one caller may see it: face-up cards, shown hands, the pot, whose
+    turn; a face-down hand only to its owner when the variant allows (H3, S2), sealed bets only
+    to their maker (X4), and with `hide` only the caller's own balance."""
+    state = table.state
+    variant = state.variant
+    seats = []
+    for seat, info in sorted(state.seats.items()):
+        entry = {"seat": seat, "player_id": info["player"], "wallet_id": info["wallet"],
+                 "sitting_out": info["out"], "balance": balances.get(seat)}
+        if hide and seat != viewer:
+            entry["balance"] = None
+        seats.append(entry)
+    deal_view_ = None
+    deal = state.deal
+    if deal is not None:
+        hands = []
+        for seat, positions in sorted(deal["hands"].items()):
+            visible = (pack is not None and game is not None and game.may_see(viewer, seat))
+            hands.append({
+                "seat": seat, "cards_dealt": len(positions),
+                "shown": [c["card"] for c in deal["shown"].get(seat, [])],
+                "cards": [str(pack[p]) for p in positions] if visible else None,
+            })
+        sealed = deal["sealed"] and variant.betting.value == "sealed"
+        bets = {
+            str(seat): (amount if not sealed or seat == viewer else "sealed")
+            for seat, amount in deal["bets"].items()
+        }
+        turn = deal["order"][deal["turn"]] if deal["turn"] < len(deal["order"]) else None
+        deal_view_ = {
+            "id": deal["id"], "nonce": deal["nonce"], "purpose": deal["purpose"],
+            "commitment": deal["commitment"], "client_seed": deal["client_seed"],
+            "order": deal["order"], "turn": turn if variant.betting.value != "sealed" else None,
+            "acted": deal["acted"], "target": deal["target"], "hands": hands, "bets": bets,
+            "centre_cards_bought": deal["buys"], "cards_left": len(deal["pack"]),
+        }
+    actions = []
+    for action in legal:
+        entry = dict(action)
+        seat = entry.get("seat")
+        entry["player_id"] = state.seats[seat]["player"] if seat in state.seats else None
+        if hide and seat != viewer:
+            entry.pop("max", None)
+        actions.append(entry)
+    return {
+        "id": state.table_id,
+        "variant": state.variant_name,
+        "title": variant.title,
+        "family": variant.family,
+        "client_seed": getattr(table, "client_seed", None),
+        "accepts_supplied_seeds": getattr(table, "accepts_supplied_seeds", None),
+        "limits": dict(state.limits),
+        "phase": state.phase,
+        "dealer": state.dealer,
+        "pot": state.pot,
+        "stake": state.stake,
+        "banker_start": state.banker_start,
+        "deals_by_this_dealer": state.dealer_deals,
+        "stitch_round": state.stitch,
+        "next_nonce": state.nonce + 1,
+        "seats": seats,
+        "current_deal": deal_view_,
+        "counters": dict(state.counters),
+        "legal_actions": actions,
+        "version": table.version,
+    }

@@ -134,4 +134,4 @@ def test_docs_page_serves_html_and_its_assets_locally_without_a_cdn(client):
 def test_health_says_ok_and_names_the_store(client):
     response = client.get("/health")
     assert response.status_code == 200
-    assert response.get_json() == {"status": "ok", "store": "eventsourcing.popo"}
+    assert response.get_json() == {"status": "ok", "store": "memory"}

@@ -152,7 +152,7 @@ def test_the_demo_server_serves_openapi_and_a_player_plays_one_deal_to_the_end(s
     assert server.table_id and server.wallet_id
 
     status, health, _ = call(base, "GET", "/health")
-    assert (status, health) == (200, {"status": "ok", "store": "eventsourcing.sqlite"})
+    assert (status, health) == (200, {"status": "ok", "store": "sqlite"})
 
     status, spec, _ = call(base, "GET", "/openapi.json")
     assert status == 200 and spec["openapi"].startswith("3.")

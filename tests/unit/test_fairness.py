@@ -4,7 +4,7 @@ import pytest
 
 from ledger.cards import Card, canonical_pack, format_cards
 from ledger.errors import InvalidInput
-from ledger.fairness import DrawnCard, commitment, shuffled_pack, verify_deal
+from ledger.fairness import PackStep, commitment, drawn, shuffled_pack, verify_deal
 
 VECTOR_1 = (
     "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
@@ -63,16 +63,16 @@ def test_G2_client_seed_outside_the_alphabet_is_refused(client_seed):
 def test_G2_verification_accepts_the_true_pack_and_names_a_swapped_card():
     seed, client_seed, nonce, committed, pack_text = VECTOR_1
     pack = pack_text.split()
-    drawn = [DrawnCard(position=i, card=pack[i], version=i + 2) for i in range(3)]
+    steps = [drawn(i, pack[i], i + 2) for i in range(3)]
     report = verify_deal(
         server_seed=seed, commitment_hex=committed, client_seed=client_seed, nonce=nonce,
-        commitment_version=1, drawn=drawn,
+        commitment_version=1, steps=steps,
     )
     assert report.fair and report.pack == pack
-    rigged = [drawn[0], DrawnCard(position=1, card=pack[5], version=3), drawn[2]]
+    rigged = [steps[0], drawn(1, pack[5], 3), steps[2]]
     report = verify_deal(
         server_seed=seed, commitment_hex=committed, client_seed=client_seed, nonce=nonce,
-        commitment_version=1, drawn=rigged,
+        commitment_version=1, steps=rigged,
     )
     assert not report.fair
     assert any("position 1" in failure for failure in report.failures())
@@ -82,7 +82,7 @@ def test_G2_verification_refuses_a_seed_that_does_not_match_the_commitment():
     seed, client_seed, nonce, _committed, _pack = VECTOR_1
     report = verify_deal(
         server_seed=seed, commitment_hex=VECTOR_2[3], client_seed=client_seed, nonce=nonce,
-        commitment_version=1, drawn=[],
+        commitment_version=1, steps=[],
     )
     assert not report.fair
 
@@ -92,6 +92,21 @@ def test_G2_a_card_drawn_before_the_commitment_fails_verification():
     first = pack_text.split()[0]
     report = verify_deal(
         server_seed=seed, commitment_hex=committed, client_seed=client_seed, nonce=nonce,
-        commitment_version=3, drawn=[DrawnCard(position=0, card=first, version=2)],
+        commitment_version=3, steps=[drawn(0, first, 2)],
     )
     assert not report.fair
+
+
+def test_G3_burned_cards_go_to_the_bottom_and_a_skipped_card_is_caught():
+    seed, client_seed, nonce, committed, pack_text = VECTOR_1
+    pack = pack_text.split()
+    # Deal 51 cards, burn the top one to the bottom, then take it again last.
+    steps = [PackStep("burn", 0, pack[0], 2)] + [
+        PackStep("take", i, None, 3 + i) for i in range(1, 52)
+    ] + [PackStep("take", 0, pack[0], 60), PackStep("show", 7, pack[7], 61)]
+    kwargs = dict(server_seed=seed, commitment_hex=committed, client_seed=client_seed,
+                  nonce=nonce, commitment_version=1)
+    assert verify_deal(steps=steps, **kwargs).fair
+    skipped = [PackStep("take", 1, pack[1], 2)]
+    report = verify_deal(steps=skipped, **kwargs)
+    assert not report.fair and "top of the pack is 0" in report.failures()[0]

@@ -1,0 +1,176 @@
+"""The multi-seat table of the high-card family: every operation of the engine is an event.
+
+The engine (`ledger.rules.highcard`) decides; each operation it emits is triggered here as an
+event of its past-tense name, whose `apply` hands it to `HighCardState.apply`. Replaying the
+events therefore rebuilds exactly the state the decisions saw.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.domain import event
+from eventsourcing.persistence import Transcoding
+
+from ledger.domain.base import LedgerAggregate
+from ledger.rules.highcard import HighCardGame
+from ledger.rules.highcard_state import HighCardState
+
+
+class HighCardTable(LedgerAggregate):
+    """A table of one high-card variant: seats, dealer, pot or bank, and the deal in progress."""
+
+    @event("Opened")
+    def __init__(
+        self,
+        id: UUID,
+        variant: str,
+        limits: dict[str, int],
+        client_seed: str,
+        accepts_supplied_seeds: bool,
+    ) -> None:
+        self.variant = variant
+        self.client_seed = client_seed
+        self.accepts_supplied_seeds = accepts_supplied_seeds
+        self.state = HighCardState(str(id), variant, limits)
+
+    def game(self) -> HighCardGame:
+        """The engine, recording every operation it emits as an event of this table."""
+        return HighCardGame(self.state, self._record)
+
+    def change_client_seed(self, client_seed: str) -> None:
+        """Set the client seed used by the next shuffle."""
+        self._client_seed_changed(client_seed)
+
+    @event("ClientSeedChanged")
+    def _client_seed_changed(self, client_seed: str) -> None:
+        self.client_seed = client_seed
+
+    def _record(self, name: str, data: dict[str, Any]) -> None:
+        self.trigger_event(OPERATIONS[name], data=data)
+
+    class Operation(LedgerAggregate.Event):
+        """An operation of the engine; its name says what happened, `data` the details."""
+
+        data: dict[str, Any]
+
+        def apply(self, aggregate: HighCardTable) -> None:  # type: ignore[override]
+            aggregate.state.apply(type(self).__name__, self.data)
+
+    class Seated(Operation):
+        """A player's wallet took a seat (G5)."""
+
+    class Unseated(Operation):
+        """A player left their seat between deals (G5)."""
+
+    class SatOut(Operation):
+        """A player who cannot pay the ante sits out (H8)."""
+
+    class SatIn(Operation):
+        """A player who sat out antes again and plays."""
+
+    class Committed(Operation):
+        """A fresh shuffle's commitment, before any card leaves the pack (G2)."""
+
+    class CardDealt(Operation):
+        """A card left the top of the pack to a seat, face up (with the card) or down (G3)."""
+
+    class CardBurned(Operation):
+        """The top card was shown and put face up at the bottom of the pack (G3, H6)."""
+
+    class TargetTurned(Operation):
+        """The card to beat was turned face up (H6, S3, SS3, FW2, P4, X3)."""
+
+    class CardDiscarded(Operation):
+        """A centre card higher than 6 was set aside (SS3, X3)."""
+
+    class CardsReturned(Operation):
+        """A settled hand went face up to the bottom of the pack (P4)."""
+
+    class DealerChosen(Operation):
+        """The first ace dealt round the seats chose the first dealer (G7)."""
+
+    class BankFunded(Operation):
+        """The dealer or banker staked the pot or bank (S1, P1, XB1, H11)."""
+
+    class Anted(Operation):
+        """A player put the ante into the pot (H2, H8, X1)."""
+
+    class BetPlaced(Operation):
+        """A player bet or covered part of the bank; the stake is in play (H5, S3, P3, X4, XB3)."""
+
+    class BetsUnsealed(Operation):
+        """Everyone has bet: the sealed bets are shown (X4)."""
+
+    class CentreBought(Operation):
+        """A player paid a fifth of the pot for a new centre card (FW2)."""
+
+    class Passed(Operation):
+        """A player passed without betting (FW3, XB3)."""
+
+    class TurnSkipped(Operation):
+        """A player's turn went by: the bank was covered or they could not cover the minimum."""
+
+    class HandShown(Operation):
+        """A hand, or its winning card, was shown (H7, S4, SS4, P4, X5)."""
+
+    class PaidOut(Operation):
+        """A bet was settled: a win paid from the pot, a loss put into it (H7, S4, SS4, P4, X5)."""
+
+    class PartiallyPaid(Operation):
+        """A winner was paid what was left of the pool (X5)."""
+
+    class BankEmptied(Operation):
+        """The pot or bank ran out or fell below a usable size (S5, SS5, P5)."""
+
+    class BankCollected(Operation):
+        """The dealer or banker took back what was left (S5, S6, SS6, P5, P6, XB5)."""
+
+    class StitchDeclared(Operation):
+        """The bank reached three times its start: one more round, then the banker collects (P6)."""
+
+    class DealerChoiceNeeded(Operation):
+        """Three deals in a row: the dealer must choose to pass or deal a fourth time (S6)."""
+
+    class DealerChose(Operation):
+        """The dealer chose to pass or to deal a fourth time (S6)."""
+
+    class DealPassed(Operation):
+        """The deal (and bank) passed to the next seat on the left (G5, H9, S5, P5, X6, XB5)."""
+
+    class DealVoided(Operation):
+        """No card of 6 or lower came: the deal is void and dealt again (SS3, X3)."""
+
+    class SeedRevealed(Operation):
+        """The deal ended and its server seed is revealed (G2)."""
+
+    class DealEnded(Operation):
+        """The deal is over."""
+
+    class PotSplit(Operation):
+        """The pot was split equally among the seated players (H10)."""
+
+    class TableClosed(Operation):
+        """The table closed; the pot went back to its owners (H10)."""
+
+
+OPERATIONS: dict[str, type[HighCardTable.Operation]] = {
+    name: value
+    for name, value in vars(HighCardTable).items()
+    if isinstance(value, type) and issubclass(value, HighCardTable.Operation)
+    and value is not HighCardTable.Operation
+}
+
+
+class HighCardStateAsDict(Transcoding):
+    """Lets snapshots of high-card tables store the engine state."""
+
+    type = HighCardState
+    name = "high_card_state"
+
+    def encode(self, obj: HighCardState) -> dict[str, Any]:
+        return obj.to_dict()
+
+    def decode(self, data: dict[str, Any]) -> HighCardState:
+        return HighCardState.from_dict(data)

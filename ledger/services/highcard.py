@@ -1,0 +1,330 @@
+"""Commands and queries of the high-card family's multi-seat tables (mixed into LedgerApplication).
+
+Each command loads the table and the wallets of every seat, lets the engine decide, moves the
+chips of every transfer the new events carry between the wallets, and saves the table, the
+wallets it touched and any new sealed seeds in one `save`.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from uuid import UUID, uuid4, uuid5
+
+from ledger import fairness
+from ledger.domain.casino import SealedSeed
+from ledger.domain.highcard import HighCardTable
+from ledger.domain.wallet import Wallet
+from ledger.errors import InvalidInput, NotFound
+from ledger.rules.highcard import Context, HighCardGame, Shuffle, verify_limits
+from ledger.rules.variants import VARIANTS
+from ledger.services import views
+from ledger.services.access import Action, Principal, require
+
+if TYPE_CHECKING:
+    from eventsourcing.domain import Aggregate
+
+    from ledger.services.application import CommandKey
+
+SeedSource = Callable[[], str]
+Do = Callable[[HighCardGame, Context, HighCardTable], None]
+
+
+class HighCardCommands:
+    """High-card tables: open, seat, fund, deal, bet, buy, pass, choose, split, close, read."""
+
+    # Provided by LedgerApplication.
+    _get: Callable[..., Any]
+    _execute: Callable[..., dict[str, Any]]
+    repository: Any
+    events: Any
+
+    def open_table(
+        self,
+        actor: Principal,
+        variant: str,
+        limits: dict[str, int] | None = None,
+        client_seed: str | None = None,
+        accepts_supplied_seeds: bool = False,
+        command: CommandKey | None = None,
+        table_id: UUID | None = None,
+    ) -> dict[str, Any]:
+        """Open a table of a high-card variant, its limits checked (G9 and the variant's own)."""
+        require(actor, Action.OPEN_TABLE)
+        if variant not in VARIANTS:
+            raise InvalidInput(f"variant must be casino or one of {sorted(VARIANTS)}",
+                               field="variant")
+        checked = verify_limits(VARIANTS[variant], limits or {})
+        client_seed = fairness.check_client_seed(client_seed or secrets.token_hex(8))
+
+        def decide() -> tuple[list[Aggregate], dict[str, Any]]:
+            table = HighCardTable(id=table_id or uuid4(), variant=variant, limits=checked,
+                                  client_seed=client_seed,
+                                  accepts_supplied_seeds=accepts_supplied_seeds)
+            return [table], self._table_answer(table, actor, Context())
+
+        return self._execute(command, decide)
+
+    def seat_player(
+        self, actor: Principal, table_id: UUID, seat: int, wallet_id: UUID,
+        command: CommandKey | None = None,
+    ) -> dict[str, Any]:
+        """Seat a wallet's player between deals (G5, G9)."""
+        wallet = self._get(wallet_id, Wallet, "wallet")
+        require(actor, Action.SEAT, owner=wallet.player_id)
+        return self._on_table(
+            actor, table_id, None, lambda g, ctx, t: g.seat(seat, str(wallet.id), wallet.player_id),
+            command,
+        )
+
+    def unseat_player(
+        self, actor: Principal, table_id: UUID, seat: int, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """Free a seat between deals (G5)."""
+        return self._on_table(actor, table_id, (Action.SEAT, _seat_owner(seat)),
+                              lambda g, ctx, t: g.unseat(seat), command)
+
+    def fund_bank(
+        self, actor: Principal, table_id: UUID, amount: int, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """The dealer or banker stakes the pot or bank (S1, P1, XB1, H11)."""
+        return self._on_table(actor, table_id, (Action.PLAY, _dealer_owner),
+                              lambda g, ctx, t: g.fund(t.state.dealer, amount, ctx), command)
+
+    def start_deal(
+        self,
+        actor: Principal,
+        table_id: UUID,
+        server_seed: str | None = None,
+        seed_source: SeedSource | None = None,
+        command: CommandKey | None = None,
+    ) -> dict[str, Any]:
+        """Start the next deal: first dealer (G7), antes, a fresh shuffle, hands, target."""
+        if server_seed is not None or seed_source is not None:
+            require(actor, Action.SUPPLY_SEED)
+        if server_seed is not None:
+            fairness.check_server_seed(server_seed)
+            supplied = iter([server_seed])
+            seed_source = lambda: next(supplied, None) or fairness.new_server_seed()
+        return self._on_table(actor, table_id, (Action.PLAY, _dealer_owner),
+                              lambda g, ctx, t: g.start(ctx), command, seed_source=seed_source)
+
+    def bet(
+        self, actor: Principal, table_id: UUID, seat: int, amount: int,
+        command: CommandKey | None = None,
+    ) -> dict[str, Any]:
+        """Bet (or cover the bank, XB3) for a seat."""
+        return self._on_table(actor, table_id, (Action.PLAY, _seat_owner(seat)),
+                              lambda g, ctx, t: g.bet(seat, amount, ctx), command)
+
+    def buy_centre_card(
+        self, actor: Principal, table_id: UUID, seat: int, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """Buy a new centre card for a fifth of the pot (FW2)."""
+        return self._on_table(actor, table_id, (Action.PLAY, _seat_owner(seat)),
+                              lambda g, ctx, t: g.buy(seat, ctx), command)
+
+    def pass_turn(
+        self, actor: Principal, table_id: UUID, seat: int, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """Pass without betting (FW3, XB3)."""
+        return self._on_table(actor, table_id, (Action.PLAY, _seat_owner(seat)),
+                              lambda g, ctx, t: g.pass_turn(seat, ctx), command)
+
+    def dealer_choice(
+        self, actor: Principal, table_id: UUID, choice: str, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """After three deals: pass now, or deal a fourth time (S6)."""
+        return self._on_table(actor, table_id, (Action.PLAY, _dealer_owner),
+                              lambda g, ctx, t: g.choose(t.state.dealer, choice, ctx), command)
+
+    def split_pot(
+        self, actor: Principal, table_id: UUID, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """Split the pot equally among the seated players (H10)."""
+        return self._on_table(actor, table_id, (Action.MANAGE_TABLE, _nobody),
+                              lambda g, ctx, t: g.split_pot(ctx), command)
+
+    def close_table(
+        self, actor: Principal, table_id: UUID, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """Close the table, paying out the pot (H10)."""
+        return self._on_table(actor, table_id, (Action.MANAGE_TABLE, _nobody),
+                              lambda g, ctx, t: g.close(ctx), command)
+
+    # Queries.
+    def high_card_table(self, actor: Principal, table_id: UUID) -> dict[str, Any]:
+        """A table as the caller may see it: a player sees their own hand only when allowed."""
+        table = self._get(table_id, HighCardTable, "table")
+        require(actor, Action.READ_TABLE, owner=_seated_players(table))
+        balances = {seat: self._get(UUID(info["wallet"]), Wallet, "wallet").balance
+                    for seat, info in table.state.seats.items()}
+        return self._table_answer(
+            table, actor, Context(balances=balances, shuffle=self._current_shuffle(table)))
+
+    def table_deal_events(self, actor: Principal, deal_id: UUID) -> list[dict[str, Any]]:
+        """The events of one deal of a multi-seat table, with nothing unrevealed."""
+        _table, events = self._deal_events(actor, deal_id)
+        finished = _deal_finished(events)
+        return [views.operation_view(e, finished) for e in events]
+
+    def table_deal_replay(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
+        """Every step of one deal with the table's public state after it."""
+        table, events = self._deal_events(actor, deal_id)
+        finished = _deal_finished(events)
+        steps = []
+        for event in events:
+            state = self.repository.get(table.id, version=event.originator_version)
+            steps.append({"event": views.operation_view(event, finished),
+                          "state": views.high_card_table_view(state, None, {}, [], hide=True)})
+        return {"deal_id": str(deal_id), "table_id": str(table.id), "finished": finished,
+                "steps": steps}
+
+    def table_deal_fairness(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
+        """Check one finished deal of a multi-seat table against its commitment (fairness.md)."""
+        from ledger.errors import RuleViolation
+        from ledger.services.application import fairness_of
+
+        _table, events = self._deal_events(actor, deal_id)
+        if not _deal_finished(events):
+            raise RuleViolation("G2", "the seed is revealed, and fairness checkable, when the "
+                                "deal ends")
+        records = [(type(e).__name__, e.data, e.originator_version) for e in events
+                   if e.data.get("deal_id") == str(deal_id)]
+        report = fairness_of(records)
+        committed = records[0][1]
+        seed = next(d["server_seed"] for n, d, _v in records if n == "SeedRevealed")
+        return {"deal_id": str(deal_id), "fair": report.fair, "server_seed": seed,
+                "commitment": committed["commitment"], "client_seed": committed["client_seed"],
+                "nonce": committed["nonce"], "pack": report.pack, "checks": report.checks}
+
+    def table_of_deal(self, deal_id: UUID) -> UUID | None:
+        """The multi-seat table a deal belongs to, if it is one of theirs."""
+        try:
+            sealed = self.repository.get(SealedSeed.create_id(deal_id))
+        except Exception:  # noqa: BLE001 - any lookup failure means "not a table deal"
+            return None
+        return getattr(sealed, "table_id", None)
+
+    # Plumbing.
+    def _deal_events(self, actor: Principal, deal_id: UUID) -> tuple[HighCardTable, list[Any]]:
+        table_id = self.table_of_deal(deal_id)
+        if table_id is None:
+            raise NotFound(f"no deal {deal_id}")
+        table = self._get(table_id, HighCardTable, "table")
+        require(actor, Action.READ_DEAL, owner=_seated_players(table))
+        sealed = self.repository.get(SealedSeed.create_id(deal_id))
+        events = []
+        for event in self.events.get(table_id, gt=sealed.table_version - 1):
+            if events and type(event).__name__ == "Committed":
+                break
+            events.append(event)
+        return table, events
+
+    def _on_table(
+        self,
+        actor: Principal,
+        table_id: UUID,
+        permission: tuple[Action, Callable[[HighCardTable], Any]] | None,
+        do: Do,
+        command: CommandKey | None,
+        seed_source: SeedSource | None = None,
+    ) -> dict[str, Any]:
+        def decide() -> tuple[list[Aggregate], dict[str, Any]]:
+            table = self._get(table_id, HighCardTable, "table")
+            if permission is not None:
+                action, owner = permission
+                require(actor, action, owner=owner(table))
+            wallets = {seat: self._get(UUID(info["wallet"]), Wallet, "wallet")
+                       for seat, info in table.state.seats.items()}
+            sealed: list[SealedSeed] = []
+            ctx = Context(
+                balances={seat: wallet.balance for seat, wallet in wallets.items()},
+                shuffle=self._current_shuffle(table),
+                new_shuffle=lambda: self._new_shuffle(table, sealed, seed_source),
+            )
+            do(table.game(), ctx, table)
+            touched = self._move_wallet_chips(table, wallets)
+            answer = self._table_answer(table, actor, ctx)
+            return [table, *sealed, *touched], answer
+
+        return self._execute(command, decide)
+
+    def _move_wallet_chips(self, table: HighCardTable, wallets: dict[int, Wallet]) -> list[Wallet]:
+        by_account = {wallet.account: wallet for wallet in wallets.values()}
+        touched: dict[str, Wallet] = {}
+        for event in table.pending_events:
+            for transfer in views.transfers_of(getattr(event, "data", None) or {}):
+                source = by_account.get(transfer["source"])
+                destination = by_account.get(transfer["destination"])
+                if source is not None:
+                    source.debit(transfer, rule="G8")
+                    touched[source.account] = source
+                if destination is not None:
+                    destination.credit(transfer)
+                    touched[destination.account] = destination
+        return list(touched.values())
+
+    def _new_shuffle(
+        self, table: HighCardTable, sealed: list[SealedSeed], seed_source: SeedSource | None
+    ) -> Shuffle:
+        nonce = table.state.nonce + 1
+        seed = seed_source() if seed_source is not None else fairness.new_server_seed()
+        deal_id = uuid5(table.id, f"deal:{nonce}")
+        sealed.append(SealedSeed(deal_id=deal_id, server_seed=seed, table_id=table.id,
+                                 table_version=table.version + 1))
+        return Shuffle(str(deal_id), nonce, fairness.commitment(seed), table.client_seed, seed,
+                       fairness.shuffled_pack(seed, table.client_seed, nonce))
+
+    def _current_shuffle(self, table: HighCardTable) -> Shuffle | None:
+        deal = table.state.deal
+        if deal is None:
+            return None
+        deal_id = UUID(deal["id"])
+        seed = self._get(SealedSeed.create_id(deal_id), SealedSeed, "sealed seed").server_seed
+        return Shuffle(str(deal_id), deal["nonce"], deal["commitment"], deal["client_seed"], seed,
+                       fairness.shuffled_pack(seed, deal["client_seed"], deal["nonce"]))
+
+    def _table_answer(self, table: HighCardTable, actor: Principal, ctx: Context
+                      ) -> dict[str, Any]:
+        viewer = None
+        if actor.player_id is not None:
+            viewer = next((seat for seat, info in table.state.seats.items()
+                           if info["player"] == actor.player_id), None)
+        game = table.game()
+        legal = game.legal_actions(dict(ctx.balances))
+        pack = ctx.shuffle.pack if ctx.shuffle is not None else None
+        hide_balances = actor.role.value == "player"
+        return views.high_card_table_view(
+            table, viewer, ctx.balances, legal, pack=pack, game=game,
+            hide=hide_balances,
+        )
+
+
+def _seat_owner(seat: int) -> Callable[[HighCardTable], str | None]:
+    def owner(table: HighCardTable) -> str | None:
+        info = table.state.seats.get(seat)
+        return info["player"] if info else None
+
+    return owner
+
+
+def _dealer_owner(table: HighCardTable) -> str | None:
+    dealer = table.state.dealer
+    if dealer is None or dealer not in table.state.seats:
+        return None
+    return table.state.seats[dealer]["player"]
+
+
+def _nobody(table: HighCardTable) -> None:
+    return None
+
+
+def _seated_players(table: HighCardTable) -> frozenset[str]:
+    return frozenset(info["player"] for info in table.state.seats.values())
+
+
+def _deal_finished(events: list[Any]) -> bool:
+    return any(type(e).__name__ in ("SeedRevealed",) for e in events)
+
