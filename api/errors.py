@@ -26,7 +26,7 @@ BODY = "body"
 #: Ledger error → (HTTP status, problem type, title).
 STATUS: list[tuple[type[LedgerError], int, str, str]] = [
     (RuleViolation, 422, "rule-violation", "A game rule refused the command"),
-    (InvalidInput, 422, "invalid-input", "The request is not valid"),
+    (InvalidInput, 422, "invalid-input", "Unprocessable Entity"),
     (NotFound, 404, "not-found", "Not found"),
     (Conflict, 409, "conflict", "Conflict"),
     (Forbidden, 403, "forbidden", "Forbidden"),
@@ -48,7 +48,8 @@ def ledger_error(error: LedgerError) -> Response:
     for kind, status, slug, title in STATUS:
         if isinstance(error, kind):
             return problem(status, slug, title, error.detail, field=error.field,
-                           rule=getattr(error, "rule", None))
+                           rule=getattr(error, "rule", None),
+                           errors={error.field: [error.detail]} if error.field else None)
     return problem(400, "bad-request", "Bad request", error.detail, field=error.field)
 
 

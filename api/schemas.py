@@ -6,6 +6,8 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate
 
+from ledger.rules.variants import VARIANTS
+
 
 class Chips(fields.Integer):
     """A whole number of chips: an int, never a bool, float or string (G4)."""
@@ -43,9 +45,23 @@ class GrantArgs(Schema):
                    metadata={"description": "Play credits to grant (C1)"})
 
 
+class TableLimitsArgs(Schema):
+    """Limits of a multi-seat table; each defaults from its variant (rules.md)."""
+
+    hand_size = Chips(metadata={"description": "Cards per hand (H1: 5, 4 or 3)"})
+    ante = Chips(validate=validate.Range(min=1), metadata={"description": "Ante (H2, X1)"})
+    min_bet = Chips(validate=validate.Range(min=1))
+    max_bet = Chips(validate=validate.Range(min=1), metadata={"description": "Optional cap"})
+    bank_min = Chips(validate=validate.Range(min=1), metadata={"description": "S1, P1"})
+    bank_max = Chips(validate=validate.Range(min=1), metadata={"description": "S1"})
+    bank_fixed = Chips(validate=validate.Range(min=1), metadata={"description": "P1"})
+    max_seats = Chips(validate=validate.Range(min=2), metadata={"description": "G9"})
+
+
 class TableOpenArgs(Schema):
-    variant = fields.String(required=True, validate=validate.OneOf(["casino"]))
-    wallet_id = fields.UUID(required=True, metadata={"description": "The seated player's wallet"})
+    variant = fields.String(required=True, validate=validate.OneOf(["casino", *VARIANTS]))
+    wallet_id = fields.UUID(metadata={"description": "Casino only: the seated player's wallet"})
+    limits = fields.Nested(TableLimitsArgs, metadata={"description": "Multi-seat tables only"})
     client_seed = fields.String(validate=CLIENT_SEED)
     accepts_supplied_seeds = StrictBoolean(
         load_default=False,
@@ -55,6 +71,35 @@ class TableOpenArgs(Schema):
 
 class ClientSeedArgs(Schema):
     client_seed = fields.String(required=True, validate=CLIENT_SEED)
+
+
+class SeatArgs(Schema):
+    seat = Chips(required=True, validate=validate.Range(min=1))
+    wallet_id = fields.UUID(required=True)
+
+
+class BankArgs(Schema):
+    amount = Chips(required=True, validate=validate.Range(min=1),
+                   metadata={"description": "The dealer's stake or bank (S1, P1, XB1)"})
+
+
+class NextDealArgs(Schema):
+    server_seed = fields.String(validate=SERVER_SEED, metadata={
+        "description": "Operator-supplied seed, only where the table accepts them"})
+
+
+class TableBetArgs(Schema):
+    seat = Chips(required=True, validate=validate.Range(min=1))
+    amount = Chips(required=True, metadata={"description": "Bet or cover (H5, S3, P3, X4, XB3)"})
+
+
+class SeatOnlyArgs(Schema):
+    seat = Chips(required=True, validate=validate.Range(min=1))
+
+
+class ChoiceArgs(Schema):
+    choice = fields.String(required=True, validate=validate.OneOf(["pass", "deal_fourth"]),
+                           metadata={"description": "S6"})
 
 
 class DealArgs(Schema):
@@ -118,19 +163,36 @@ class LimitsSchema(Schema):
 
 
 class TableSchema(Schema):
+    """A table as the caller may see it. Casino tables and multi-seat tables share this shape;
+    fields of the other kind are absent."""
+
     id = fields.UUID()
     variant = fields.String()
+    title = fields.String()
+    family = fields.String(metadata={"description": "Rule family: C, H, S, SS, FW, P, X, XB"})
     wallet_id = fields.UUID()
     player_id = fields.String()
     client_seed = fields.String()
     next_nonce = fields.Integer()
     deals = fields.Integer()
     accepts_supplied_seeds = fields.Boolean()
-    limits = fields.Nested(LimitsSchema)
+    limits = fields.Dict(keys=fields.String(), values=fields.Raw())
     paytable = fields.Dict(keys=fields.String(), values=fields.Integer())
     balance = fields.Integer(allow_none=True)
-    current_deal = fields.Nested(DealSchema, allow_none=True)
-    legal_actions = fields.List(fields.String())
+    phase = fields.String()
+    dealer = fields.Integer(allow_none=True)
+    pot = fields.Integer(metadata={"description": "Pot, bank or pool"})
+    stake = fields.Integer(metadata={"description": "Chips bet and not yet settled"})
+    banker_start = fields.Integer()
+    deals_by_this_dealer = fields.Integer()
+    stitch_round = fields.Boolean()
+    seats = fields.List(fields.Dict())
+    counters = fields.Dict(keys=fields.String(), values=fields.Integer())
+    current_deal = fields.Raw(allow_none=True, metadata={
+        "description": "Casino: the deal; multi-seat: order, turn, target, hands (own cards "
+                       "only when the rules allow), bets (sealed ones hidden)"})
+    legal_actions = fields.List(fields.Raw(), metadata={
+        "description": "Casino: action names; multi-seat: {action, seat, player_id, min, max}"})
     version = fields.Integer()
 
 
@@ -144,11 +206,12 @@ class EventSchema(Schema):
 
 class ReplayStepSchema(Schema):
     event = fields.Nested(EventSchema)
-    state = fields.Nested(DealSchema)
+    state = fields.Raw(metadata={"description": "The deal (casino) or table (multi-seat) after"})
 
 
 class ReplaySchema(Schema):
     deal_id = fields.UUID()
+    table_id = fields.UUID()
     finished = fields.Boolean()
     steps = fields.List(fields.Nested(ReplayStepSchema))
 

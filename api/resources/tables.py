@@ -1,4 +1,4 @@
-"""Tables: open one, read it as its player sees it, set the client seed, deal."""
+"""Tables: open one, read it as its caller may see it, set the client seed, play."""
 
 from __future__ import annotations
 
@@ -6,9 +6,21 @@ from uuid import UUID
 
 from api.auth import command_key, ledger, principal
 from api.resources import command, problems, resource_blueprint
-from api.schemas import ClientSeedArgs, DealArgs, DealSchema, TableOpenArgs, TableSchema
+from api.schemas import (
+    BankArgs,
+    ChoiceArgs,
+    ClientSeedArgs,
+    DealArgs,
+    DealSchema,
+    NextDealArgs,
+    SeatArgs,
+    SeatOnlyArgs,
+    TableBetArgs,
+    TableOpenArgs,
+    TableSchema,
+)
 
-blp = resource_blueprint("tables", __name__, "/tables", "Casino Red Dog tables")
+blp = resource_blueprint("tables", __name__, "/tables", "Tables of every Red Dog variant")
 
 
 @blp.route("", methods=["POST"])
@@ -17,9 +29,10 @@ blp = resource_blueprint("tables", __name__, "/tables", "Casino Red Dog tables")
 @command(blp)
 def open_table(args: dict) -> dict:
     """Open a table with the wallet's player seated (operator)."""
-    return ledger().open_casino_table(
-        principal(), args["wallet_id"], client_seed=args.get("client_seed"),
-        accepts_supplied_seeds=args["accepts_supplied_seeds"], command=command_key(args),
+    return ledger().open_any_table(
+        principal(), args["variant"], wallet_id=args.get("wallet_id"), limits=args.get("limits"),
+        client_seed=args.get("client_seed"), accepts_supplied_seeds=args["accepts_supplied_seeds"],
+        command=command_key(args),
     )
 
 
@@ -52,3 +65,95 @@ def deal(args: dict, table_id: UUID) -> dict:
         principal(), table_id, args["bet"], server_seed=args.get("server_seed"),
         command=command_key(args),
     )
+
+
+@blp.route("/<uuid:table_id>/seats", methods=["POST"])
+@blp.arguments(SeatArgs)
+@blp.response(201, TableSchema)
+@command(blp)
+def seat(args: dict, table_id: UUID) -> dict:
+    """Seat a wallet's player between deals (G5, G9; operator or the wallet's player)."""
+    return ledger().seat_player(principal(), table_id, args["seat"], args["wallet_id"],
+                                command=command_key(args))
+
+
+@blp.route("/<uuid:table_id>/seats/<int:seat>/leave", methods=["POST"])
+@blp.response(200, TableSchema)
+@command(blp)
+def leave(table_id: UUID, seat: int) -> dict:
+    """Leave a seat between deals (G5)."""
+    return ledger().unseat_player(principal(), table_id, seat, command=command_key())
+
+
+@blp.route("/<uuid:table_id>/bank", methods=["POST"])
+@blp.arguments(BankArgs)
+@blp.response(200, TableSchema)
+@command(blp)
+def fund_bank(args: dict, table_id: UUID) -> dict:
+    """The dealer or banker stakes the pot or bank (S1, P1, XB1, H11)."""
+    return ledger().fund_bank(principal(), table_id, args["amount"], command=command_key(args))
+
+
+@blp.route("/<uuid:table_id>/next-deal", methods=["POST"])
+@blp.arguments(NextDealArgs)
+@blp.response(201, TableSchema)
+@command(blp)
+def next_deal(args: dict, table_id: UUID) -> dict:
+    """Start the next deal of a multi-seat table: first dealer (G7), antes, shuffle, hands."""
+    return ledger().start_deal(principal(), table_id, server_seed=args.get("server_seed"),
+                               command=command_key(args))
+
+
+@blp.route("/<uuid:table_id>/bets", methods=["POST"])
+@blp.arguments(TableBetArgs)
+@blp.response(200, TableSchema)
+@command(blp)
+def table_bet(args: dict, table_id: UUID) -> dict:
+    """Bet, or cover part of the bank (H5, S3, P3, X4, XB3)."""
+    return ledger().bet(principal(), table_id, args["seat"], args["amount"],
+                        command=command_key(args))
+
+
+@blp.route("/<uuid:table_id>/centre-card", methods=["POST"])
+@blp.arguments(SeatOnlyArgs)
+@blp.response(200, TableSchema)
+@command(blp)
+def buy_centre_card(args: dict, table_id: UUID) -> dict:
+    """Buy a new centre card for a fifth of the pot (FW2)."""
+    return ledger().buy_centre_card(principal(), table_id, args["seat"],
+                                    command=command_key(args))
+
+
+@blp.route("/<uuid:table_id>/passes", methods=["POST"])
+@blp.arguments(SeatOnlyArgs)
+@blp.response(200, TableSchema)
+@command(blp)
+def pass_turn(args: dict, table_id: UUID) -> dict:
+    """Pass without betting (FW3, XB3)."""
+    return ledger().pass_turn(principal(), table_id, args["seat"], command=command_key(args))
+
+
+@blp.route("/<uuid:table_id>/dealer-choice", methods=["POST"])
+@blp.arguments(ChoiceArgs)
+@blp.response(200, TableSchema)
+@command(blp)
+def dealer_choice(args: dict, table_id: UUID) -> dict:
+    """After three deals in a row: pass now or deal a fourth time (S6)."""
+    return ledger().dealer_choice(principal(), table_id, args["choice"],
+                                  command=command_key(args))
+
+
+@blp.route("/<uuid:table_id>/pot-split", methods=["POST"])
+@blp.response(200, TableSchema)
+@command(blp)
+def split_pot(table_id: UUID) -> dict:
+    """Split the pot equally among the seated players (H10, operator)."""
+    return ledger().split_pot(principal(), table_id, command=command_key())
+
+
+@blp.route("/<uuid:table_id>/close", methods=["POST"])
+@blp.response(200, TableSchema)
+@command(blp)
+def close(table_id: UUID) -> dict:
+    """Close the table and pay out its pot (H10, operator)."""
+    return ledger().close_table(principal(), table_id, command=command_key())

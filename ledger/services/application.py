@@ -193,6 +193,10 @@ class LedgerApplication(HighCardCommands, Application[UUID]):
         """Commit to a fresh shuffle, take the opening bet and deal two cards (G2, C2, C3)."""
 
         def decide() -> tuple[list[Aggregate], dict[str, Any]]:
+            if isinstance(self._get(table_id, Aggregate, "table"), HighCardTable):
+                raise InvalidInput("a multi-seat table starts deals with POST "
+                                   "/tables/{id}/next-deal and takes bets at /tables/{id}/bets",
+                                   field="bet")
             table = self._get(table_id, CasinoTable, "table")
             require(actor, Action.PLAY, owner=table.player_id)
             current = self._current_deal(table)
@@ -249,26 +253,62 @@ class LedgerApplication(HighCardCommands, Application[UUID]):
 
         return self._execute(command, decide)
 
+    def open_any_table(
+        self,
+        actor: Principal,
+        variant: str,
+        wallet_id: UUID | None = None,
+        limits: dict[str, int] | None = None,
+        client_seed: str | None = None,
+        accepts_supplied_seeds: bool = False,
+        command: CommandKey | None = None,
+    ) -> dict[str, Any]:
+        """Open a casino table (one seat, `wallet_id`) or a multi-seat table (`limits`)."""
+        if variant == "casino":
+            if wallet_id is None:
+                raise InvalidInput("a casino table needs the wallet_id of its player",
+                                   field="wallet_id")
+            if limits:
+                raise InvalidInput("casino limits are fixed by rule C2", field="limits")
+            return self.open_casino_table(actor, wallet_id, client_seed, accepts_supplied_seeds,
+                                          command)
+        if wallet_id is not None:
+            raise InvalidInput("multi-seat tables seat players with POST /tables/{id}/seats",
+                               field="wallet_id")
+        return self.open_table(actor, variant, limits, client_seed, accepts_supplied_seeds,
+                               command)
+
     def table(self, actor: Principal, table_id: UUID) -> dict[str, Any]:
-        """Read a table as its player may see it, with the actions legal now."""
+        """Read a table as its caller may see it, with the actions legal now."""
+        if isinstance(self._get(table_id, Aggregate, "table"), HighCardTable):
+            return self.high_card_table(actor, table_id)
         table = self._get(table_id, CasinoTable, "table")
         require(actor, Action.READ_TABLE, owner=table.player_id)
         wallet = self._get(table.wallet_id, Wallet, "wallet")
         return views.table_view(table, self._current_deal(table), wallet.balance)
 
     def deal_state(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
-        """Read one deal as it stands."""
+        """Read one deal as it stands (a multi-seat deal: its replay's last state)."""
+        if self.table_of_deal(deal_id) is not None:
+            replay = self.table_deal_replay(actor, deal_id)
+            return {"id": replay["deal_id"], "table_id": replay["table_id"],
+                    "phase": "finished" if replay["finished"] else "in_progress",
+                    "state": replay["steps"][-1]["state"]}
         deal = self._readable_deal(actor, deal_id)
         balance = self._get(deal.wallet_id, Wallet, "wallet").balance
         return views.deal_view(deal, balance)
 
     def deal_events(self, actor: Principal, deal_id: UUID) -> list[dict[str, Any]]:
         """List a deal's events in order, with nothing the rules have not revealed."""
+        if self.table_of_deal(deal_id) is not None:
+            return self.table_deal_events(actor, deal_id)
         self._readable_deal(actor, deal_id)
         return [views.event_view(event) for event in self.events.get(deal_id)]
 
     def replay(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
         """Every step of a deal with the state after it, rebuilt from the stored events."""
+        if self.table_of_deal(deal_id) is not None:
+            return self.table_deal_replay(actor, deal_id)
         deal = self._readable_deal(actor, deal_id)
         steps = []
         for event in self.events.get(deal_id):
@@ -278,6 +318,8 @@ class LedgerApplication(HighCardCommands, Application[UUID]):
 
     def check_fairness(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
         """Check a finished deal against its commitment (fairness.md)."""
+        if self.table_of_deal(deal_id) is not None:
+            return self.table_deal_fairness(actor, deal_id)
         deal = self._readable_deal(actor, deal_id)
         if not deal.finished or deal.server_seed is None:
             raise RuleViolation("G2", "the seed is revealed, and fairness checkable, when the deal ends")

@@ -104,8 +104,8 @@ def test_G3_burned_cards_go_to_the_bottom_and_a_skipped_card_is_caught():
     steps = [PackStep("burn", 0, pack[0], 2)] + [
         PackStep("take", i, None, 3 + i) for i in range(1, 52)
     ] + [PackStep("take", 0, pack[0], 60), PackStep("show", 7, pack[7], 61)]
-    kwargs = dict(server_seed=seed, commitment_hex=committed, client_seed=client_seed,
-                  nonce=nonce, commitment_version=1)
+    kwargs = {"server_seed": seed, "commitment_hex": committed, "client_seed": client_seed,
+                  "nonce": nonce, "commitment_version": 1}
     assert verify_deal(steps=steps, **kwargs).fair
     skipped = [PackStep("take", 1, pack[1], 2)]
     report = verify_deal(steps=skipped, **kwargs)
