@@ -13,6 +13,7 @@ import click
 from ledger import fairness
 from ledger.cards import format_cards
 from ledger.errors import LedgerError
+from ledger.rules.variants import VARIANTS
 from ledger.services.access import SYSTEM
 from ledger.services.application import LedgerApplication
 from ledger.store import STORE_ENV_VAR, store_url
@@ -98,34 +99,49 @@ def demo_setup(ledger: LedgerApplication, base: str) -> list[str]:
 
 
 @main.command()
-@click.option("--variant", type=click.Choice(["casino"]), default="casino", show_default=True)
-@click.option("--deals", "count", type=click.IntRange(min=1), required=True)
-@click.option("--strategy", type=click.Choice(["never", "optimal"]), default="optimal",
+@click.option("--variant", type=click.Choice(["casino", *VARIANTS]), default="casino",
               show_default=True)
-@click.option("--bet", type=int, default=100, show_default=True, help="Opening bet per deal.")
+@click.option("--deals", "count", type=click.IntRange(min=1), default=None,
+              help="Deals to play.")
+@click.option("--turns", type=click.IntRange(min=1), default=None,
+              help="Multi-seat tables: play until this many turns (bets settled).")
+@click.option("--players", type=click.IntRange(min=2), default=4, show_default=True,
+              help="Multi-seat tables: seated bots.")
+@click.option("--strategy", type=click.Choice(["never", "optimal"]), default="optimal",
+              show_default=True, help="Casino: when to raise.")
+@click.option("--bet", type=int, default=100, show_default=True, help="Casino opening bet.")
 @click.option("--seed", default=None, help="Hex seed that makes the run repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @store_option
-def simulate(variant: str, count: int, strategy: str, bet: int, seed: str | None, as_json: bool,
-             store: str | None) -> None:
-    """Bots play N deals through the application service."""
-    from ledger.simulate import simulate_casino
+def simulate(variant: str, count: int | None, turns: int | None, players: int, strategy: str,
+             bet: int, seed: str | None, as_json: bool, store: str | None) -> None:
+    """Bots play N deals through the application service (the real aggregates and store)."""
+    from ledger.simulate import simulate_casino, simulate_table
 
     if seed is not None:
         try:
             bytes.fromhex(seed)
         except ValueError:
             raise click.BadParameter("must be hexadecimal", param_hint="--seed") from None
+    if count is None and (turns is None or variant == "casino"):
+        raise click.BadParameter("give --deals (or --turns for a multi-seat variant)",
+                                 param_hint="--deals")
     ledger = _app(store)
     started = time.perf_counter()
-    with click.progressbar(length=count, label=f"{variant} deals", file=sys.stderr) as bar:
+    length = turns if turns is not None and variant != "casino" else count
+    unit = "turns" if turns is not None and variant != "casino" else "deals"
+    with click.progressbar(length=length, label=f"{variant} {unit}", file=sys.stderr) as bar:
         try:
-            result = simulate_casino(ledger, count, strategy, seed, bet, progress=bar.update)
+            if variant == "casino":
+                result = simulate_casino(ledger, count, strategy, seed, bet, progress=bar.update)
+            else:
+                result = simulate_table(ledger, variant, players, deals=count, turns=turns,
+                                        seed=seed, progress=bar.update)
         except LedgerError as error:
             raise click.BadParameter(error.detail) from None
     elapsed = time.perf_counter() - started
     result["seconds"] = round(elapsed, 3)
-    result["deals_per_second"] = round(count / elapsed, 1)
+    result["deals_per_second"] = round(result["deals"] / elapsed, 1)
     result["events_per_second"] = round(result["events"] / elapsed, 1)
     _print(result, as_json)
 
