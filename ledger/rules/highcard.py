@@ -66,7 +66,7 @@ def verify_limits(variant: Variant, limits: dict[str, int]) -> dict[str, int]:
     """Check a table configuration when it opens; return it with defaults filled in."""
     full = {
         "hand_size": variant.default_hand_size, "ante": 10 if variant.funding is Funding.ANTE else 0,
-        "min_bet": 10 if variant.min_bet_is_ante is False else 0, "max_bet": 0,
+        "min_bet": 0 if variant.min_bet_is_ante else variant.default_min_bet, "max_bet": 0,
         "bank_min": 100 if variant.funding is not Funding.ANTE else 0, "bank_max": 0,
         "bank_fixed": 0, "max_seats": variant.max_players,
     }

@@ -116,6 +116,8 @@ class Variant:
     """A settled hand goes face up to the bottom of the pack (P4)."""
     rules: dict[str, str] = field(default_factory=dict)
     """Rule IDs by what they govern: players, bet, funding, short, end, turn, reveal."""
+    default_min_bet: int = 10
+    """The minimum bet unless the table sets one (X4: 1 chip)."""
 
     @property
     def default_hand_size(self) -> int:
@@ -137,57 +139,57 @@ VARIANTS: dict[str, Variant] = {
             "high_card_pool", "H", "Red Dog / High Card Pool", 3, 8, (5, 4, 3), True,
             Funding.ANTE, Visibility.AT_ONCE, Target.PER_TURN, Betting.SEQUENTIAL, True,
             MaxBet.POT, 1, ShortPot.REANTE, EndOfDeal.PASS, False, False,
-            {"players": "H1", "ante": "H2", "bet": "H5", "short": "H8", "end": "H9", "turn": "H4",
+            rules={"players": "H1", "ante": "H2", "bet": "H5", "short": "H8", "end": "H9", "turn": "H4",
              "split": "H10"},
         ),
         Variant(
             "banked_red_dog", "H", "Red Dog with a bank", 3, 8, (5, 4, 3), False,
             Funding.STAKE, Visibility.AT_ONCE, Target.PER_TURN, Betting.SEQUENTIAL, False,
             MaxBet.POT, 1, ShortPot.PASS, EndOfDeal.REPEAT, False, False,
-            {"players": "H1", "funding": "H11", "bet": "H11", "short": "S5", "end": "S6",
+            rules={"players": "H1", "funding": "H11", "bet": "H11", "short": "S5", "end": "S6",
              "turn": "H4"},
         ),
         Variant(
             "shoot", "S", "Shoot", 2, 10, (3,), False,
             Funding.STAKE, Visibility.AT_TURN, Target.PER_TURN, Betting.SEQUENTIAL, False,
             MaxBet.POT, 1, ShortPot.PASS, EndOfDeal.REPEAT, False, False,
-            {"players": "G9", "funding": "S1", "bet": "S3", "short": "S5", "end": "S6",
+            rules={"players": "G9", "funding": "S1", "bet": "S3", "short": "S5", "end": "S6",
              "turn": "G5"},
         ),
         Variant(
             "slippery_sam", "SS", "Slippery Sam", 2, 15, (3,), False,
             Funding.STAKE, Visibility.NEVER, Target.LOW_CARD, Betting.SEQUENTIAL, False,
             MaxBet.POT, 1, ShortPot.PASS, EndOfDeal.DEALER_TAKES,
-            {"players": "G9", "funding": "SS1", "bet": "SS1", "short": "SS5", "end": "SS6",
+            rules={"players": "G9", "funding": "SS1", "bet": "SS1", "short": "SS5", "end": "SS6",
              "turn": "SS4", "redeal": "SS3"},
         ),
         Variant(
             "fort_wayne", "FW", "Fort Wayne", 2, 8, (3,), False,
             Funding.STAKE, Visibility.AT_ONCE, Target.CENTRE, Betting.SEQUENTIAL, False,
             MaxBet.POT, 1, ShortPot.PASS, EndOfDeal.DEALER_TAKES,
-            {"players": "G9", "funding": "SS1", "bet": "FW1", "short": "SS5", "end": "SS6",
+            rules={"players": "G9", "funding": "SS1", "bet": "FW1", "short": "SS5", "end": "SS6",
              "turn": "FW2", "buy": "FW2", "pass": "FW3"},
         ),
         Variant(
             "polish", "P", "Polish Red Dog (Stitch)", 2, 10, (3,), False,
             Funding.BANK, Visibility.NEVER, Target.PER_TURN, Betting.SEQUENTIAL, False,
             MaxBet.HALF_POT, 2, ShortPot.PASS, EndOfDeal.ROUNDS, True, True,
-            {"players": "P1", "funding": "P1", "bet": "P3", "short": "P5", "end": "P7",
+            rules={"players": "P1", "funding": "P1", "bet": "P3", "short": "P5", "end": "P7",
              "turn": "P3", "stitch": "P6", "banker": "P8"},
         ),
         Variant(
             "six_spot", "X", "Six-Spot Red Dog (pool)", 2, 15, (3,), True,
             Funding.ANTE, Visibility.NEVER, Target.LOW_CARD, Betting.SEALED, False,
-            MaxBet.POT, 1, ShortPot.PARTIAL, EndOfDeal.PASS,
-            {"players": "X1", "ante": "X1", "bet": "X4", "short": "X5", "end": "X6",
-             "turn": "X4", "redeal": "X3"},
+            MaxBet.POT, 1, ShortPot.PARTIAL, EndOfDeal.PASS, True, False,
+            rules={"players": "X1", "ante": "X1", "bet": "X4", "short": "X5", "end": "X6",
+             "turn": "X4", "redeal": "X3"}, default_min_bet=1,
         ),
         Variant(
             "six_spot_banking", "XB", "Six-Spot Red Dog (banking)", 2, 15, (3,), False,
             Funding.BANK, Visibility.NEVER, Target.LOW_CARD, Betting.COVER, False,
-            MaxBet.UNCOVERED, 1, ShortPot.NEVER, EndOfDeal.RETURN_BANK,
-            {"players": "X1", "funding": "XB1", "bet": "XB3", "short": "XB4", "end": "XB5",
-             "turn": "XB3", "redeal": "XB2"},
+            MaxBet.UNCOVERED, 1, ShortPot.NEVER, EndOfDeal.RETURN_BANK, True, False,
+            rules={"players": "X1", "funding": "XB1", "bet": "XB3", "short": "XB4", "end": "XB5",
+             "turn": "XB3", "redeal": "XB2"}, default_min_bet=1,
         ),
     ]
 }
