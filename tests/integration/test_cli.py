@@ -100,3 +100,17 @@ def test_verify_exits_non_zero_and_names_what_failed(runner, tmp_path):
     result = runner.invoke(main, ["verify", "--store", store])
     assert result.exit_code == 1
     assert "FAILED position" in result.output and "wallet" in result.output
+
+
+@pytest.mark.parametrize("variant", ["polish", "six_spot", "fort_wayne"])
+def test_simulate_plays_a_multi_seat_variant_and_the_store_verifies(runner, tmp_path, variant):
+    store = f"sqlite:///{tmp_path}/{variant}.sqlite3"
+    result = runner.invoke(main, ["simulate", "--variant", variant, "--players", "4",
+                                  "--turns", "120", "--seed", "77", "--store", store, "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["turns"] >= 120 and summary["wins"] <= summary["turns"]
+    assert summary["win_rate"] == pytest.approx(summary["wins"] / summary["turns"])
+    verified = runner.invoke(main, ["verify", "--store", store, "--json"])
+    assert verified.exit_code == 0, verified.stdout
+    assert json.loads(verified.stdout)["deals_checked"] >= summary["deals"]
