@@ -153,6 +153,8 @@ class DealSchema(Schema):
     version = fields.Integer()
     started_at = fields.String()
     updated_at = fields.String()
+    state = fields.Raw(metadata={"description": "Multi-seat deals: the table after the deal's "
+                                                "last step so far"})
 
 
 class LimitsSchema(Schema):
@@ -182,12 +184,13 @@ class TableSchema(Schema):
     phase = fields.String()
     dealer = fields.Integer(allow_none=True)
     pot = fields.Integer(metadata={"description": "Pot, bank or pool"})
-    stake = fields.Integer(metadata={"description": "Chips bet and not yet settled"})
+    stake = fields.Integer(allow_none=True, metadata={
+        "description": "Chips bet and not yet settled (null while six-spot bets are sealed)"})
     banker_start = fields.Integer()
     deals_by_this_dealer = fields.Integer()
     stitch_round = fields.Boolean()
     seats = fields.List(fields.Dict())
-    counters = fields.Dict(keys=fields.String(), values=fields.Integer())
+    counters = fields.Dict(keys=fields.String(), values=fields.Integer(allow_none=True))
     current_deal = fields.Raw(allow_none=True, metadata={
         "description": "Casino: the deal; multi-seat: order, turn, target, hands (own cards "
                        "only when the rules allow), bets (sealed ones hidden)"})

@@ -67,7 +67,8 @@ def verify_limits(variant: Variant, limits: dict[str, int]) -> dict[str, int]:
     full = {
         "hand_size": variant.default_hand_size, "ante": 10 if variant.funding is Funding.ANTE else 0,
         "min_bet": 0 if variant.min_bet_is_ante else variant.default_min_bet, "max_bet": 0,
-        "bank_min": 100 if variant.funding is not Funding.ANTE else 0, "bank_max": 0,
+        "bank_min": variant.default_bank_min if variant.funding is not Funding.ANTE else 0,
+        "bank_max": 0,
         "bank_fixed": 0, "max_seats": variant.max_players,
     }
     for key, value in limits.items():
@@ -83,9 +84,10 @@ def verify_limits(variant: Variant, limits: dict[str, int]) -> dict[str, int]:
     if full["hand_size"] not in variant.hand_sizes:
         raise RuleViolation(variant.rule("players"), f"cards per hand must be one of "
                             f"{variant.hand_sizes}", field="hand_size")
-    if not 2 <= full["max_seats"] <= variant.max_players:
-        raise RuleViolation(variant.rule("players"), f"{variant.title} seats 2 to "
-                            f"{variant.max_players} players", field="max_seats")
+    if not variant.min_players <= full["max_seats"] <= variant.max_players:
+        raise RuleViolation(variant.rule("players"), f"{variant.title} seats "
+                            f"{variant.min_players} to {variant.max_players} players",
+                            field="max_seats")
     hands = full["max_seats"] if variant.dealer_plays else full["max_seats"] - 1
     needed = hands * variant.cards_per_player(full["hand_size"])
     if needed > 52:
@@ -108,6 +110,9 @@ def verify_limits(variant: Variant, limits: dict[str, int]) -> dict[str, int]:
         if full["bank_fixed"] and full["bank_fixed"] < full["bank_min"]:
             raise RuleViolation(variant.rule("funding"), "bank_fixed is below bank_min",
                                 field="bank_fixed")
+    if variant.max_bet is MaxBet.HALF_POT and full["bank_min"] // 2 < full["min_bet"]:
+        raise RuleViolation("P5", "half the smallest bank must cover the minimum bet, or the "
+                            "bank would count as emptied at once", field="bank_min")
     if variant.funding is Funding.STAKE and full["min_bet"] >= full["bank_min"]:
         raise RuleViolation("S1", "a player's minimum bet must be below the dealer's minimum "
                             "stake", field="min_bet")
@@ -687,8 +692,9 @@ class HighCardGame:
         s = self.state
         if s.dealer is None:
             return
-        self._emit("DealPassed", {"from_seat": s.dealer, "to_seat": s.left_of(s.dealer),
-                                  "rule": rule})
+        playing = [x for x in s.seats if not s.seats[x]["out"]]
+        self._emit("DealPassed", {"from_seat": s.dealer, "to_seat": s.left_of(
+            s.dealer, playing or None), "rule": rule})
 
     def _reveal(self) -> None:
         shuffle = self.ctx.shuffle

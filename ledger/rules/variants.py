@@ -118,6 +118,8 @@ class Variant:
     """Rule IDs by what they govern: players, bet, funding, short, end, turn, reveal."""
     default_min_bet: int = 10
     """The minimum bet unless the table sets one (X4: 1 chip)."""
+    default_bank_min: int = 100
+    """The smallest stake or bank unless the table sets one (XB1: any amount)."""
 
     @property
     def default_hand_size(self) -> int:
@@ -189,7 +191,7 @@ VARIANTS: dict[str, Variant] = {
             Funding.BANK, Visibility.NEVER, Target.LOW_CARD, Betting.COVER, False,
             MaxBet.UNCOVERED, 1, ShortPot.NEVER, EndOfDeal.RETURN_BANK, True, False,
             rules={"players": "X1", "funding": "XB1", "bet": "XB3", "short": "XB4", "end": "XB5",
-             "turn": "XB3", "redeal": "XB2"}, default_min_bet=1,
+             "turn": "XB3", "redeal": "XB2"}, default_min_bet=1, default_bank_min=1,
         ),
     ]
 }

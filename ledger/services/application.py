@@ -21,6 +21,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, OperationalError
 
 from ledger import fairness
+from ledger.chain import ChainedMapper, load_chain_key
 from ledger.cards import Card
 from ledger.domain.access import ApiKey, CommandRecord, Role, hash_key
 from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
@@ -61,6 +62,46 @@ class LedgerApplication(HighCardCommands, Application[UUID]):
     name = "RedDogLedger"
     snapshotting_intervals = {Wallet: 100, CasinoTable: 100, HighCardTable: 100}  # noqa: RUF012
     env = {"AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}  # noqa: RUF012
+
+    def construct_mapper(self) -> Any:
+        """A mapper that seals every stored event with its keyed MAC (`ledger.chain`)."""
+        mapper = self.factory.mapper(transcoder=self.construct_transcoder(),
+                                     mapper_class=ChainedMapper)
+        mapper.chain_key = load_chain_key(dict(self.env))
+        return mapper
+
+    @property
+    def chain_key(self) -> bytes:
+        return self.mapper.chain_key  # type: ignore[attr-defined]
+
+    def checkpoint(self) -> dict[str, Any] | None:
+        """Record the digests of the log since the last checkpoint; None when nothing is new."""
+        from ledger.chain import checkpoint_mac, stored_digest
+        from ledger.domain.checkpoint import Checkpoints
+
+        try:
+            checkpoints = self.repository.get(Checkpoints.create_id())
+        except AggregateNotFoundError:
+            checkpoints = Checkpoints()
+        last = self.recorder.max_notification_id() or 0
+        if last <= checkpoints.last_position:
+            return None
+        digests: list[str] = []
+        position = checkpoints.last_position + 1
+        while position <= last:
+            page = self.recorder.select_notifications(start=position, limit=1000, stop=last)
+            if not page:
+                break
+            digests.extend(stored_digest(n.id, n) for n in page)
+            position = page[-1].id + 1
+        first = checkpoints.last_position + 1
+        mac = checkpoint_mac(self.chain_key, checkpoints.last_mac, first, last, digests)
+        checkpoints.record(first, last, digests, mac)
+        try:
+            self.save(checkpoints)
+        except IntegrityError:  # another process checkpointed first; its checkpoint stands
+            return None
+        return {"first": first, "last": last, "events": len(digests)}
 
     def register_transcodings(self, transcoder: Any) -> None:
         """Add the transcoding that lets high-card table snapshots hold the engine state."""
@@ -168,6 +209,8 @@ class LedgerApplication(HighCardCommands, Application[UUID]):
     ) -> dict[str, Any]:
         """Set the client seed for the next shuffle, between deals only (fairness.md)."""
         client_seed = fairness.check_client_seed(client_seed)
+        if isinstance(self._get(table_id, Aggregate, "table"), HighCardTable):
+            return self.change_table_client_seed(actor, table_id, client_seed, command)
 
         def decide() -> tuple[list[Aggregate], dict[str, Any]]:
             table = self._get(table_id, CasinoTable, "table")

@@ -73,10 +73,11 @@ class HighCardCommands:
         """Seat a wallet's player between deals (G5, G9)."""
         wallet = self._get(wallet_id, Wallet, "wallet")
         require(actor, Action.SEAT, owner=wallet.player_id)
-        return self._on_table(
-            actor, table_id, None, lambda g, ctx, t: g.seat(seat, str(wallet.id), wallet.player_id),
-            command,
-        )
+        def take_seat(game: HighCardGame, ctx: Context, table: HighCardTable) -> None:
+            game.seat(seat, str(wallet.id), wallet.player_id)
+            ctx.balances[seat] = wallet.balance
+
+        return self._on_table(actor, table_id, None, take_seat, command)
 
     def unseat_player(
         self, actor: Principal, table_id: UUID, seat: int, command: CommandKey | None = None
@@ -103,6 +104,11 @@ class HighCardCommands:
         """Start the next deal: first dealer (G7), antes, a fresh shuffle, hands, target."""
         if server_seed is not None or seed_source is not None:
             require(actor, Action.SUPPLY_SEED)
+            if not self._get(table_id, HighCardTable, "table").accepts_supplied_seeds:
+                from ledger.errors import RuleViolation
+
+                raise RuleViolation("G2", "this table draws its own server seeds",
+                                    field="server_seed")
         if server_seed is not None:
             fairness.check_server_seed(server_seed)
             supplied = iter([server_seed])
@@ -138,6 +144,24 @@ class HighCardCommands:
         """After three deals: pass now, or deal a fourth time (S6)."""
         return self._on_table(actor, table_id, (Action.PLAY, _dealer_owner),
                               lambda g, ctx, t: g.choose(t.state.dealer, choice, ctx), command)
+
+    def change_table_client_seed(
+        self, actor: Principal, table_id: UUID, client_seed: str,
+        command: CommandKey | None = None,
+    ) -> dict[str, Any]:
+        """Set the client seed of the next shuffle, between deals (fairness.md)."""
+        client_seed = fairness.check_client_seed(client_seed)
+
+        def change(game: HighCardGame, ctx: Context, table: HighCardTable) -> None:
+            if table.state.deal is not None:
+                from ledger.errors import RuleViolation
+
+                raise RuleViolation("G2", "the client seed changes only between deals",
+                                    field="client_seed")
+            table.change_client_seed(client_seed)
+
+        return self._on_table(actor, table_id, (Action.CHANGE_CLIENT_SEED, _seated_players),
+                              change, command)
 
     def split_pot(
         self, actor: Principal, table_id: UUID, command: CommandKey | None = None

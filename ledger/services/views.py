@@ -10,7 +10,8 @@ from ledger.domain.casino import CasinoDeal, CasinoTable
 from ledger.domain.wallet import Wallet
 from ledger.rules import casino
 
-_EVENT_HEADER = {"originator_id", "originator_version", "timestamp", "originator_topic"}
+_EVENT_HEADER = {"originator_id", "originator_version", "timestamp", "originator_topic",
+                 "chain_prev", "chain_mac"}
 #: Event fields that hold secrets; only the events that reveal them may carry them.
 _SECRET_FIELDS = {"server_seed"}
 _REVEALING_EVENTS = {"SeedRevealed"}
@@ -211,6 +212,11 @@ def high_card_table_view(
         if hide and seat != viewer:
             entry.pop("max", None)
         actions.append(entry)
+    counters = dict(state.counters)
+    stake: int | None = state.stake
+    if deal is not None and deal["sealed"] and variant.betting.value == "sealed":
+        stake = None  # the running total of sealed bets would give them away (X4)
+        counters["wagered"] = None
     return {
         "id": state.table_id,
         "variant": state.variant_name,
@@ -222,14 +228,14 @@ def high_card_table_view(
         "phase": state.phase,
         "dealer": state.dealer,
         "pot": state.pot,
-        "stake": state.stake,
+        "stake": stake,
         "banker_start": state.banker_start,
         "deals_by_this_dealer": state.dealer_deals,
         "stitch_round": state.stitch,
         "next_nonce": state.nonce + 1,
         "seats": seats,
         "current_deal": deal_view_,
-        "counters": dict(state.counters),
+        "counters": counters,
         "legal_actions": actions,
         "version": table.version,
     }
