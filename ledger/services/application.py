@@ -21,8 +21,8 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, OperationalError
 
 from ledger import fairness
-from ledger.chain import ChainedMapper, load_chain_key
 from ledger.cards import Card
+from ledger.chain import ChainedMapper, load_chain_key
 from ledger.domain.access import ApiKey, CommandRecord, Role, hash_key
 from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
 from ledger.domain.highcard import HighCardStateAsDict, HighCardTable
@@ -37,6 +37,7 @@ from ledger.store import persistence_env, store_url
 A = TypeVar("A", bound=Aggregate)
 PLAYER_ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 MAX_ATTEMPTS = 5
+CHECKPOINT_EVERY = 1000
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,15 @@ class LedgerApplication(HighCardCommands, Application[UUID]):
     def chain_key(self) -> bytes:
         return self.mapper.chain_key  # type: ignore[attr-defined]
 
+    def _checkpoint_now_and_then(self, recordings: list[Any]) -> None:
+        """Checkpoint the log once it has grown CHECKPOINT_EVERY events past the last one."""
+        if not recordings:
+            return
+        position = recordings[-1].notification.id
+        if position - self._checkpointed >= CHECKPOINT_EVERY:
+            self.checkpoint()
+            self._checkpointed = position
+
     def checkpoint(self) -> dict[str, Any] | None:
         """Record the digests of the log since the last checkpoint; None when nothing is new."""
         from ledger.chain import checkpoint_mac, stored_digest
@@ -107,6 +117,8 @@ class LedgerApplication(HighCardCommands, Application[UUID]):
         """Add the transcoding that lets high-card table snapshots hold the engine state."""
         super().register_transcodings(transcoder)
         transcoder.register(HighCardStateAsDict())
+
+    _checkpointed = 0
 
     @classmethod
     def for_store(cls, url: str | None = None, **extra: str) -> LedgerApplication:
@@ -429,13 +441,14 @@ class LedgerApplication(HighCardCommands, Application[UUID]):
                     fingerprint=command.fingerprint, answer=answer,
                 ))
             try:
-                self.save(*aggregates)
+                recordings = self.save(*aggregates)
             except OperationalError:  # e.g. SQLite's lock timeout: nothing was written
                 continue
             except IntegrityError:
                 if command is not None and (first := self._recorded_answer(command)) is not None:
                     return first
                 continue
+            self._checkpoint_now_and_then(recordings)
             return answer
         raise Conflict("the command kept losing races with concurrent commands; try again")
 
