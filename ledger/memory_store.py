@@ -33,16 +33,22 @@ class _IndexedReads:
             if not index:
                 return []
             first = next(iter(index))
-            last = first + len(index) - 1
-            if last not in index:  # not contiguous: fall back to the library's walk
-                return super().select_events(  # type: ignore[misc]
-                    originator_id, gt=gt, lte=lte, desc=desc, limit=limit)
+            last = next(reversed(index))
+            stored = self._stored_events  # type: ignore[attr-defined]
+            if last - first + 1 != len(index):  # not contiguous (snapshots): walk lazily
+                found = []
+                for version in (reversed(index) if desc else iter(index)):
+                    if (gt is not None and version <= gt) or (lte is not None and version > lte):
+                        continue
+                    found.append(stored[index[version]])
+                    if limit is not None and len(found) >= limit:
+                        break
+                return found
             low = first if gt is None else max(first, gt + 1)
             high = last if lte is None else min(last, lte)
             versions = range(high, low - 1, -1) if desc else range(low, high + 1)
             if limit is not None:
                 versions = versions[:limit]
-            stored = self._stored_events  # type: ignore[attr-defined]
             return [stored[index[v]] for v in versions]
 
 
