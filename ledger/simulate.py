@@ -165,7 +165,8 @@ def simulate_table(
                 if (entry["balance"] or 0) < floor:
                     app.grant(SYSTEM, wallets[entry["seat"]], 10 * floor)
                     view = app.table(SYSTEM, table_id)
-        actions = [a for a in view["legal_actions"] if a["action"] not in ("close", "split_pot")]
+        actions = [a for a in view["legal_actions"]
+                   if a["action"] not in ("close", "split_pot", "decline_bank")]
         if not actions:
             raise RuntimeError(f"the bots are stuck: {view['phase']}")
         action = _bot_choice(rng, actions)

@@ -94,6 +94,14 @@ def fund_bank(args: dict, table_id: UUID) -> dict:
     return ledger().fund_bank(principal(), table_id, args["amount"], command=command_key(args))
 
 
+@blp.route("/<uuid:table_id>/bank/decline", methods=["POST"])
+@blp.response(200, TableSchema)
+@command(blp)
+def decline_bank(table_id: UUID) -> dict:
+    """The dealer declines to stake the pot; the deal and bank pass left (S1, P1, XB1)."""
+    return ledger().decline_bank(principal(), table_id, command=command_key())
+
+
 @blp.route("/<uuid:table_id>/next-deal", methods=["POST"])
 @blp.arguments(NextDealArgs)
 @blp.response(201, TableSchema)

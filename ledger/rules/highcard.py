@@ -168,6 +168,9 @@ class HighCardGame:
             raise RuleViolation("G5", f"seat {seat} is empty", field="seat")
         if s.phase in (Phase.BETTING, Phase.CHOICE):
             raise RuleViolation("G5", "players leave only between deals")
+        if self.variant.funding is Funding.ANTE and s.pot > 0 and len(s.seats) == 1:
+            raise RuleViolation("H10", "the last player cannot leave chips in the pot: split "
+                                "the pot or close the table first")
         if seat == s.dealer and self.variant.funding is not Funding.ANTE and s.pot > 0:
             raise RuleViolation(self.variant.rule("banker") if self.variant.rule("banker") != "G8"
                                 else self.variant.rule("end"),
@@ -195,6 +198,8 @@ class HighCardGame:
             raise RuleViolation(rule, "the pot is not waiting to be staked")
         if seat != s.dealer:
             raise RuleViolation(rule, "only the dealer stakes the pot", field="seat")
+        if not isinstance(amount, int) or isinstance(amount, bool):
+            raise RuleViolation("G4", "a stake is a whole number of chips", field="amount")
         low, high = self.bank_range()
         if amount < low or (high is not None and amount > high):
             raise RuleViolation(rule, f"the stake must be from {low}"
@@ -209,6 +214,19 @@ class HighCardGame:
         self.verify_fund(seat, amount, ctx.balances.get(seat, 0))
         self._emit("BankFunded", {"seat": seat, "transfer": self._transfer(
             self.state.wallet_account(seat), self.state.pot_account, amount, "BankFunded")})
+
+    def verify_decline(self, seat: int) -> None:
+        s, rule = self.state, self.variant.rule("funding")
+        if s.phase != Phase.FUNDING:
+            raise RuleViolation(rule, "the pot is not waiting to be staked")
+        if seat != s.dealer:
+            raise RuleViolation(rule, "only the dealer declines the bank", field="seat")
+
+    def decline(self, seat: int, ctx: Context) -> None:
+        """A dealer who will not (or cannot) stake the pot passes the deal and bank left."""
+        self.ctx = ctx
+        self.verify_decline(seat)
+        self._pass_deal(self.variant.rule("funding"))
 
     # Dealing.
     def verify_start(self, ctx: Context) -> None:
@@ -273,7 +291,8 @@ class HighCardGame:
                 self._emit("Anted", {"seat": seat, "rule": rule, "transfer": self._transfer(
                     s.wallet_account(seat), s.pot_account, s.limits["ante"], "Anted")})
             elif not s.seats[seat]["out"]:
-                self._emit("SatOut", {"seat": seat, "rule": "H8",
+                self._emit("SatOut", {"seat": seat, "rule": "H8" if self.variant.short_pot
+                                      is ShortPot.REANTE else self.variant.rule("ante"),
                                       "reason": "cannot pay the ante"})
 
     def _deal(self, shuffle: Shuffle) -> None:
@@ -489,9 +508,11 @@ class HighCardGame:
             actions.append({"action": "deal", "seat": s.dealer})
         if s.phase == Phase.FUNDING and s.dealer is not None:
             low, high = self.bank_range()
-            actions.append({"action": "fund_bank", "seat": s.dealer, "min": low,
-                            "max": min(high, balances.get(s.dealer, 0)) if high
-                            else balances.get(s.dealer, 0)})
+            most = min(high, balances.get(s.dealer, 0)) if high else balances.get(s.dealer, 0)
+            if low <= most:
+                actions.append({"action": "fund_bank", "seat": s.dealer, "min": low,
+                                "max": most})
+            actions.append({"action": "decline_bank", "seat": s.dealer})
         if s.phase == Phase.CHOICE:
             actions.append({"action": "choose", "seat": s.dealer,
                             "choices": ["pass", "deal_fourth"]})

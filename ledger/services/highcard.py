@@ -93,6 +93,13 @@ class HighCardCommands:
         return self._on_table(actor, table_id, (Action.PLAY, _dealer_owner),
                               lambda g, ctx, t: g.fund(t.state.dealer, amount, ctx), command)
 
+    def decline_bank(
+        self, actor: Principal, table_id: UUID, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """The dealer declines to stake the pot: the deal and bank pass left."""
+        return self._on_table(actor, table_id, (Action.PLAY, _dealer_owner),
+                              lambda g, ctx, t: g.decline(t.state.dealer, ctx), command)
+
     def start_deal(
         self,
         actor: Principal,

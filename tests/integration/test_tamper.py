@@ -115,7 +115,7 @@ def middle_of_a_table(raw: RawLog) -> int:
 
 
 def test_an_untouched_store_verifies_and_is_checkpointed(session, make_shared_app):
-    app, raw = session
+    _app, raw = session
     report = verify_fresh(make_shared_app)
     assert report.ok, report.failures[:3]
     # The checkpoint covers the log up to its own two events (the chain's start and record).
@@ -157,7 +157,7 @@ def test_two_swapped_events_are_found_at_the_first(session, make_shared_app):
 
 def test_an_event_appended_outside_the_application_is_found(session, make_shared_app):
     _app, raw = session
-    originator_id, version, topic, state = raw.row(raw.positions()[-2])
+    originator_id, _version, topic, state = raw.row(raw.positions()[-2])
     # Check a copy of a real event, given the next version of its aggregate, does not verify.
     with raw.cursor() as db:
         last_version = db.execute(
