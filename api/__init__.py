@@ -9,7 +9,7 @@ from flask import Flask, send_from_directory
 from flask_smorest import Api
 
 from api import errors
-from api.resources import deals, tables, wallets
+from api.resources import audit, deals, tables, wallets
 from ledger.services.application import LedgerApplication
 
 DOCS_ASSETS = "/docs/assets/"
@@ -47,7 +47,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.extensions["reddog_ledger"] = ledger
 
     api = Api(app)
-    for blueprint in (wallets.blp, tables.blp, deals.blp):
+    for blueprint in (wallets.blp, tables.blp, deals.blp, audit.blp):
         api.register_blueprint(blueprint)
     errors.init_app(app)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from datetime import UTC
 from typing import Any
 from uuid import NAMESPACE_URL, uuid5
 
@@ -163,10 +164,69 @@ def verify(as_json: bool, store: str | None) -> None:
             f"{summary['positions']} positions, {summary['transfers']} transfers, "
             f"{summary['deals_checked']} finished deals, {summary['granted']} chips granted"
         )
+        if summary["first_bad_position"] is not None:
+            click.echo(f"first bad position: {summary['first_bad_position']}", err=True)
         for failure in summary["failures"]:
             click.echo(f"FAILED {failure}", err=True)
         click.echo("verified: conservation and fairness hold" if report.ok else "verification FAILED")
     sys.exit(0 if report.ok else 1)
+
+
+@main.command()
+@click.argument("deal_id", type=click.UUID)
+@click.option("--json", "as_json", is_flag=True, help="Print the replay as one JSON object.")
+@store_option
+def replay(deal_id, as_json: bool, store: str | None) -> None:  # type: ignore[no-untyped-def]
+    """Replay one deal step by step from the stored events, with the state after each."""
+    ledger = _app(store)
+    try:
+        result = ledger.replay(SYSTEM, deal_id)
+    except LedgerError as error:
+        raise click.ClickException(error.detail) from None
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    for step in result["steps"]:
+        event = step["event"]
+        shown = {k: v for k, v in event["payload"].items() if k not in ("transfer", "transfers")}
+        click.echo(f"v{event['version']:<4} {event['timestamp']}  {event['type']:<16} "
+                   f"{json.dumps(shown)}")
+    click.echo("finished" if result["finished"] else "in progress")
+
+
+@main.command()
+@click.argument("wallet_id", type=click.UUID)
+@click.option("--since", type=click.DateTime(), default=None, help="UTC, inclusive.")
+@click.option("--until", type=click.DateTime(), default=None, help="UTC, exclusive.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@store_option
+def statement(wallet_id, since, until, as_json: bool, store: str | None) -> None:  # type: ignore[no-untyped-def]
+    """A wallet's transfers in a period, with causes and the running balance."""
+
+    ledger = _app(store)
+    utc = [d.replace(tzinfo=UTC) if d is not None else None for d in (since, until)]
+    try:
+        result = ledger.statement(SYSTEM, wallet_id, utc[0], utc[1])
+    except LedgerError as error:
+        raise click.ClickException(error.detail) from None
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    click.echo(f"opening balance {result['opening_balance']}")
+    for row in result["transfers"]:
+        click.echo(f"{row['time']}  {row['type']:<9} {row['amount']:>+10}  {row['balance']:>10}  "
+                   f"{row['counterparty']}")
+    click.echo(f"closing balance {result['closing_balance']}"
+               + ("  (no transfers in this period)" if result["empty"] else ""))
+
+
+@main.command()
+@store_option
+def checkpoint(store: str | None) -> None:
+    """Record a checkpoint of the log now (the service also does so every 1,000 events)."""
+    ledger = _app(store)
+    done = ledger.checkpoint()
+    click.echo(json.dumps(done) if done else "nothing new to checkpoint")
 
 
 @main.group()

@@ -246,3 +246,71 @@ class ProblemSchema(Schema):
     rule = fields.String(metadata={"description": "Rule ID from rules.md, when a rule refused"})
     field = fields.String(metadata={"description": "The offending field, when one is known"})
     errors = fields.Dict(metadata={"description": "Field-by-field validation messages"})
+
+
+class FeedArgs(Schema):
+    after = fields.Integer(load_default=0, validate=validate.Range(min=0),
+                           metadata={"description": "Position cursor: entries after it"})
+    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
+    table = fields.UUID()
+    wallet = fields.UUID()
+    player = fields.String(validate=PLAYER_ID)
+    type = fields.List(fields.String(), metadata={"description": "Event type names"})
+    since = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, inclusive"})
+    until = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, exclusive"})
+
+
+class FeedEntrySchema(Schema):
+    position = fields.Integer()
+    aggregate_type = fields.String()
+    aggregate_id = fields.UUID()
+    version = fields.Integer()
+    type = fields.String()
+    timestamp = fields.String()
+    payload = fields.Dict()
+
+
+class FeedSchema(Schema):
+    entries = fields.List(fields.Nested(FeedEntrySchema))
+    next = fields.Integer(metadata={"description": "Pass as `after` for the next page"})
+    end = fields.Boolean(metadata={"description": "The scan reached the end of the log"})
+
+
+class AsOfArgs(Schema):
+    version = fields.Integer(validate=validate.Range(min=1))
+    at = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC instant"})
+
+
+class AsOfSchema(Schema):
+    as_of_version = fields.Integer()
+    as_of = fields.String()
+    state = fields.Raw()
+
+
+class PeriodArgs(Schema):
+    since = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, inclusive"})
+    until = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, exclusive"})
+
+
+class StatementRowSchema(Schema):
+    time = fields.String()
+    version = fields.Integer()
+    type = fields.String()
+    transfer_id = fields.String()
+    counterparty = fields.String()
+    amount = fields.Integer()
+    cause = fields.Dict()
+    balance = fields.Integer()
+
+
+class StatementSchema(Schema):
+    wallet_id = fields.UUID()
+    player_id = fields.String()
+    since = fields.String(allow_none=True)
+    until = fields.String(allow_none=True)
+    opening_balance = fields.Integer()
+    closing_balance = fields.Integer()
+    credits = fields.Integer()
+    debits = fields.Integer()
+    transfers = fields.List(fields.Nested(StatementRowSchema))
+    empty = fields.Boolean()

@@ -26,6 +26,8 @@ class Action(StrEnum):
     """Seat a wallet at a table, or leave a seat."""
     MANAGE_TABLE = "manage_table"
     """Split the pot (H10) or close a table."""
+    AUDIT = "audit"
+    """Read the global event feed and past states of tables."""
     SUPPLY_SEED = "supply_seed"
     """Supply the server seed of a deal (an external RNG), where the table allows it."""
 
@@ -42,6 +44,7 @@ ALLOWED: dict[Action, frozenset[Role]] = {
     Action.READ_DEAL: frozenset({Role.OPERATOR, Role.AUDITOR, Role.PLAYER}),
     Action.ISSUE_KEY: frozenset({Role.OPERATOR}),
     Action.SUPPLY_SEED: frozenset({Role.OPERATOR}),
+    Action.AUDIT: frozenset({Role.OPERATOR, Role.AUDITOR}),
     Action.SEAT: frozenset({Role.OPERATOR, Role.PLAYER}),
     Action.MANAGE_TABLE: frozenset({Role.OPERATOR}),
 }

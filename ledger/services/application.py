@@ -31,6 +31,7 @@ from ledger.domain.wallet import Wallet
 from ledger.errors import Conflict, InvalidInput, NotFound, RuleViolation, Unauthenticated
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
+from ledger.services.audit import AuditQueries
 from ledger.services.highcard import HighCardCommands
 from ledger.store import persistence_env, store_url
 
@@ -57,7 +58,7 @@ class CommandKey:
         return cls(principal.key_id, key, hashlib.sha256(text.encode()).hexdigest())
 
 
-class LedgerApplication(HighCardCommands, Application[UUID]):
+class LedgerApplication(HighCardCommands, AuditQueries, Application[UUID]):
     """Red Dog Ledger's application service over one event store."""
 
     name = "RedDogLedger"
