@@ -220,6 +220,46 @@ def statement(wallet_id, since, until, as_json: bool, store: str | None) -> None
                + ("  (no transfers in this period)" if result["empty"] else ""))
 
 
+@main.group()
+def history() -> None:
+    """Portable hand histories (format RDHH/1, see ledger/services/history.py)."""
+
+
+@history.command("export")
+@click.argument("deal_id", type=click.UUID)
+@click.option("--output", "-o", type=click.File("w"), default="-", help="File (default stdout).")
+@store_option
+def history_export(deal_id, output, store: str | None) -> None:  # type: ignore[no-untyped-def]
+    """Write one finished deal's hand history."""
+    from ledger.services.history import export_history
+
+    ledger = _app(store)
+    try:
+        output.write(export_history(ledger, deal_id))
+    except LedgerError as error:
+        raise click.ClickException(error.detail) from None
+
+
+@history.command("import")
+@click.argument("source", type=click.File("r"))
+@click.option("--json", "as_json", is_flag=True, help="Print the replay as one JSON object.")
+def history_import(source, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+    """Replay a hand history on its own, without any store."""
+    from ledger.services.history import import_history
+
+    ledger = LedgerApplication.for_store("memory")
+    try:
+        result = import_history(ledger, source.read())
+    except LedgerError as error:
+        raise click.ClickException(error.detail) from None
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    for step in result["steps"]:
+        event = step["event"]
+        click.echo(f"v{event['version']:<4} {event['type']:<16} {json.dumps(event['payload'])}")
+
+
 @main.command()
 @store_option
 def checkpoint(store: str | None) -> None:
