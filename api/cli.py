@@ -261,6 +261,37 @@ def history_import(source, as_json: bool) -> None:  # type: ignore[no-untyped-de
 
 
 @main.command()
+@click.option("--since", type=click.DateTime(["%Y-%m-%d"]), required=True, help="First UTC day.")
+@click.option("--until", type=click.DateTime(["%Y-%m-%d"]), required=True,
+              help="The day after the last (exclusive).")
+@click.option("--group-by", type=click.Choice(["table", "variant", "player", "banker"]))
+@click.option("--table", default=None)
+@click.option("--variant", default=None)
+@click.option("--player", default=None)
+@click.option("--csv", "as_csv", is_flag=True, help="CSV instead of JSON.")
+@store_option
+def report(since, until, group_by, table, variant, player, as_csv, store) -> None:  # type: ignore[no-untyped-def]
+    """A period report (deals, turns, handle, returned, net, hold, RTP, largest wins, bankers)."""
+    from ledger.services.reports import report_csv
+
+    ledger = _app(store)
+    try:
+        result = ledger.report(SYSTEM, since.date(), until.date(), group_by, table, variant,
+                               player)
+    except LedgerError as error:
+        raise click.ClickException(error.detail) from None
+    click.echo(report_csv(result) if as_csv else json.dumps(result), nl=not as_csv)
+
+
+@main.command()
+@store_option
+def project(store: str | None) -> None:
+    """Bring the report and recall read models up to the end of the log."""
+    ledger = _app(store)
+    click.echo(f"{ledger.catch_up()} events folded")
+
+
+@main.command()
 @store_option
 def checkpoint(store: str | None) -> None:
     """Record a checkpoint of the log now (the service also does so every 1,000 events)."""

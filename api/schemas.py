@@ -314,3 +314,35 @@ class StatementSchema(Schema):
     debits = fields.Integer()
     transfers = fields.List(fields.Nested(StatementRowSchema))
     empty = fields.Boolean()
+
+
+class ReportArgs(Schema):
+    since = fields.Date(required=True, metadata={"description": "First UTC day"})
+    until = fields.Date(required=True, metadata={"description": "Day after the last (exclusive)"})
+    group_by = fields.String(validate=validate.OneOf(["table", "variant", "player", "banker"]))
+    table = fields.UUID()
+    variant = fields.String(validate=validate.OneOf(["casino", *VARIANTS]))
+    player = fields.String(validate=PLAYER_ID)
+    format = fields.String(load_default="json", validate=validate.OneOf(["json", "csv"]))
+
+
+class ReportSchema(Schema):
+    since = fields.String()
+    until = fields.String()
+    group_by = fields.String(allow_none=True)
+    filters = fields.Dict()
+    empty = fields.Boolean(metadata={"description": "No activity in the period"})
+    groups = fields.List(fields.Dict(), metadata={
+        "description": "Per group: deals, turns, wins, handle, returned, net, hold, hold_pct, "
+                       "rtp_actual, rtp_theoretical, top_wins, banker_in/out/net, stitch_rounds, "
+                       "pot_splits, partial_payouts"})
+    totals = fields.Dict()
+
+
+class RecallArgs(Schema):
+    count = fields.Integer(load_default=10, validate=validate.Range(min=1, max=50))
+
+
+class RecallSchema(Schema):
+    player_id = fields.String()
+    deals = fields.List(fields.Dict())

@@ -176,6 +176,9 @@ def verify_store(
             fail(last_position, ",".join(sorted(missing)),
                  f"transfer {transfer_id} is not recorded by {sorted(missing)}")
     _check_wallets(app, balances, last_position, fail)
+    if hasattr(app, "read_models_match_a_rebuild") and not report.failures:
+        for name in app.read_models_match_a_rebuild():
+            fail(last_position, name, "the read model differs from a fresh replay of the log")
     report.granted = -balances[OPERATOR]
     report.balances = dict(balances)
     report.checkpointed = tamper.checkpointed

@@ -4,9 +4,23 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from flask import Response
+
 from api.auth import ledger, principal
 from api.resources import problems, resource_blueprint
-from api.schemas import AsOfArgs, AsOfSchema, FeedArgs, FeedSchema, PeriodArgs, StatementSchema
+from api.schemas import (
+    AsOfArgs,
+    AsOfSchema,
+    FeedArgs,
+    FeedSchema,
+    PeriodArgs,
+    RecallArgs,
+    RecallSchema,
+    ReportArgs,
+    ReportSchema,
+    StatementSchema,
+)
+from ledger.services.reports import report_csv
 
 blp = resource_blueprint("audit", __name__, "", "The event feed, time travel and statements")
 
@@ -50,3 +64,30 @@ def wallet_as_of(args: dict, wallet_id: UUID) -> dict:
 def statement(args: dict, wallet_id: UUID) -> dict:
     """Every transfer of a wallet in a period, with its cause and the running balance."""
     return ledger().statement(principal(), wallet_id, args.get("since"), args.get("until"))
+
+
+@blp.route("/reports", methods=["GET"])
+@blp.arguments(ReportArgs, location="query")
+@blp.response(200, ReportSchema)
+@blp.alt_response(200, description="The same report as CSV with format=csv",
+                  content_type="text/csv", success=True)
+@problems(blp)
+def report(args: dict) -> dict | Response:
+    """A period report by table, variant, player or banker, as JSON or CSV (operator, auditor)."""
+    result = ledger().report(
+        principal(), args["since"], args["until"], group_by=args.get("group_by"),
+        table=str(args["table"]) if args.get("table") else None,
+        variant=args.get("variant"), player=args.get("player"),
+    )
+    if args["format"] == "csv":
+        return Response(report_csv(result), mimetype="text/csv")
+    return result
+
+
+@blp.route("/players/<string:player_id>/recall", methods=["GET"])
+@blp.arguments(RecallArgs, location="query")
+@blp.response(200, RecallSchema)
+@problems(blp)
+def recall(args: dict, player_id: str) -> dict:
+    """A player's last deals with cards, bets, outcome and balances (the player, operator, auditor)."""
+    return ledger().recall(principal(), player_id, args["count"])

@@ -33,6 +33,7 @@ from ledger.services import views
 from ledger.services.access import Action, Principal, require
 from ledger.services.audit import AuditQueries
 from ledger.services.highcard import HighCardCommands
+from ledger.services.reports import ReportQueries
 from ledger.store import persistence_env, store_url
 
 A = TypeVar("A", bound=Aggregate)
@@ -58,7 +59,7 @@ class CommandKey:
         return cls(principal.key_id, key, hashlib.sha256(text.encode()).hexdigest())
 
 
-class LedgerApplication(HighCardCommands, AuditQueries, Application[UUID]):
+class LedgerApplication(HighCardCommands, AuditQueries, ReportQueries, Application[UUID]):
     """Red Dog Ledger's application service over one event store."""
 
     name = "RedDogLedger"
