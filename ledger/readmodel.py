@@ -16,6 +16,7 @@ from eventsourcing.persistence import IntegrityError, Tracking
 from eventsourcing.popo import POPOTrackingRecorder
 from eventsourcing.postgres import PostgresTrackingRecorder
 from eventsourcing.sqlite import SQLiteTrackingRecorder
+from psycopg.sql import SQL, Identifier
 
 Documents = dict[str, Any]
 
@@ -55,8 +56,8 @@ class SQLiteReadModel(SQLiteTrackingRecorder):
 
     def construct_create_table_statements(self) -> list[str]:
         return [*super().construct_create_table_statements(),
-                "CREATE TABLE IF NOT EXISTS read_models (name TEXT PRIMARY KEY, doc TEXT) "
-                "WITHOUT ROWID"]
+                ("CREATE TABLE IF NOT EXISTS read_models (name TEXT PRIMARY KEY, doc TEXT) "
+                "WITHOUT ROWID")]
 
     def write(self, documents: Documents, tracking: Tracking) -> None:
         with self.datastore.transaction(commit=True) as c:
@@ -90,9 +91,9 @@ class PostgresReadModel(PostgresTrackingRecorder):
                  **kwargs: Any) -> None:
         super().__init__(datastore, tracking_table_name=tracking_table_name, **kwargs)
         self.documents_table = f'"{self.datastore.schema}".reddogledger_read_models'
-        self.sql_create_statements.append(
-            f"CREATE TABLE IF NOT EXISTS {self.documents_table} "
-            "(name text PRIMARY KEY, doc text)")
+        self.sql_create_statements.append(SQL(
+            "CREATE TABLE IF NOT EXISTS {0}.reddogledger_read_models "
+            "(name text PRIMARY KEY, doc text)").format(Identifier(self.datastore.schema)))
 
     def write(self, documents: Documents, tracking: Tracking) -> None:
         with self.datastore.transaction(commit=True) as curs:

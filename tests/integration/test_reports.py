@@ -1,0 +1,141 @@
+"""Reports and recall: read models kept by a projection with exactly-once tracking."""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from datetime import UTC, date, datetime
+from uuid import UUID
+
+import pytest
+from eventsourcing.persistence import IntegrityError, Tracking
+from freezegun import freeze_time
+
+from ledger.rules.casino import OpeningKind
+from ledger.services.access import SYSTEM
+from ledger.services.reports import BETS, RETURNS
+from ledger.simulate import simulate_casino, simulate_table
+from ledger.verify import read_log, verify_store
+from tests.seeds import opening, seed_where
+
+CLIENT = "reports"
+D1, D2, D3 = date(2026, 4, 1), date(2026, 4, 2), date(2026, 4, 3)
+
+
+def at(day: date, hour: int = 12) -> datetime:
+    return datetime(day.year, day.month, day.day, hour, tzinfo=UTC)
+
+
+@pytest.fixture
+def casino_days(app):  # type: ignore[no-untyped-def]
+    """A push on day 1; on day 2 a raised spread that loses, then trips."""
+    with freeze_time(at(D1)):
+        wallet = UUID(app.open_wallet(SYSTEM, "p-rep")["id"])
+        app.grant(SYSTEM, wallet, 5000)
+        table = UUID(app.open_casino_table(SYSTEM, wallet, client_seed=CLIENT,
+                                           accepts_supplied_seeds=True)["id"])
+        app.deal(SYSTEM, table, 100, server_seed=seed_where(
+            CLIENT, 1, opening(OpeningKind.CONSECUTIVE)))
+
+    def endpoint(pack):  # type: ignore[no-untyped-def]
+        return opening(OpeningKind.SPREAD)(pack) and pack[2].rank in (pack[0].rank, pack[1].rank)
+
+    with freeze_time(at(D2, 10)):
+        lost = app.deal(SYSTEM, table, 200, server_seed=seed_where(CLIENT, 2, endpoint))
+        app.raise_bet(SYSTEM, UUID(lost["id"]))
+    with freeze_time(at(D2, 11)):
+        app.deal(SYSTEM, table, 50, server_seed=seed_where(
+            CLIENT, 3, opening(OpeningKind.PAIR, trips=True)))
+    return wallet, table
+
+
+def test_a_day_report_counts_deals_handle_returned_and_hold(app, casino_days):
+    _wallet, table = casino_days
+    day1 = app.report(SYSTEM, D1, D2)["totals"]
+    # Check the push: 100 bet and returned, nothing held.
+    assert (day1["deals"], day1["turns"], day1["handle"], day1["returned"], day1["net"]) == (
+        1, 1, 100, 100, 0)
+    day2 = app.report(SYSTEM, D2, D3, group_by="table")
+    [row] = day2["groups"]
+    # Check 400 lost (200 raised to 400) and trips paying 11 to 1 on 50: 600 back.
+    assert (row["key"], row["deals"], row["handle"], row["returned"]) == (str(table), 2, 450, 600)
+    assert (row["net"], row["hold_pct"]) == (-150, round(-100 * 150 / 450, 4))
+    assert row["top_wins"][0]["winnings"] == 550 and row["wins"] == 1
+    both = app.report(SYSTEM, D1, D3)["totals"]
+    assert (both["deals"], both["handle"], both["net"]) == (3, 550, -150)
+
+
+def test_a_period_without_activity_yields_a_report_that_says_so(app, casino_days):
+    quiet = app.report(SYSTEM, D3, date(2026, 4, 10), group_by="variant")
+    assert quiet["empty"] and quiet["groups"] == []
+    assert quiet["totals"]["deals"] == quiet["totals"]["handle"] == 0
+
+
+def test_recall_lists_a_players_deals_newest_first_with_balances(app, casino_days):
+    recall = app.recall(SYSTEM, "p-rep", 10)["deals"]
+    assert [(d["bets"], d["returned"]) for d in recall] == [(50, 600), (400, 0), (100, 100)]
+    # Check each deal starts from the balance the one before it ended with.
+    assert recall[2]["balance_before"] == 5000 and recall[0]["balance_after"] == 5000 - 400 + 550
+    assert all(newer["balance_before"] == older["balance_after"]
+               for newer, older in itertools.pairwise(recall))
+    assert len(app.recall(SYSTEM, "p-rep", 2)["deals"]) == 2
+    # Check the trips deal recalls its three cards of one rank, the push its two cards.
+    assert len(recall[0]["cards"]) == 3 and len({c[0] for c in recall[0]["cards"]}) == 1
+    assert len(recall[2]["cards"]) == 2
+
+
+def test_reports_reconcile_to_the_transfers_and_the_house_pots_and_banks(app):
+    simulate_casino(app, 25, seed="2a" * 16, bet=30)
+    for variant in ("polish", "six_spot", "high_card_pool", "shoot", "six_spot_banking",
+                    "fort_wayne", "slippery_sam", "banked_red_dog"):
+        simulate_table(app, variant, 4, deals=4, seed="2b" * 16)
+    handle = returned = paid_in = paid_out = 0
+    per_variant: dict[str, int] = defaultdict(int)
+    seen: set[str] = set()
+    for _position, event in read_log(app):
+        if type(event).__qualname__.startswith(("Wallet.", "SealedSeed.")):
+            continue  # wallet events repeat transfers the table or deal recorded first
+        data = getattr(event, "data", None) or vars(event)
+        for transfer in (data.get("transfers") or []) + ([data["transfer"]] if data.get(
+                "transfer") else []):
+            if transfer["id"] in seen:
+                continue
+            seen.add(transfer["id"])
+            kind = type(event).__name__
+            if transfer["source"].startswith("wallet:"):
+                paid_in += transfer["amount"]
+                handle += transfer["amount"] if kind in BETS else 0
+            if transfer["destination"].startswith("wallet:"):
+                paid_out += transfer["amount"]
+                returned += transfer["amount"] if kind in RETURNS else 0
+    today = datetime.now(UTC).date()
+    report = app.report(SYSTEM, today, date.fromordinal(today.toordinal() + 1),
+                        group_by="variant")
+    totals = report["totals"]
+    # Check the report's sums are the transfers' sums.
+    assert (totals["handle"], totals["returned"], totals["net"]) == (
+        handle, returned, paid_in - paid_out)
+    for group in report["groups"]:
+        per_variant[group["key"]] = group["net"]
+    assert sum(per_variant.values()) == totals["net"]
+    # Check all nets together are exactly the change in house, pot, bank and stake balances.
+    balances = verify_store(app).balances
+    held_by_games = sum(v for k, v in balances.items() if k.startswith(("house", "pot:", "stake:")))
+    assert totals["net"] == held_by_games
+
+
+def test_a_projection_stopped_midway_resumes_to_equal_a_rebuild(make_shared_app):
+    first = make_shared_app()
+    simulate_table(first, "polish", 4, deals=6, seed="2c" * 16)
+    simulate_casino(first, 10, seed="2d" * 16)
+    total = first.recorder.max_notification_id()
+    # Check the first runner stops part way, and a new process picks up after its last page.
+    assert first.catch_up(limit=total // 3) == total // 3
+    assert first.read_model.max_tracking_id(first.name) == total // 3
+    second = make_shared_app()
+    assert second.catch_up() == total - total // 3
+    assert second.read_models_match_a_rebuild() == []
+    # Check a position already applied is refused, so nothing is counted twice.
+    with pytest.raises(IntegrityError):
+        second.read_model.write({"x|y": 1}, Tracking(second.name, total // 3))
+    assert second.read_model.read("x|y") is None
