@@ -21,6 +21,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """Build the Flask app; `REDDOG_STORE` (or an injected `LEDGER`) picks the store."""
     app = Flask(__name__)
     app.config.from_mapping(
+        MAX_CONTENT_LENGTH=1024 * 1024,
         API_TITLE="Red Dog Ledger",
         API_VERSION="1",
         OPENAPI_VERSION="3.0.3",

@@ -183,15 +183,9 @@ def replay(deal_id, as_json: bool, store: str | None) -> None:  # type: ignore[n
         result = ledger.replay(SYSTEM, deal_id)
     except LedgerError as error:
         raise click.ClickException(error.detail) from None
-    if as_json:
-        click.echo(json.dumps(result))
-        return
-    for step in result["steps"]:
-        event = step["event"]
-        shown = {k: v for k, v in event["payload"].items() if k not in ("transfer", "transfers")}
-        click.echo(f"v{event['version']:<4} {event['timestamp']}  {event['type']:<16} "
-                   f"{json.dumps(shown)}")
-    click.echo("finished" if result["finished"] else "in progress")
+    _print_steps(result, as_json)
+    if not as_json:
+        click.echo("finished" if result["finished"] else "in progress")
 
 
 @main.command()
@@ -252,12 +246,7 @@ def history_import(source, as_json: bool) -> None:  # type: ignore[no-untyped-de
         result = import_history(ledger, source.read())
     except LedgerError as error:
         raise click.ClickException(error.detail) from None
-    if as_json:
-        click.echo(json.dumps(result))
-        return
-    for step in result["steps"]:
-        event = step["event"]
-        click.echo(f"v{event['version']:<4} {event['type']:<16} {json.dumps(event['payload'])}")
+    _print_steps(result, as_json)
 
 
 @main.command()
@@ -320,6 +309,18 @@ def create_key(role: str, player_id: str | None, label: str, store: str | None) 
         raise click.BadParameter(error.detail, param_hint=hint) from None
     click.echo(key)
     click.echo(json.dumps(record), err=True)
+
+
+def _print_steps(replay: dict[str, Any], as_json: bool) -> None:
+    """A replay as JSON, or a line per step: version, time, type and what it recorded."""
+    if as_json:
+        click.echo(json.dumps(replay))
+        return
+    for step in replay["steps"]:
+        event = step["event"]
+        shown = {k: v for k, v in event["payload"].items() if k not in ("transfer", "transfers")}
+        click.echo(f"v{event['version']:<4} {event['timestamp']}  {event['type']:<16} "
+                   f"{json.dumps(shown)}")
 
 
 def _print(result: dict[str, Any], as_json: bool) -> None:

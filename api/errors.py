@@ -73,6 +73,10 @@ def http_error(error: HTTPException) -> Response:
     return problem(status, kind, error.name, detail, field=field, errors=errors or None)
 
 
+def too_deep(error: RecursionError) -> Response:
+    return problem(400, "bad-request", "Bad Request", "the request body is nested too deeply")
+
+
 def unexpected_error(error: Exception) -> Response:
     log.exception("unexpected error", exc_info=error)
     return problem(500, "internal", "Internal Server Error", "the server failed; nothing was recorded")
@@ -90,4 +94,5 @@ def init_app(app: Flask) -> None:
     """Register the handlers that turn every error into problem+json."""
     app.register_error_handler(LedgerError, ledger_error)
     app.register_error_handler(HTTPException, http_error)
+    app.register_error_handler(RecursionError, too_deep)
     app.register_error_handler(Exception, unexpected_error)

@@ -250,7 +250,10 @@ class LedgerApplication(HighCardCommands, AuditQueries, ReportQueries, Applicati
         """Commit to a fresh shuffle, take the opening bet and deal two cards (G2, C2, C3)."""
 
         def decide() -> tuple[list[Aggregate], dict[str, Any]]:
-            if isinstance(self._get(table_id, Aggregate, "table"), HighCardTable):
+            found = self._get(table_id, Aggregate, "table")
+            if isinstance(found, HighCardTable):
+                require(actor, Action.PLAY, owner=frozenset(
+                    info["player"] for info in found.state.seats.values()))
                 raise InvalidInput("a multi-seat table starts deals with POST "
                                    "/tables/{id}/next-deal and takes bets at /tables/{id}/bets",
                                    field="bet")
@@ -321,6 +324,7 @@ class LedgerApplication(HighCardCommands, AuditQueries, ReportQueries, Applicati
         command: CommandKey | None = None,
     ) -> dict[str, Any]:
         """Open a casino table (one seat, `wallet_id`) or a multi-seat table (`limits`)."""
+        require(actor, Action.OPEN_TABLE)
         if variant == "casino":
             if wallet_id is None:
                 raise InvalidInput("a casino table needs the wallet_id of its player",

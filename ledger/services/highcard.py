@@ -167,7 +167,8 @@ class HighCardCommands:
                                     field="client_seed")
             table.change_client_seed(client_seed)
 
-        return self._on_table(actor, table_id, (Action.CHANGE_CLIENT_SEED, _seated_players),
+        # At a multi-seat table the seed is shared by everyone, so only an operator sets it.
+        return self._on_table(actor, table_id, (Action.CHANGE_CLIENT_SEED, _nobody),
                               change, command)
 
     def split_pot(
@@ -222,7 +223,7 @@ class HighCardCommands:
             raise RuleViolation("G2", "the seed is revealed, and fairness checkable, when the "
                                 "deal ends")
         records = [(type(e).__name__, e.data, e.originator_version) for e in events
-                   if e.data.get("deal_id") == str(deal_id)]
+                   if (getattr(e, "data", None) or {}).get("deal_id") == str(deal_id)]
         report = fairness_of(records)
         committed = records[0][1]
         seed = next(d["server_seed"] for n, d, _v in records if n == "SeedRevealed")

@@ -26,6 +26,7 @@ from typing import Any
 from eventsourcing.persistence import Tracking
 
 from ledger.errors import InvalidInput
+from ledger.fairness import shuffled_pack
 from ledger.readmodel import read_model_for
 from ledger.rules.odds import exact_win_rate
 from ledger.rules.variants import VARIANTS
@@ -156,10 +157,12 @@ class Fold:
         for seat, info in seats.items():
             wallet = self.get(f"w|{info['wallet']}") or {"balance": 0}
             players[info["player"]] = {"seat": int(seat), "wallet": info["wallet"], "bets": 0,
-                                       "returned": 0, "cards": [], "outcome": None,
+                                       "returned": 0, "cards": [], "positions": [],
+                                       "target": None, "outcome": None,
                                        "balance_before": wallet["balance"]}
         self.put(f"d|{deal_id}", {"table": table_id, "variant": variant, "started": when,
-                                  "players": players, "target": None})
+                                  "players": players, "target": None,
+                                  "client_seed": data["client_seed"], "nonce": data["nonce"]})
         self.row(day, table_id, TABLE_ROW, variant)["deals"] += 1
 
     def _move(self, transfer: dict[str, Any], kind: str, deal: dict[str, Any] | None,
@@ -191,18 +194,24 @@ class Fold:
     def _deal_fact(self, kind: str, data: dict[str, Any], deal: dict[str, Any],
                    table: dict[str, Any], day: str, variant: str, table_id: str) -> None:
         by_seat = {p["seat"]: name for name, p in deal["players"].items()}
-        if kind == "CardDealt" and data.get("card"):
-            player = by_seat.get(data.get("seat", 1)) if variant != "casino" else next(
-                iter(deal["players"]), None)
-            if player and data.get("face_up", True):
-                deal["players"][player]["cards"].append(data["card"])
-        elif kind == "HandShown":
-            player = by_seat.get(data["seat"])
+        if kind == "CardDealt" and variant == "casino":
+            player = next(iter(deal["players"]), None)
             if player:
-                shown = [c["card"] for c in data["cards"]]
-                deal["players"][player]["cards"] = shown
+                deal["players"][player]["cards"].append(data["card"])
+        elif kind == "CardDealt":
+            player = by_seat.get(data.get("seat"))
+            if player:
+                deal["players"][player]["positions"].append(data["position"])
         elif kind == "TargetTurned":
-            deal["target"] = data["card"]
+            player = by_seat.get(data.get("seat"))
+            if player:
+                deal["players"][player]["target"] = data["card"]
+            else:
+                deal["target"] = data["card"]
+        elif kind == "SeedRevealed" and variant != "casino":
+            pack = shuffled_pack(data["server_seed"], deal["client_seed"], deal["nonce"])
+            for info in deal["players"].values():
+                info["cards"] = [str(pack[p]) for p in info["positions"]]
         elif kind in ("PaidOut", "PartiallyPaid", "Settled"):
             player = by_seat.get(data.get("seat", 1)) if variant != "casino" else next(
                 iter(deal["players"]))
@@ -232,7 +241,8 @@ class Fold:
             recall.insert(0, {
                 "deal_id": deal_id, "table_id": table_id, "variant": variant,
                 "started": deal["started"], "ended": when, "seat": info["seat"],
-                "cards": info["cards"], "target": deal["target"], "bets": info["bets"],
+                "cards": info["cards"], "target": info["target"] or deal["target"],
+                "bets": info["bets"],
                 "returned": info["returned"], "outcome": info["outcome"],
                 "balance_before": info["balance_before"], "balance_after": wallet["balance"],
             })

@@ -44,6 +44,10 @@ def event_view(event: Any) -> dict[str, Any]:
         if key not in _EVENT_HEADER
         and not (key in _SECRET_FIELDS and name not in _REVEALING_EVENTS)
     }
+    return _entry(event, name, payload)
+
+
+def _entry(event: Any, name: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {
         "aggregate_id": str(event.originator_id),
         "version": event.originator_version,
@@ -150,13 +154,7 @@ def operation_view(event: Any, deal_finished: bool) -> dict[str, Any]:
     payload = jsonable(dict(getattr(event, "data", {}) or {}))
     if name == "BetPlaced" and payload.get("sealed") and not deal_finished:
         payload.update(amount=None, transfer=None)
-    return {
-        "aggregate_id": str(event.originator_id),
-        "version": event.originator_version,
-        "type": name,
-        "timestamp": event.timestamp.isoformat(),
-        "payload": payload,
-    }
+    return _entry(event, name, payload)
 
 
 def high_card_table_view(

@@ -405,3 +405,15 @@ def test_no_body_of_any_shape_gets_a_5xx_and_every_refusal_records_nothing(
         assert response.mimetype == "application/problem+json"
         assert problem.get("field") or problem.get("rule") or response.status_code in (403, 404)
         assert ledger.recorder.max_notification_id() == before
+
+
+def test_a_body_nested_too_deeply_or_too_large_is_refused_with_a_4xx_and_records_nothing(
+    client, keys, ledger
+):
+    with records_nothing(ledger):
+        deep = client.post("/wallets", data="[" * 100_000, content_type="application/json",
+                           headers=keys.operator)
+        huge = client.post("/wallets", data="x" * (2 * 1024 * 1024),
+                           content_type="application/json", headers=keys.operator)
+    assert deep.status_code == 400 and deep.mimetype == "application/problem+json"
+    assert huge.status_code == 413 and huge.mimetype == "application/problem+json"

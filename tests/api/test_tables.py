@@ -139,6 +139,8 @@ class Tables:
             return self.post(f"{path}/passes", {"seat": seat}, who)
         if kind == "choose":
             return self.post(f"{path}/dealer-choice", {"choice": "pass"}, who)
+        if kind == "decline_bank":
+            return self.post(f"{path}/bank/decline", None, who)
         raise AssertionError(f"unexpected action {action}")
 
     def to_betting(self, table: Table) -> dict[str, Any]:

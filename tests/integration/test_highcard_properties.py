@@ -31,7 +31,7 @@ from ledger.services.application import LedgerApplication
 from ledger.verify import verify_store
 
 ALL_VARIANTS = sorted(VARIANTS)
-PREDICTED = ("deal", "fund_bank", "bet", "buy", "pass", "choose", "split_pot")
+PREDICTED = ("deal", "fund_bank", "decline_bank", "bet", "buy", "pass", "choose", "split_pot")
 STEPS = ["legal"] * 12 + ["random"] * 6 + ["grant", "join", "leave", "close"]
 SETTINGS = settings(max_examples=45, deadline=None, derandomize=False,
                     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
@@ -81,6 +81,7 @@ class Harness:
         return {
             "deal": lambda: app.start_deal(SYSTEM, tid, seed_source=self.seeds),
             "fund_bank": lambda: app.fund_bank(SYSTEM, tid, amount),
+            "decline_bank": lambda: app.decline_bank(SYSTEM, tid),
             "bet": lambda: app.bet(SYSTEM, tid, seat, amount),
             "buy": lambda: app.buy_centre_card(SYSTEM, tid, seat),
             "pass": lambda: app.pass_turn(SYSTEM, tid, seat),

@@ -117,10 +117,11 @@ def open_seated(
 
 def playable(view: dict[str, Any]) -> list[dict[str, Any]]:
     """The legal actions a bot plays: everything but closing and splitting the pot, and no
-    stake that no amount can satisfy."""
-    return [a for a in view["legal_actions"]
-            if a["action"] not in ("close", "split_pot")
-            and ("min" not in a or a["min"] <= a["max"])]
+    stake that no amount can satisfy; a dealer declines the bank only when nothing else is left."""
+    actions = [a for a in view["legal_actions"]
+               if a["action"] not in ("close", "split_pot")
+               and ("min" not in a or a["min"] <= a["max"])]
+    return [a for a in actions if a["action"] != "decline_bank"] or actions
 
 
 def perform(table: Table, action: dict[str, Any], rng: random.Random) -> dict[str, Any]:
@@ -141,6 +142,8 @@ def perform(table: Table, action: dict[str, Any], rng: random.Random) -> dict[st
         return app.pass_turn(SYSTEM, table.id, action["seat"])
     if kind == "choose":
         return app.dealer_choice(SYSTEM, table.id, rng.choice(action["choices"]))
+    if kind == "decline_bank":
+        return app.decline_bank(SYSTEM, table.id)
     raise AssertionError(f"unexpected legal action {action}")
 
 

@@ -139,3 +139,17 @@ def test_a_projection_stopped_midway_resumes_to_equal_a_rebuild(make_shared_app)
     with pytest.raises(IntegrityError):
         second.read_model.write({"x|y": 1}, Tracking(second.name, total // 3))
     assert second.read_model.read("x|y") is None
+
+
+def test_recall_at_a_multi_seat_table_shows_each_players_own_hand_and_target(app):
+    simulate_table(app, "high_card_pool", 3, deals=2, seed="2e" * 16)
+    deal = app.recall(SYSTEM, "sim-high_card_pool-1", 1)["deals"][0]
+    replay = app.replay(SYSTEM, UUID(deal["deal_id"]))
+    targets = {s["event"]["payload"]["seat"]: s["event"]["payload"]["card"]
+               for s in replay["steps"] if s["event"]["type"] == "TargetTurned"}
+    fairness = app.check_fairness(SYSTEM, UUID(deal["deal_id"]))
+    dealt = [s["event"]["payload"] for s in replay["steps"] if s["event"]["type"] == "CardDealt"
+             and s["event"]["payload"]["seat"] == deal["seat"]]
+    # Check the recalled hand is the five cards this seat was dealt, and its own target.
+    assert deal["cards"] == [fairness["pack"][d["position"]] for d in dealt]
+    assert len(deal["cards"]) == 5 and deal["target"] == targets[deal["seat"]]
