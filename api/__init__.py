@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import swagger_ui_bundle
@@ -56,6 +57,11 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     def docs_assets(filename: str) -> Any:
         """Serve the Swagger UI files shipped with the package (no CDN needed)."""
         return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename)
+
+    @app.get("/pages/audit")
+    def audit_page() -> Any:
+        """Serve the audit page: replay a deal, check its fairness, reports with a chart."""
+        return send_from_directory(Path(__file__).parent / "static", "audit.html")
 
     @app.get("/health")
     def health() -> dict[str, Any]:
