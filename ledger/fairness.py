@@ -91,7 +91,6 @@ class PackStep:
     positions: tuple[int, ...] = ()
 
 
-
 def drawn(position: int, card: str, version: int) -> PackStep:
     """A card taken from the top of the pack and shown."""
     return PackStep("take", position, card, version)

@@ -79,9 +79,9 @@ class SealedSeed(LedgerAggregate):
     ) -> None:
         self.deal_id = deal_id
         self.server_seed = server_seed
+        # For a multi-seat table: the table, and the version of the deal's commitment in it.
         self.table_id = table_id
         self.table_version = table_version
-        """For a multi-seat table: the table and the version of the deal's commitment."""
 
 
 class CasinoDeal(LedgerAggregate):

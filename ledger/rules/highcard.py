@@ -362,9 +362,6 @@ class HighCardGame:
         if not isinstance(amount, int) or isinstance(amount, bool) or amount < 1:
             raise RuleViolation("G4", "a bet is a positive whole number of chips", field="amount")
         v = self.variant
-        deal = self.state.deal
-        if v.target is Target.CENTRE and deal["buys"] >= BUYS_PER_TURN and False:
-            pass
         low, high = self.bet_range(seat)
         if amount < low or amount > high:
             raise RuleViolation(v.rule("bet"), f"the bet must be from {low} to {high}",
