@@ -13,7 +13,7 @@ pytestmark = memory_only  # the documents do not depend on the store
 
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 #: Routes that are not part of the API proper: the documents themselves and the health probe.
-NOT_API = {"static", "docs_assets", "health", "api-docs.openapi_json", "api-docs.openapi_swagger_ui"}
+NOT_API = {"static", "docs_assets", "health", "audit_page", "api-docs.openapi_json", "api-docs.openapi_swagger_ui"}
 
 
 @pytest.fixture
