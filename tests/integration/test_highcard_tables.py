@@ -73,11 +73,15 @@ class Table:
     def to_betting(self, bank: int | None = None) -> dict[str, Any]:
         """Choose the first dealer, stake the pot or bank if the variant needs it, and deal."""
         view = self.view()
-        for _ in range(4):
+        for _ in range(6):
             if view["phase"] == "betting":
                 return view
-            if view["phase"] == "funding":
+            legal = {a["action"] for a in view["legal_actions"]}
+            if view["phase"] == "funding" and "fund_bank" in legal:
                 view = self.app.fund_bank(SYSTEM, self.id, bank or view["limits"]["bank_min"])
+            elif view["phase"] == "funding" or "deal" not in legal:
+                rescue(self, view)  # the players have run low: the operator grants chips
+                view = self.view()
             else:
                 view = self.start()
         raise AssertionError(f"the table did not reach betting: {view['phase']}")
@@ -112,7 +116,7 @@ def open_seated(
         else:
             extra.append(wallet_id)
     return Table(app, table_id, variant, wallets, sum(amounts[: len(seats) + spare]),
-                 SeedSource(f"{variant}-{table_id}"), extra)
+                 SeedSource(f"{variant}-{tuple(seats)}-{amounts}-{limits}"), extra)
 
 
 def playable(view: dict[str, Any]) -> list[dict[str, Any]]:
