@@ -71,7 +71,7 @@ def serve(host: str, port: int, threads: int, demo: bool, store: str | None) -> 
     if demo:
         for line in demo_setup(ledger, base):
             click.echo(line)
-    click.echo(f"API docs: {base}/docs   OpenAPI: {base}/openapi.json")
+    click.echo(f"API docs: {base}/docs   OpenAPI: {base}/openapi.json   Audit: {base}/pages/audit")
     waitress.serve(app, host=host, port=port, threads=threads, ident="reddog-ledger")
 
 
