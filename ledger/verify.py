@@ -23,8 +23,9 @@ from eventsourcing.application import Application
 from ledger.chain import GENESIS, checkpoint_mac, event_digest, event_mac, stored_digest
 from ledger.domain.transfers import OPERATOR, UNBOUNDED_ACCOUNTS, Transfer
 from ledger.domain.wallet import Wallet
+from ledger.rules.highcard_state import transfers_of
 from ledger.services.application import fairness_of
-from ledger.services.views import event_name, transfers_of
+from ledger.services.views import event_name
 
 PAGE = 1000
 

@@ -16,7 +16,7 @@ from uuid import UUID, uuid5
 
 from ledger.cards import Card, Rank
 from ledger.errors import RuleViolation
-from ledger.rules.highcard_state import HighCardState, Phase
+from ledger.rules.highcard_state import HighCardState, Phase, transfers_of
 from ledger.rules.variants import (
     VARIANTS,
     Betting,
@@ -750,7 +750,7 @@ class HighCardGame:
 
     def _emit(self, name: str, data: dict[str, Any]) -> None:
         self._emit_to(name, data)
-        for transfer in _transfer_list(data):
+        for transfer in transfers_of(data):
             for account, sign in ((transfer["source"], -1), (transfer["destination"], 1)):
                 if account.startswith("wallet:"):
                     for seat, info in self.state.seats.items():
@@ -764,11 +764,6 @@ def new_state(table_id: str, variant: str, limits: dict[str, int]) -> HighCardSt
     if variant not in VARIANTS:
         raise RuleViolation("G8", f"unknown variant {variant!r}", field="variant")
     return HighCardState(table_id, variant, verify_limits(VARIANTS[variant], limits))
-
-
-def _transfer_list(data: dict[str, Any]) -> list[dict[str, Any]]:
-    found = [data["transfer"]] if isinstance(data.get("transfer"), dict) else []
-    return found + list(data.get("transfers") or [])
 
 
 def _passes(verify: Callable[..., Any], *args: Any) -> bool:

@@ -106,7 +106,7 @@ class HighCardState:
     # Applying operations.
     def apply(self, name: str, data: dict[str, Any]) -> None:
         """Apply one recorded operation. Money moves only through the transfers it carries."""
-        for transfer in _transfers(data):
+        for transfer in transfers_of(data):
             self._move(transfer)
         handler = getattr(self, f"_on_{name}", None)
         if handler is not None:
@@ -266,10 +266,10 @@ class HighCardState:
         return self.deal
 
 
-def _transfers(data: dict[str, Any]) -> list[dict[str, Any]]:
+def transfers_of(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The transfers an operation's (or any event's) data carries."""
     found = [data["transfer"]] if isinstance(data.get("transfer"), dict) else []
-    found.extend(data.get("transfers") or [])
-    return found
+    return found + [t for t in data.get("transfers") or [] if isinstance(t, dict)]
 
 
 def _keys_to_str(deal: dict[str, Any]) -> dict[str, Any]:

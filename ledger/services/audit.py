@@ -13,8 +13,10 @@ from uuid import UUID
 
 from ledger.domain.casino import CasinoDeal, CasinoTable
 from ledger.domain.highcard import HighCardTable
+from ledger.domain.transfers import net_effect
 from ledger.domain.wallet import Wallet
 from ledger.errors import InvalidInput, NotFound
+from ledger.rules.highcard_state import transfers_of
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
 
@@ -126,7 +128,7 @@ class AuditQueries:
             transfer = getattr(event, "transfer", None)
             before = balance
             if isinstance(transfer, dict):
-                balance += _signed(transfer, wallet.account)
+                balance += net_effect(transfer, wallet.account)
             if since is not None and event.timestamp < since:
                 continue
             if until is not None and event.timestamp >= until:
@@ -139,7 +141,7 @@ class AuditQueries:
                     "type": views.event_name(event), "transfer_id": transfer["id"],
                     "counterparty": transfer["source"] if transfer["destination"] ==
                     wallet.account else transfer["destination"],
-                    "amount": _signed(transfer, wallet.account), "cause": transfer["cause"],
+                    "amount": net_effect(transfer, wallet.account), "cause": transfer["cause"],
                     "balance": balance,
                 })
         opening = balance if opening is None else opening
@@ -187,7 +189,7 @@ class AuditQueries:
         if type(event).__qualname__.startswith("Wallet."):
             found.add(event.originator_id)
         data = event.data if isinstance(getattr(event, "data", None), dict) else vars(event)
-        for transfer in views.transfers_of(data):
+        for transfer in transfers_of(data):
             for account in (transfer["source"], transfer["destination"]):
                 if account.startswith("wallet:"):
                     found.add(UUID(account.partition(":")[2]))
@@ -211,9 +213,3 @@ class AuditQueries:
         return players
 
 
-def _signed(transfer: dict[str, Any], account: str) -> int:
-    if transfer["destination"] == account:
-        return int(transfer["amount"])
-    if transfer["source"] == account:
-        return -int(transfer["amount"])
-    return 0

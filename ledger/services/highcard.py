@@ -18,6 +18,7 @@ from ledger.domain.highcard import HighCardTable
 from ledger.domain.wallet import Wallet
 from ledger.errors import InvalidInput, NotFound
 from ledger.rules.highcard import Context, HighCardGame, Shuffle, verify_limits
+from ledger.rules.highcard_state import transfers_of
 from ledger.rules.variants import VARIANTS
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
@@ -287,7 +288,7 @@ class HighCardCommands:
         by_account = {wallet.account: wallet for wallet in wallets.values()}
         touched: dict[str, Wallet] = {}
         for event in table.pending_events:
-            for transfer in views.transfers_of(getattr(event, "data", None) or {}):
+            for transfer in transfers_of(getattr(event, "data", None) or {}):
                 source = by_account.get(transfer["source"])
                 destination = by_account.get(transfer["destination"])
                 if source is not None:

@@ -28,6 +28,7 @@ from eventsourcing.persistence import Tracking
 from ledger.errors import InvalidInput
 from ledger.fairness import shuffled_pack
 from ledger.readmodel import read_model_for
+from ledger.rules.highcard_state import transfers_of
 from ledger.rules.odds import exact_win_rate
 from ledger.rules.variants import VARIANTS
 from ledger.services import views
@@ -117,7 +118,7 @@ class Fold:
         if kind == "Committed" and (name.startswith("CasinoDeal.") or data.get("purpose") == "deal"):
             self._start_deal(deal_id, table_id, table, data, when, day, variant)
         deal = self.get(f"d|{deal_id}") if deal_id else None
-        for transfer in views.transfers_of(data):
+        for transfer in transfers_of(data):
             self._move(transfer, kind, deal, table_id, day, variant)
         if deal is not None:
             self._deal_fact(kind, data, deal, table, day, variant, table_id)

@@ -142,12 +142,6 @@ def table_view(
     }
 
 
-def transfers_of(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """The transfers an event's data carries."""
-    found = [data["transfer"]] if isinstance(data.get("transfer"), dict) else []
-    return found + [t for t in data.get("transfers") or [] if isinstance(t, dict)]
-
-
 def operation_view(event: Any, deal_finished: bool) -> dict[str, Any]:
     """One event of a multi-seat table; sealed bets stay sealed until everyone has bet (X4)."""
     name = event_name(event)
