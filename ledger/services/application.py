@@ -257,7 +257,9 @@ class LedgerApplication(HighCardCommands, AuditQueries, ReportQueries, Applicati
                 raise InvalidInput("a multi-seat table starts deals with POST "
                                    "/tables/{id}/next-deal and takes bets at /tables/{id}/bets",
                                    field="bet")
-            table = self._get(table_id, CasinoTable, "table")
+            if not isinstance(found, CasinoTable):
+                raise NotFound(f"no table {table_id}")
+            table = found
             require(actor, Action.PLAY, owner=table.player_id)
             current = self._current_deal(table)
             if current is not None and not current.finished:
@@ -341,9 +343,11 @@ class LedgerApplication(HighCardCommands, AuditQueries, ReportQueries, Applicati
 
     def table(self, actor: Principal, table_id: UUID) -> dict[str, Any]:
         """Read a table as its caller may see it, with the actions legal now."""
-        if isinstance(self._get(table_id, Aggregate, "table"), HighCardTable):
+        table = self._get(table_id, Aggregate, "table")
+        if isinstance(table, HighCardTable):
             return self.high_card_table(actor, table_id)
-        table = self._get(table_id, CasinoTable, "table")
+        if not isinstance(table, CasinoTable):
+            raise NotFound(f"no table {table_id}")
         require(actor, Action.READ_TABLE, owner=table.player_id)
         wallet = self._get(table.wallet_id, Wallet, "wallet")
         return views.table_view(table, self._current_deal(table), wallet.balance)

@@ -16,7 +16,7 @@ from ledger import fairness
 from ledger.domain.casino import SealedSeed
 from ledger.domain.highcard import HighCardTable
 from ledger.domain.wallet import Wallet
-from ledger.errors import InvalidInput, NotFound
+from ledger.errors import InvalidInput, NotFound, RuleViolation
 from ledger.rules.highcard import Context, HighCardGame, Shuffle, verify_limits
 from ledger.rules.highcard_state import transfers_of
 from ledger.rules.variants import VARIANTS
@@ -110,19 +110,21 @@ class HighCardCommands:
         command: CommandKey | None = None,
     ) -> dict[str, Any]:
         """Start the next deal: first dealer (G7), antes, a fresh shuffle, hands, target."""
-        if server_seed is not None or seed_source is not None:
+        supplied = server_seed is not None or seed_source is not None
+        if supplied:
             require(actor, Action.SUPPLY_SEED)
-            if not self._get(table_id, HighCardTable, "table").accepts_supplied_seeds:
-                from ledger.errors import RuleViolation
-
-                raise RuleViolation("G2", "this table draws its own server seeds",
-                                    field="server_seed")
         if server_seed is not None:
             fairness.check_server_seed(server_seed)
             supplied = iter([server_seed])
             seed_source = lambda: next(supplied, None) or fairness.new_server_seed()
-        return self._on_table(actor, table_id, (Action.PLAY, _dealer_owner),
-                              lambda g, ctx, t: g.start(ctx), command, seed_source=seed_source)
+        def start(game: HighCardGame, ctx: Context, table: HighCardTable) -> None:
+            if supplied and not table.accepts_supplied_seeds:
+                raise RuleViolation("G2", "this table draws its own server seeds",
+                                    field="server_seed")
+            game.start(ctx)
+
+        return self._on_table(actor, table_id, (Action.PLAY, _dealer_owner), start, command,
+                              seed_source=seed_source)
 
     def bet(
         self, actor: Principal, table_id: UUID, seat: int, amount: int,
@@ -162,8 +164,6 @@ class HighCardCommands:
 
         def change(game: HighCardGame, ctx: Context, table: HighCardTable) -> None:
             if table.state.deal is not None:
-                from ledger.errors import RuleViolation
-
                 raise RuleViolation("G2", "the client seed changes only between deals",
                                     field="client_seed")
             table.change_client_seed(client_seed)
@@ -216,7 +216,6 @@ class HighCardCommands:
 
     def table_deal_fairness(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
         """Check one finished deal of a multi-seat table against its commitment (fairness.md)."""
-        from ledger.errors import RuleViolation
         from ledger.services.application import fairness_of
 
         _table, events = self._deal_events(actor, deal_id)
