@@ -38,9 +38,9 @@ from eventsourcing.domain import Snapshot
 from eventsourcing.utils import get_topic, resolve_topic
 
 from ledger.domain.casino import CasinoDeal, SealedSeed
-from ledger.domain.highcard import HighCardTable
 from ledger.errors import InvalidInput, RuleViolation
 from ledger.services import views
+from ledger.services.access import SYSTEM
 
 MAGIC = "RDHH/1"
 
@@ -56,9 +56,7 @@ def export_history(app: Any, deal_id: UUID) -> str:
             f"seat 1: {deal.player_id} wallet={deal.wallet_id}"], None
         committed = vars(events[0])
     else:
-        table = app._get(table_id, HighCardTable, "table")
-        events = [e for e in app.events.get(table_id, gt=sealed.table_version - 1)]
-        events = _deal_range(events)
+        table, events = app._deal_events(SYSTEM, deal_id)
         previous = app.repository.get(table_id, version=sealed.table_version - 1)
         variant = table.variant
         header_seats = [f"seat {seat}: {info['player']} wallet={info['wallet']}"
@@ -126,15 +124,6 @@ def import_history(app: Any, text: str) -> dict[str, Any]:
     else:
         answer["finished"] = aggregate.finished
     return answer
-
-
-def _deal_range(events: list[Any]) -> list[Any]:
-    found = []
-    for event in events:
-        if found and views.event_name(event) == "Committed":
-            break
-        found.append(event)
-    return found
 
 
 def _payload(event: Any) -> dict[str, Any]:
