@@ -14,12 +14,11 @@ from api.resources import audit, deals, tables, wallets
 from ledger.services.application import LedgerApplication
 
 DOCS_ASSETS = "/docs/assets/"
-STORE_KINDS = {"ledger.memory_store": "memory", "eventsourcing.sqlite": "sqlite",
-               "eventsourcing.postgres": "postgresql"}
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
-    """Build the Flask app; `REDDOG_STORE` (or an injected `LEDGER`) picks the store."""
+    """Build the Flask app on an injected `LEDGER`, else one built from `SETTINGS`, else from
+    the environment (`ledger.settings`)."""
     app = Flask(__name__)
     app.config.from_mapping(
         MAX_CONTENT_LENGTH=1024 * 1024,
@@ -37,15 +36,14 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
             "components": {"securitySchemes": {
                 "bearerAuth": {"type": "http", "scheme": "bearer"}}},
         },
-        REDDOG_STORE=None,
         LEDGER=None,
+        SETTINGS=None,
     )
-    app.config.from_prefixed_env("REDDOG")
     if test_config:
         app.config.update(test_config)
     app.json.sort_keys = False
 
-    ledger = app.config["LEDGER"] or LedgerApplication.for_store(app.config["REDDOG_STORE"])
+    ledger = app.config["LEDGER"] or LedgerApplication(app.config["SETTINGS"])
     app.extensions["reddog_ledger"] = ledger
 
     api = Api(app)
@@ -66,7 +64,6 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     @app.get("/health")
     def health() -> dict[str, Any]:
         """Say the service is up and which store backs it."""
-        module = ledger.env.get("PERSISTENCE_MODULE", "")
-        return {"status": "ok", "store": STORE_KINDS.get(module, module)}
+        return {"status": "ok", "store": ledger.store.kind}
 
     return app

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC
 from typing import Any
 from uuid import NAMESPACE_URL, uuid5
@@ -13,11 +17,11 @@ import click
 
 from ledger import fairness
 from ledger.cards import format_cards
-from ledger.errors import LedgerError
+from ledger.errors import ConfigurationError, LedgerError
 from ledger.rules.variants import VARIANTS
 from ledger.services.access import SYSTEM
 from ledger.services.application import LedgerApplication
-from ledger.store import STORE_ENV_VAR, store_url
+from ledger.settings import STORE_ENV_VAR, Settings
 
 DEMO = uuid5(NAMESPACE_URL, "reddog-ledger:demo")
 DEMO_PLAYER = "demo-player"
@@ -27,11 +31,21 @@ store_option = click.option(
 )
 
 
-def _app(store: str | None) -> LedgerApplication:
+def _settings(store: str | None) -> Settings:
     try:
-        return LedgerApplication.for_store(store)
+        return Settings.from_env(store=store)
+    except LedgerError as error:
+        raise click.BadParameter(error.detail, param_hint=error.field) from None
+
+
+def _app(store: str | None) -> LedgerApplication:
+    settings = _settings(store)
+    try:
+        return LedgerApplication(settings)
     except LedgerError as error:
         raise click.BadParameter(error.detail, param_hint="--store") from None
+    except ConfigurationError as error:
+        raise click.ClickException(f"refusing to start: {error}") from None
 
 
 @click.group()
@@ -67,7 +81,11 @@ def serve(host: str, port: int, threads: int, demo: bool, store: str | None) -> 
     ledger = _app(store)
     app = create_app({"LEDGER": ledger})
     base = f"http://{host}:{port}"
-    click.echo(f"Red Dog Ledger on {store_url(store)}")
+    click.echo(f"Red Dog Ledger on {ledger.settings.store}")
+    if ledger.settings.follows_in_serve:
+        ledger.follow()
+        click.echo("Read models folded by this process (REDDOG_PROJECTIONS=off to leave it to "
+                   "`reddog project --follow`)")
     if demo:
         for line in demo_setup(ledger, base):
             click.echo(line)
@@ -273,11 +291,29 @@ def report(since, until, group_by, table, variant, player, as_csv, store) -> Non
 
 
 @main.command()
+@click.option("--follow", is_flag=True,
+              help="Keep folding new events until stopped (SIGINT or SIGTERM).")
+@click.option("--poll", type=click.FloatRange(min=0.01), default=0.25, show_default=True,
+              help="With --follow: seconds between looks at the log.")
 @store_option
-def project(store: str | None) -> None:
-    """Bring the report and recall read models up to the end of the log."""
+def project(follow: bool, poll: float, store: str | None) -> None:
+    """Fold the log into the read models (reports, recall, feed index, keys)."""
     ledger = _app(store)
-    click.echo(f"{ledger.catch_up()} events folded")
+    if not follow:
+        with _progress(ledger.projection.status()["behind"], "folding") as bar:
+            done = ledger.projection.catch_up(progress=bar.update)
+        click.echo(f"{done} events folded")
+        return
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    follower = ledger.follow(poll)
+    click.echo(f"following {ledger.settings.store}: {json.dumps(ledger.projection.status())}",
+               err=True)
+    while not stop.wait(10.0):
+        click.echo(json.dumps(ledger.projection.status()), err=True)
+    follower.stop()
+    ledger.close()
 
 
 @main.command()
@@ -321,6 +357,13 @@ def _print_steps(replay: dict[str, Any], as_json: bool) -> None:
         shown = {k: v for k, v in event["payload"].items() if k not in ("transfer", "transfers")}
         click.echo(f"v{event['version']:<4} {event['timestamp']}  {event['type']:<16} "
                    f"{json.dumps(shown)}")
+
+
+@contextmanager
+def _progress(length: int, label: str) -> Iterator[Any]:
+    """A progress bar on stderr; when stderr is not a terminal, a line every few seconds."""
+    with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
+        yield bar
 
 
 def _print(result: dict[str, Any], as_json: bool) -> None:

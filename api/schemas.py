@@ -6,6 +6,7 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate
 
+from ledger import validation
 from ledger.rules.variants import VARIANTS
 
 
@@ -30,9 +31,23 @@ class StrictBoolean(fields.Boolean):
         return value
 
 
-PLAYER_ID = validate.Regexp(r"^[A-Za-z0-9_.-]{1,64}$", error="1 to 64 of A-Z a-z 0-9 _ . -")
-CLIENT_SEED = validate.Regexp(r"^[A-Za-z0-9_-]{1,64}$", error="1 to 64 of A-Z a-z 0-9 _ -")
-SERVER_SEED = validate.Regexp(r"^[0-9a-f]{64}$", error="64 lowercase hex characters")
+class FullMatch(validate.Regexp):
+    """A `ledger.validation` pattern as a schema validator: the whole value must match (a
+    trailing newline never passes), and the OpenAPI document shows the anchored pattern."""
+
+    def __init__(self, pattern: validation.Pattern) -> None:
+        super().__init__(pattern.anchored, error=f"Must be {pattern.explain}.")
+        self.pattern = pattern
+
+    def __call__(self, value: Any) -> Any:
+        if not self.pattern.matches(value):
+            raise ValidationError(self._format_error(value))
+        return value
+
+
+PLAYER_ID = FullMatch(validation.PLAYER_ID)
+CLIENT_SEED = FullMatch(validation.CLIENT_SEED)
+SERVER_SEED = FullMatch(validation.SERVER_SEED)
 
 
 class WalletOpenArgs(Schema):

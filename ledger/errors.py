@@ -38,3 +38,7 @@ class InvalidInput(LedgerError):
 
 class Unauthenticated(LedgerError):
     """No API key, or one that is unknown or revoked."""
+
+
+class ConfigurationError(Exception):
+    """The process cannot run as configured (a missing or wrong chain key): it refuses to start."""

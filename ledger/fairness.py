@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import secrets
 import struct
 from collections.abc import Iterator
@@ -12,9 +11,8 @@ from dataclasses import dataclass
 
 from ledger.cards import CANONICAL_PACK, Card
 from ledger.errors import InvalidInput
+from ledger.validation import CLIENT_SEED, SERVER_SEED
 
-CLIENT_SEED_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-SERVER_SEED_PATTERN = re.compile(r"^[0-9a-f]{64}$")
 _TWO_32 = 2**32
 
 
@@ -25,18 +23,12 @@ def new_server_seed() -> str:
 
 def check_server_seed(server_seed: str) -> str:
     """Return the seed if it is 64 lowercase hex characters; raise InvalidInput otherwise."""
-    if not isinstance(server_seed, str) or not SERVER_SEED_PATTERN.match(server_seed):
-        raise InvalidInput("server_seed must be 64 lowercase hex characters", field="server_seed")
-    return server_seed
+    return SERVER_SEED.check(server_seed)
 
 
 def check_client_seed(client_seed: str) -> str:
     """Return the client seed if it is 1-64 characters of A-Z a-z 0-9 _ -."""
-    if not isinstance(client_seed, str) or not CLIENT_SEED_PATTERN.match(client_seed):
-        raise InvalidInput(
-            "client_seed must be 1 to 64 characters from A-Z a-z 0-9 _ -", field="client_seed"
-        )
-    return client_seed
+    return CLIENT_SEED.check(client_seed)
 
 
 def commitment(server_seed: str) -> str:

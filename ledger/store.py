@@ -5,36 +5,59 @@
   `sqlite:////abs/path.sqlite3` for an absolute path.
 - `postgresql://user[:password]@host[:port]/dbname[?schema=NAME]`: PostgreSQL, shared by any
   number of API workers and hosts.
+
+The URL is parsed once into a `StoreLocation`; everything else asks it what kind of store it
+names and where it is.
 """
 
 from __future__ import annotations
 
-import os
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from ledger.errors import InvalidInput
 
-STORE_ENV_VAR = "REDDOG_STORE"
-DEFAULT_STORE = "sqlite:///var/ledger.sqlite3"
+MEMORY, SQLITE, POSTGRES = "memory", "sqlite", "postgresql"
 
 
-def store_url(explicit: str | None = None) -> str:
-    """The store URL in force: the explicit one, else REDDOG_STORE, else the SQLite default."""
-    return explicit or os.environ.get(STORE_ENV_VAR) or DEFAULT_STORE
+@dataclass(frozen=True)
+class StoreLocation:
+    """A parsed store URL: its kind, and the eventsourcing settings that select it."""
+
+    url: str
+    kind: str
+    env: dict[str, str]
+
+    @property
+    def sqlite_path(self) -> Path | None:
+        """The SQLite file, or None (another store, or SQLite in memory)."""
+        name = self.env.get("SQLITE_DBNAME")
+        return None if not name or name == ":memory:" else Path(name)
+
+    @property
+    def in_process(self) -> bool:
+        """Whether the store lives and dies with this process."""
+        return self.kind == MEMORY or (self.kind == SQLITE and self.sqlite_path is None)
+
+    @property
+    def schema(self) -> str:
+        """PostgreSQL schema of the store's tables."""
+        return self.env.get("POSTGRES_SCHEMA", "public")
 
 
-def persistence_env(url: str) -> dict[str, str]:
-    """Translate a store URL into the eventsourcing environment that selects it."""
+def locate(url: str) -> StoreLocation:
+    """Parse a store URL; InvalidInput names what is wrong with it."""
     if url == "memory":
-        return {"PERSISTENCE_MODULE": "ledger.memory_store"}
+        return StoreLocation(url, MEMORY, {"PERSISTENCE_MODULE": "ledger.memory_store"})
     if url.startswith("sqlite://"):
         path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else ""
         if not path:
             raise InvalidInput(f"SQLite store URL needs a path: {url!r}", field="store")
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        return {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": path}
+        return StoreLocation(url, SQLITE, {"PERSISTENCE_MODULE": "eventsourcing.sqlite",
+                                           "SQLITE_DBNAME": path})
     if url.startswith(("postgresql://", "postgres://")):
         parts = urlsplit(url)
         dbname = parts.path.lstrip("/")
@@ -51,8 +74,13 @@ def persistence_env(url: str) -> dict[str, str]:
         schema = parse_qs(parts.query).get("schema")
         if schema:
             env["POSTGRES_SCHEMA"] = schema[0]
-        return env
+        return StoreLocation(url, POSTGRES, env)
     raise InvalidInput(
         f"unknown store {url!r}: use memory, sqlite:///PATH or postgresql://USER@HOST:PORT/DB",
         field="store",
     )
+
+
+def persistence_env(url: str) -> dict[str, str]:
+    """Translate a store URL into the eventsourcing environment that selects it."""
+    return dict(locate(url).env)

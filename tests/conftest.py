@@ -32,11 +32,13 @@ def postgres_or_skip() -> str:
 
 
 @pytest.fixture
-def postgres_schema() -> Iterator[str]:
-    """A fresh PostgreSQL schema for one test, dropped after it; yields the store URL."""
+def postgres_schema(tmp_path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """A fresh PostgreSQL schema for one test, dropped after it; yields the store URL. Its chain
+    key file (REDDOG_CHAIN_KEY_FILE, inherited by servers the test starts) is the test's own."""
     import psycopg
 
     admin = postgres_or_skip()
+    monkeypatch.setenv("REDDOG_CHAIN_KEY_FILE", str(tmp_path / "postgres-chain.key"))
     schema = f"t_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')

@@ -24,13 +24,33 @@ class Checkpoints(LedgerAggregate):
         self.last_position = 0
         self.last_mac = GENESIS
 
-    def record(self, first: int, last: int, digests: list[str], mac: str) -> None:
-        """Record that positions first..last of the log hold events with these digests."""
-        self._recorded(first, last, digests, self.last_mac, mac)
+    def record(
+        self, first: int, last: int, digests: list[str], mac: str, ranges: list[list[int]]
+    ) -> None:
+        """Record that the positions in `ranges` (runs within first..last; the rest of first..last
+        holds no event) hold events with these digests, in order."""
+        self._recorded(first, last, digests, self.last_mac, mac, ranges)
 
     @event("Recorded")
     def _recorded(
-        self, first: int, last: int, digests: list[str], prev_mac: str, mac: str
+        self, first: int, last: int, digests: list[str], prev_mac: str, mac: str,
+        ranges: list[list[int]] | None = None,
     ) -> None:
         self.last_position = last
         self.last_mac = mac
+
+
+CHAIN_KEY_ID = uuid5(NAMESPACE_URL, "reddog-ledger:chain-key")
+
+
+class ChainKeyFingerprint(LedgerAggregate):
+    """The public fingerprint of the key that seals a store's events, recorded once, so a process
+    given another key refuses to start and says so instead of sealing with it."""
+
+    @staticmethod
+    def create_id() -> UUID:
+        return CHAIN_KEY_ID
+
+    @event("Recorded")
+    def __init__(self, fingerprint: str) -> None:
+        self.fingerprint = fingerprint

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import secrets
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -19,27 +19,46 @@ from uuid import UUID, uuid4
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, OperationalError
+from eventsourcing.utils import Environment, EnvType
 
 from ledger import fairness
 from ledger.cards import Card
-from ledger.chain import ChainedMapper, load_chain_key
+from ledger.chain import (
+    ChainedMapper,
+    checkpoint_mac,
+    find_chain_key,
+    position_ranges,
+    sealed_by,
+    stored_digest,
+)
 from ledger.domain.access import ApiKey, CommandRecord, Role, hash_key
 from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
+from ledger.domain.checkpoint import ChainKeyFingerprint, Checkpoints
 from ledger.domain.highcard import HighCardStateAsDict, HighCardTable
 from ledger.domain.transfers import check_amount
 from ledger.domain.wallet import Wallet
-from ledger.errors import Conflict, InvalidInput, NotFound, RuleViolation, Unauthenticated
+from ledger.errors import (
+    ConfigurationError,
+    Conflict,
+    InvalidInput,
+    NotFound,
+    RuleViolation,
+    Unauthenticated,
+)
+from ledger.projection import Follower, Projection
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
 from ledger.services.audit import AuditQueries
 from ledger.services.highcard import HighCardCommands
 from ledger.services.reports import ReportQueries
-from ledger.store import persistence_env, store_url
+from ledger.settings import Settings
+from ledger.validation import IDEMPOTENCY_KEY, PLAYER_ID
+from ledger.store import locate
 
 A = TypeVar("A", bound=Aggregate)
-PLAYER_ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 MAX_ATTEMPTS = 5
 CHECKPOINT_EVERY = 1000
+CHECKPOINT_MOST = 5000
 
 
 @dataclass(frozen=True)
@@ -53,8 +72,7 @@ class CommandKey:
     @classmethod
     def of(cls, principal: Principal, key: str, method: str, path: str, body: Any) -> CommandKey:
         """Fingerprint the request so a reused key with a different request is caught."""
-        if not 1 <= len(key) <= 255:
-            raise InvalidInput("Idempotency-Key must be 1 to 255 characters", field="Idempotency-Key")
+        IDEMPOTENCY_KEY.check(key)
         text = json.dumps([method, path, body], sort_keys=True, default=str)
         return cls(principal.key_id, key, hashlib.sha256(text.encode()).hexdigest())
 
@@ -66,12 +84,90 @@ class LedgerApplication(HighCardCommands, AuditQueries, ReportQueries, Applicati
     snapshotting_intervals = {Wallet: 100, CasinoTable: 100, HighCardTable: 100}  # noqa: RUF012
     env = {"AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}  # noqa: RUF012
 
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings.from_env()
+        self.store = locate(self.settings.store)
+        self._projection: Projection | None = None
+        self._follower: Follower | None = None
+        self._projection_lock = threading.Lock()
+        super().__init__(env={**self.settings.store_env, **self.store.env})
+        try:
+            self.chain = find_chain_key(self.settings, self.store, self._store_is_empty)
+            self.mapper.chain_key = self.chain.secret  # type: ignore[attr-defined]
+            self._seal_key_fingerprint()
+        except BaseException:
+            self.close()
+            raise
+
+    def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
+        """Configure the store from the settings alone, not from the process environment."""
+        configured = {**type(self).env, "IS_SNAPSHOTTING_ENABLED": "y", **(env or {})}
+        return Environment(name, configured)
+
     def construct_mapper(self) -> Any:
         """A mapper that seals every stored event with its keyed MAC (`ledger.chain`)."""
-        mapper = self.factory.mapper(transcoder=self.construct_transcoder(),
-                                     mapper_class=ChainedMapper)
-        mapper.chain_key = load_chain_key(dict(self.env))
-        return mapper
+        return self.factory.mapper(transcoder=self.construct_transcoder(),
+                                   mapper_class=ChainedMapper)
+
+    # The read models.
+    @property
+    def projection(self) -> Projection:
+        """The ledger projection (reports, recall, the feed index, the list of keys)."""
+        with self._projection_lock:
+            if self._projection is None:
+                self._projection = Projection(self)
+            return self._projection
+
+    def project(self) -> int:
+        """Fold the log into the read models up to its end now; returns events folded."""
+        return self.projection.catch_up()
+
+    def follow(self, poll: float = 0.25) -> Follower:
+        """Keep the read models folded from a thread of this process (`ledger.projection`)."""
+        if self._follower is None:
+            self._follower = Follower(self.projection, poll).start()
+        return self._follower
+
+    def _notify(self, recordings: list[Any]) -> None:
+        if self._follower is not None:
+            self._follower.notify()
+
+    def close(self) -> None:
+        if self._follower is not None:
+            self._follower.stop()
+        if self._projection is not None:
+            self._projection.store.close()
+        super().close()
+
+    def _store_is_empty(self) -> bool:
+        return not (self.recorder.max_notification_id() or 0)
+
+    def _seal_key_fingerprint(self) -> None:
+        """Record the chain key's fingerprint in a new store; refuse another store's key."""
+        fingerprint = self.chain.fingerprint
+        try:
+            recorded = self.repository.get(ChainKeyFingerprint.create_id())
+        except AggregateNotFoundError:
+            if not self._store_is_empty() and not self._first_event_sealed_by_this_key():
+                raise ConfigurationError(self._wrong_key(fingerprint, None)) from None
+            try:
+                self.save(ChainKeyFingerprint(fingerprint=fingerprint))
+                return
+            except IntegrityError:  # another process recorded it first
+                recorded = self.repository.get(ChainKeyFingerprint.create_id())
+        if recorded.fingerprint != fingerprint:
+            raise ConfigurationError(self._wrong_key(fingerprint, recorded.fingerprint))
+
+    def _first_event_sealed_by_this_key(self) -> bool:
+        """A store from before fingerprints were recorded: does the key seal its first event?"""
+        [first] = self.recorder.select_notifications(start=1, limit=1)
+        return sealed_by(self.chain.secret, first, self.mapper.to_domain_event(first))
+
+    def _wrong_key(self, fingerprint: str, recorded: str | None) -> str:
+        sealed_with = f"the key of fingerprint {recorded}" if recorded else "another key"
+        return (f"the chain key from {self.chain.source} (fingerprint {fingerprint}) is not this "
+                f"store's key: its events were sealed with {sealed_with}. Point "
+                "REDDOG_CHAIN_KEY_FILE at that key; a process never seals with a different one.")
 
     @property
     def chain_key(self) -> bytes:
@@ -87,33 +183,30 @@ class LedgerApplication(HighCardCommands, AuditQueries, ReportQueries, Applicati
             self._checkpointed = position
 
     def checkpoint(self) -> dict[str, Any] | None:
-        """Record the digests of the log since the last checkpoint; None when nothing is new."""
-        from ledger.chain import checkpoint_mac, stored_digest
-        from ledger.domain.checkpoint import Checkpoints
-
+        """Record the positions and digests of the log since the last checkpoint, in checkpoints
+        of at most CHECKPOINT_MOST positions; None when nothing is new."""
         try:
             checkpoints = self.repository.get(Checkpoints.create_id())
         except AggregateNotFoundError:
             checkpoints = Checkpoints()
-        last = self.recorder.max_notification_id() or 0
-        if last <= checkpoints.last_position:
-            return None
-        digests: list[str] = []
-        position = checkpoints.last_position + 1
-        while position <= last:
-            page = self.recorder.select_notifications(start=position, limit=1000, stop=last)
-            if not page:
-                break
-            digests.extend(stored_digest(n.id, n) for n in page)
-            position = page[-1].id + 1
-        first = checkpoints.last_position + 1
-        mac = checkpoint_mac(self.chain_key, checkpoints.last_mac, first, last, digests)
-        checkpoints.record(first, last, digests, mac)
-        try:
-            self.save(checkpoints)
-        except IntegrityError:  # another process checkpointed first; its checkpoint stands
-            return None
-        return {"first": first, "last": last, "events": len(digests)}
+        end = self.recorder.max_notification_id() or 0
+        done = {"first": checkpoints.last_position + 1, "last": 0, "events": 0}
+        while checkpoints.last_position < end:
+            first = checkpoints.last_position + 1
+            page = self.recorder.select_notifications(
+                start=first, limit=CHECKPOINT_MOST, stop=end)
+            last = page[-1].id if len(page) == CHECKPOINT_MOST else end
+            digests = [stored_digest(n.id, n) for n in page]
+            ranges = position_ranges([n.id for n in page])
+            mac = checkpoint_mac(self.chain_key, checkpoints.last_mac, first, last, digests,
+                                 ranges)
+            checkpoints.record(first, last, digests, mac, ranges)
+            try:
+                self.save(checkpoints)
+            except IntegrityError:  # another process checkpointed first; its checkpoint stands
+                return None
+            done.update(last=last, events=done["events"] + len(digests))
+        return done if done["last"] else None
 
     def register_transcodings(self, transcoder: Any) -> None:
         """Add the transcoding that lets high-card table snapshots hold the engine state."""
@@ -123,9 +216,10 @@ class LedgerApplication(HighCardCommands, AuditQueries, ReportQueries, Applicati
     _checkpointed = 0
 
     @classmethod
-    def for_store(cls, url: str | None = None, **extra: str) -> LedgerApplication:
-        """Build the application on the store named by a URL (see `ledger.store`)."""
-        return cls(env={**persistence_env(store_url(url)), **extra})
+    def for_store(cls, url: str | None = None) -> LedgerApplication:
+        """Build the application on the store named by a URL (`ledger.store`), the other
+        settings from the environment."""
+        return cls(Settings.from_env(store=url))
 
     # Keys and authentication.
     def issue_key(self, role: str, player_id: str | None = None, label: str = "") -> tuple[str, dict]:
@@ -495,11 +589,7 @@ def fairness_of(records: list[Any]) -> fairness.FairnessReport:
 
 
 def _check_player_id(player_id: object) -> str:
-    if not isinstance(player_id, str) or not PLAYER_ID_PATTERN.match(player_id):
-        raise InvalidInput(
-            "player_id must be 1 to 64 characters from A-Z a-z 0-9 _ . -", field="player_id"
-        )
-    return player_id
+    return PLAYER_ID.check(player_id)
 
 
 def parse_card(text: str) -> Card:

@@ -2,28 +2,44 @@
 
 Mixed into LedgerApplication. Nothing here writes; everything answers only what the rules have
 revealed (sealed seeds, keys and idempotency records never appear; sealed bets stay sealed).
+Every read is bounded: a page has at most `validation.MAX_PAGE` entries, a search examines at
+most `readstore.SCAN` index rows or log positions, and a read stops at its time budget; each
+answers where to continue instead of working on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from ledger.domain.casino import CasinoDeal, CasinoTable
+from ledger import validation
+from ledger.domain.casino import CasinoTable
 from ledger.domain.highcard import HighCardTable
 from ledger.domain.transfers import net_effect
 from ledger.domain.wallet import Wallet
 from ledger.errors import InvalidInput, NotFound
-from ledger.rules.highcard_state import transfers_of
+from ledger.readstore import SCAN, FeedQuery
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
+from ledger.services.folds import listed_topic
 
-#: Aggregates whose events are never listed: secrets, keys and request bookkeeping.
-UNLISTED = ("SealedSeed.", "ApiKey.", "CommandRecord.", "Checkpoints.")
-MAX_FEED_PAGE = 500
-SCAN_PAGE = 1000
+#: An event type as the feed filter names it.
+EVENT_TYPE = validation.Pattern("type", r"[A-Z][A-Za-z]{0,39}", "an event type name")
+#: Positions of the log fetched together when rendering an indexed page.
+NEAR = 16
+
+
+class Budget:
+    """A read's time budget: `spent` once it has run `seconds`."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.deadline = None if seconds is None else time.monotonic() + seconds
+
+    def spent(self) -> bool:
+        return self.deadline is not None and time.monotonic() > self.deadline
 
 
 class AuditQueries:
@@ -34,55 +50,50 @@ class AuditQueries:
     recorder: Any
     mapper: Any
     events: Any
+    projection: Any
 
     def event_feed(
         self,
         actor: Principal,
         after: int = 0,
-        limit: int = 100,
+        limit: int = validation.DEFAULT_PAGE,
         table: UUID | None = None,
         wallet: UUID | None = None,
         player: str | None = None,
         types: set[str] | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
+        seconds: float | None = None,
     ) -> dict[str, Any]:
-        """The global log in order after position `after`, filtered; `next` continues it."""
+        """The global log in order after position `after`, filtered; `next` continues it.
+
+        Without filters the log itself is read; with any filter the feed index answers, up to
+        the position the projection has folded (`projection` in the answer)."""
         require(actor, Action.AUDIT)
-        if not 1 <= limit <= MAX_FEED_PAGE:
-            raise InvalidInput(f"limit must be 1 to {MAX_FEED_PAGE}", field="limit")
-        if after < 0:
+        validation.check_page(limit)
+        if not isinstance(after, int) or isinstance(after, bool) or after < 0:
             raise InvalidInput("after must be a position, 0 or more", field="after")
-        entries: list[dict[str, Any]] = []
-        position = after
-        last = self.recorder.max_notification_id() or 0
-        while position < last and len(entries) < limit:
-            page = self.recorder.select_notifications(start=position + 1, limit=SCAN_PAGE)
-            if not page:
-                break
-            for notification in page:
-                position = notification.id
-                if notification.topic.rsplit(":", 1)[-1].startswith(UNLISTED):
-                    continue
-                event = self.mapper.to_domain_event(notification)
-                if since is not None and event.timestamp < since:
-                    continue
-                if until is not None and event.timestamp >= until:
-                    continue
-                if types and views.event_name(event) not in types:
-                    continue
-                if table is not None and self._table_of(event) != table:
-                    continue
-                if wallet is not None and wallet not in self._wallets_of(event):
-                    continue
-                if player is not None and player not in self._players_of(event):
-                    continue
-                entries.append({"position": notification.id,
-                                "aggregate_type": type(event).__qualname__.split(".")[0],
-                                **self._listed(event)})
-                if len(entries) == limit:
-                    break
-        return {"entries": entries, "next": position, "end": position >= last}
+        dimensions = []
+        if table is not None:
+            dimensions.append(frozenset({f"table:{validation.check_uuid(table, 'table')}"}))
+        if wallet is not None:
+            dimensions.append(frozenset({f"wallet:{validation.check_uuid(wallet, 'wallet')}"}))
+        if player is not None:
+            dimensions.append(frozenset({f"player:{validation.PLAYER_ID.check(player, 'player')}"}))
+        if types:
+            dimensions.append(frozenset(f"type:{EVENT_TYPE.check(t)}" for t in types))
+        budget = Budget(seconds)
+        if not dimensions and since is None and until is None:
+            return self._feed_from_log(after, limit, budget)
+        status = self.projection.status()
+        match = self.projection.store.find(FeedQuery(
+            after=after, upto=status["position"], limit=limit, dimensions=tuple(dimensions),
+            since_us=_microseconds(since), until_us=_microseconds(until)))
+        entries, next_position = self._render(match.positions, budget)
+        if next_position is None:
+            next_position = match.scanned_to
+        return {"entries": entries, "next": next_position,
+                "end": next_position >= status["position"], "projection": status}
 
     def state_at(
         self, actor: Principal, aggregate_id: UUID, version: int | None = None,
@@ -99,7 +110,7 @@ class AuditQueries:
         if version is not None and at is not None:
             raise InvalidInput("give a version or an instant, not both", field="at")
         if at is not None:
-            version = self._version_at(aggregate_id, at)
+            version = self._last_version_at_or_before(aggregate_id, current.version, at)
             if version is None:
                 raise NotFound(f"{aggregate_id} did not exist at {at.isoformat()}")
         if version is not None and not 1 <= version <= current.version:
@@ -116,36 +127,42 @@ class AuditQueries:
 
     def statement(
         self, actor: Principal, wallet_id: UUID, since: datetime | None = None,
-        until: datetime | None = None,
+        until: datetime | None = None, after_version: int = 0,
+        limit: int = validation.MAX_PAGE, seconds: float | None = None,
     ) -> dict[str, Any]:
-        """Every transfer of a wallet in a period with its cause and the running balance."""
+        """A wallet's transfers in a period, a page at a time, with causes and the running
+        balance; the balances at the period's start and end; `next_version` continues it."""
         wallet = self._get(wallet_id, Wallet, "wallet")
         require(actor, Action.READ_WALLET, owner=wallet.player_id)
-        balance = 0
-        opening: int | None = None
-        rows = []
-        for event in self.events.get(wallet_id):
-            transfer = getattr(event, "transfer", None)
-            before = balance
-            if isinstance(transfer, dict):
-                balance += net_effect(transfer, wallet.account)
-            if since is not None and event.timestamp < since:
-                continue
-            if until is not None and event.timestamp >= until:
+        validation.check_page(limit)
+        if since is not None and until is not None and until <= since:
+            raise InvalidInput("until must be after since", field="until")
+        first = self._first_version_at_or_after(wallet_id, wallet.version, since) if since else 1
+        last = (self._last_version_before(wallet_id, wallet.version, until) if until
+                else wallet.version)
+        opening = self._balance_at(wallet_id, first - 1)
+        closing = self._balance_at(wallet_id, last) if last >= first - 1 else opening
+        start = max(first, after_version + 1)
+        balance = self._balance_at(wallet_id, start - 1)
+        rows: list[dict[str, Any]] = []
+        next_version = None
+        budget = Budget(seconds)
+        for event in self._wallet_events(wallet_id, start - 1, last):
+            if len(rows) == limit or budget.spent():
+                next_version = event.originator_version - 1
                 break
-            if opening is None:
-                opening = before
-            if isinstance(transfer, dict):
-                rows.append({
-                    "time": event.timestamp.isoformat(), "version": event.originator_version,
-                    "type": views.event_name(event), "transfer_id": transfer["id"],
-                    "counterparty": transfer["source"] if transfer["destination"] ==
-                    wallet.account else transfer["destination"],
-                    "amount": net_effect(transfer, wallet.account), "cause": transfer["cause"],
-                    "balance": balance,
-                })
-        opening = balance if opening is None else opening
-        closing = rows[-1]["balance"] if rows else opening
+            transfer = getattr(event, "transfer", None)
+            if not isinstance(transfer, dict):
+                continue
+            balance += net_effect(transfer, wallet.account)
+            rows.append({
+                "time": event.timestamp.isoformat(), "version": event.originator_version,
+                "type": views.event_name(event), "transfer_id": transfer["id"],
+                "counterparty": transfer["source"] if transfer["destination"] ==
+                wallet.account else transfer["destination"],
+                "amount": net_effect(transfer, wallet.account), "cause": transfer["cause"],
+                "balance": balance,
+            })
         return {
             "wallet_id": str(wallet_id), "player_id": wallet.player_id,
             "since": since.isoformat() if since else None,
@@ -154,62 +171,118 @@ class AuditQueries:
             "credits": sum(r["amount"] for r in rows if r["amount"] > 0),
             "debits": -sum(r["amount"] for r in rows if r["amount"] < 0),
             "transfers": rows,
-            "empty": not rows,
+            "empty": not rows and after_version == 0,
+            "next_version": next_version,
         }
 
     # Plumbing.
-    def _version_at(self, aggregate_id: UUID, at: datetime) -> int | None:
-        version = None
-        for event in self.events.get(aggregate_id):
-            if event.timestamp > at:
+    def _feed_from_log(self, after: int, limit: int, budget: Budget) -> dict[str, Any]:
+        """The unfiltered feed: the log itself, examining at most SCAN positions."""
+        entries: list[dict[str, Any]] = []
+        position = after
+        last = self.recorder.max_notification_id() or 0
+        examined = 0
+        while position < last and len(entries) < limit and examined < SCAN:
+            page = self.recorder.select_notifications(start=position + 1,
+                                                      limit=min(500, SCAN - examined))
+            if not page:
                 break
-            version = event.originator_version
-        return version
+            for notification in page:
+                if len(entries) == limit or budget.spent():
+                    break
+                position = notification.id
+                examined += 1
+                if listed_topic(notification.topic):
+                    entries.append(self._entry(notification))
+            else:
+                continue
+            break
+        return {"entries": entries, "next": position, "end": position >= last,
+                "projection": self.projection.status()}
+
+    def _render(self, positions: list[int], budget: Budget) -> tuple[list[dict[str, Any]],
+                                                                      int | None]:
+        """The entries at these listed positions; stops early (with where to continue) when
+        the budget is spent."""
+        entries: list[dict[str, Any]] = []
+        for group in _near_groups(positions):
+            if budget.spent():
+                return entries, (entries[-1]["position"] if entries else None)
+            wanted = set(group)
+            notifications = self.recorder.select_notifications(
+                start=group[0], limit=group[-1] - group[0] + 1, stop=group[-1])
+            entries.extend(self._entry(n) for n in notifications if n.id in wanted)
+        return entries, None
+
+    def _entry(self, notification: Any) -> dict[str, Any]:
+        event = self.mapper.to_domain_event(notification)
+        return {"position": notification.id,
+                "aggregate_type": type(event).__qualname__.split(".")[0],
+                **self._listed(event)}
 
     def _listed(self, event: Any) -> dict[str, Any]:
-        if isinstance(getattr(event, "data", None), dict):
-            deal_id = event.data.get("deal_id")
-            table = self.repository.get(event.originator_id)
-            deal = table.state.deal
-            unfinished = deal is not None and deal.get("id") == deal_id
-            return views.operation_view(event, not unfinished)
+        data = getattr(event, "data", None)
+        if isinstance(data, dict):
+            revealed = not data.get("sealed") or self.projection.store.has_key(
+                f"revealed:{data.get('deal_id')}")
+            return views.operation_view(event, revealed)
         return views.event_view(event)
 
-    def _table_of(self, event: Any) -> UUID | None:
-        name = type(event).__qualname__
-        if name.startswith(("CasinoTable.", "HighCardTable.")):
-            return event.originator_id
-        if name.startswith("CasinoDeal."):
-            deal = self.repository.get(event.originator_id)
-            return deal.table_id if isinstance(deal, CasinoDeal) else None
-        return None
+    def _wallet_events(self, wallet_id: UUID, after: int, last: int) -> Iterator[Any]:
+        """A wallet's events after a version up to `last`, read a page at a time."""
+        while after < last:
+            page = list(self.events.get(wallet_id, gt=after, lte=last, limit=500))
+            if not page:
+                return
+            yield from page
+            after = page[-1].originator_version
 
-    def _wallets_of(self, event: Any) -> set[UUID]:
-        found = set()
-        if type(event).__qualname__.startswith("Wallet."):
-            found.add(event.originator_id)
-        data = event.data if isinstance(getattr(event, "data", None), dict) else vars(event)
-        for transfer in transfers_of(data):
-            for account in (transfer["source"], transfer["destination"]):
-                if account.startswith("wallet:"):
-                    found.add(UUID(account.partition(":")[2]))
-        if isinstance(data.get("wallet_id"), (str, UUID)):
-            found.add(UUID(str(data["wallet_id"])))
+    def _balance_at(self, wallet_id: UUID, version: int) -> int:
+        if version < 1:
+            return 0
+        return self.repository.get(wallet_id, version=version).balance
+
+    def _timestamp(self, aggregate_id: UUID, version: int) -> datetime:
+        [event] = self.events.get(aggregate_id, gt=version - 1, lte=version)
+        return event.timestamp
+
+    def _last_version_at_or_before(self, aggregate_id: UUID, newest: int,
+                                   at: datetime) -> int | None:
+        """Binary search over an aggregate's versions, whose times never decrease."""
+        low, high, found = 1, newest, None
+        while low <= high:
+            middle = (low + high) // 2
+            if self._timestamp(aggregate_id, middle) <= at:
+                found, low = middle, middle + 1
+            else:
+                high = middle - 1
         return found
 
-    def _players_of(self, event: Any) -> set[str]:
-        players: set[str] = set()
-        data = event.data if isinstance(getattr(event, "data", None), dict) else vars(event)
-        if isinstance(data.get("player_id"), str):
-            players.add(data["player_id"])
-        name = type(event).__qualname__
-        if name.startswith("CasinoDeal."):
-            deal = self.repository.get(event.originator_id)
-            players.add(deal.player_id)
-        for wallet_id in self._wallets_of(event):
-            wallet = self.repository.get(wallet_id)
-            if isinstance(wallet, Wallet):
-                players.add(wallet.player_id)
-        return players
+    def _last_version_before(self, aggregate_id: UUID, newest: int, at: datetime) -> int:
+        low, high, found = 1, newest, 0
+        while low <= high:
+            middle = (low + high) // 2
+            if self._timestamp(aggregate_id, middle) < at:
+                found, low = middle, middle + 1
+            else:
+                high = middle - 1
+        return found
+
+    def _first_version_at_or_after(self, aggregate_id: UUID, newest: int, at: datetime) -> int:
+        return self._last_version_before(aggregate_id, newest, at) + 1
 
 
+def _microseconds(at: datetime | None) -> int | None:
+    return None if at is None else int(at.timestamp() * 1_000_000)
+
+
+def _near_groups(positions: list[int]) -> Iterator[list[int]]:
+    """Ascending positions in groups whose members lie within NEAR of each other."""
+    group: list[int] = []
+    for position in positions:
+        if group and position - group[-1] > NEAR:
+            yield group
+            group = []
+        group.append(position)
+    if group:
+        yield group

@@ -38,6 +38,7 @@ def two_days(app):  # type: ignore[no-untyped-def]
     with freeze_time(DAY2):
         waiting = app.deal(SYSTEM, table_id, 200, server_seed=seed_where(
             CLIENT, 2, opening(OpeningKind.SPREAD)))
+    app.project()
     return wallet_id, table_id, UUID(waiting["id"])
 
 

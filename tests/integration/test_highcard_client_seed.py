@@ -14,6 +14,7 @@ from ledger.simulate import simulate_table
 
 def polish_table(app) -> UUID:  # type: ignore[no-untyped-def]
     simulate_table(app, "polish", 3, deals=1, seed="3a" * 16)
+    app.project()
     entries = app.event_feed(SYSTEM, limit=500, types={"Opened"})["entries"]
     return UUID(next(e["aggregate_id"] for e in entries if e["aggregate_type"] == "HighCardTable"))
 

@@ -1,0 +1,157 @@
+"""The ledger projection: follows the event log and folds it into the read models.
+
+Reads (reports, recall, the filtered feed, the list of keys) are served from what has been
+folded and say how far behind the log that is; nothing folds inside a request. The folding runs
+as its own loop: `Follower`, a thread that `reddog serve` starts by default on an embedded store,
+or `reddog project --follow` as a process of its own beside PostgreSQL servers.
+
+Why not eventsourcing's `ProjectionRunner`: it follows the log through the recorder's
+`subscribe`, which its SQLite recorder does not implement, and the store must be the same
+for SQLite and PostgreSQL here. The loop below keeps its shape (a tracking position written in
+the same transaction as the view's rows, read back to resume) and adds the lock that makes two
+concurrent folders safe (`ledger.readstore`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ledger.readstore import LostRace, MemoryReadStore, ReadStore, read_store_for
+from ledger.services.folds import Fold, folded_topic, listed_topic
+
+log = logging.getLogger(__name__)
+PROJECTION = "ledger"
+PAGE = 500
+#: How long `catch_up(wait=True)` waits for another folder before it gives up.
+WAIT_SECONDS = 60.0
+
+
+class Projection:
+    """The ledger's read models over one application's event log."""
+
+    def __init__(self, app: Any, store: ReadStore | None = None) -> None:
+        self.app = app
+        self.store = store or read_store_for(app.store, app.recorder.datastore
+                                             if hasattr(app.recorder, "datastore") else None,
+                                             app.name.lower())
+
+    def head(self) -> int:
+        """The last position of the log."""
+        return self.app.recorder.max_notification_id() or 0
+
+    def status(self) -> dict[str, int]:
+        """How far the read models have folded the log, and how far behind its end that is."""
+        position = self.store.position(PROJECTION)
+        head = self.head()
+        return {"position": position, "head": head, "behind": max(head - position, 0)}
+
+    def fold_page(self, size: int = PAGE, stop: int | None = None) -> int:
+        """Fold the next page of the log (up to position `stop`) in one transaction; the count
+        of events folded (0 at the end). LostRace when another folder holds the projection."""
+        with self.store.exclusive(PROJECTION) as (session, write):
+            page = self.app.recorder.select_notifications(start=session.position + 1, limit=size,
+                                                          stop=stop)
+            if not page:
+                return 0
+            fold = Fold(session.read)
+            for notification in page:
+                if folded_topic(notification.topic):
+                    fold.fold(notification.id, self.app.mapper.to_domain_event(notification))
+            write.documents = fold.changed
+            write.keys = fold.keys
+            write.listed = fold.listed
+            write.position = page[-1].id
+            return len(page)
+
+    def catch_up(self, limit: int | None = None, wait: bool = True,
+                 progress: Callable[[int], None] | None = None) -> int:
+        """Fold until the end of the log as it was when called (or `limit` events); returns
+        events folded here. With `wait`, when another folder holds the projection, wait for it
+        to get there instead of returning early."""
+        target = self.head()
+        done = 0
+        deadline = time.monotonic() + WAIT_SECONDS
+        while limit is None or done < limit:
+            try:
+                folded = self.fold_page(PAGE if limit is None else min(PAGE, limit - done))
+            except LostRace:
+                if not wait or self.store.position(PROJECTION) >= target:
+                    break
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+                continue
+            if not folded:
+                break
+            done += folded
+            if progress is not None:
+                progress(folded)
+        return done
+
+    def differences_from_a_rebuild(self) -> list[str]:
+        """What differs between the kept read models and a fold of the log from the start up to
+        the same position: names of documents, and `feed index` if the index differs."""
+        self.catch_up()
+        while True:  # a folder may move the kept models on while they are read: read again
+            position = self.store.position(PROJECTION)
+            documents, index = self.store.snapshot()
+            if self.store.position(PROJECTION) == position:
+                break
+        fresh = Projection(self.app, MemoryReadStore())
+        while fresh.fold_page(stop=position):
+            pass
+        rebuilt, rebuilt_index = fresh.store.snapshot()
+        names = set(documents) | set(rebuilt)
+        differ = sorted(n for n in names if documents.get(n) != rebuilt.get(n))
+        if index != rebuilt_index:
+            differ.append("feed index")
+        return differ
+
+
+class Follower:
+    """Keeps a projection folded: folds whenever this process records events (told through
+    `notify`) and polls for other processes' events every `poll` seconds."""
+
+    def __init__(self, projection: Projection, poll: float = 0.25) -> None:
+        self.projection = projection
+        self.poll = poll
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.folded = 0
+
+    def notify(self) -> None:
+        """New events were recorded: fold them soon."""
+        self._wake.set()
+
+    def start(self) -> Follower:
+        self._thread = threading.Thread(target=self.run, name="reddog-projection", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def run(self) -> None:
+        """Fold until stopped. A failed page is logged and tried again after a pause."""
+        while not self._stop.is_set():
+            self._wake.clear()
+            try:
+                folded = self.projection.catch_up(wait=False)
+            except Exception:  # noqa: BLE001 - the loop must outlive a store that comes back
+                log.exception("the projection could not fold; trying again")
+                self._stop.wait(1.0)
+                continue
+            self.folded += folded
+            if not folded:
+                self._wake.wait(self.poll)
+
+
+__all__ = ["PROJECTION", "Follower", "LostRace", "Projection", "listed_topic"]

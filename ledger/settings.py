@@ -1,0 +1,96 @@
+"""The service's settings, built once from the environment and passed down.
+
+| Variable | Setting | Default |
+|---|---|---|
+| `REDDOG_STORE` | `store`: which event store (`ledger.store`) | `sqlite:///var/ledger.sqlite3` |
+| `REDDOG_CHAIN_KEY_FILE` | `chain_key_file`: where the store's chain key lives | beside a SQLite file |
+| `REDDOG_CHAIN_KEY` | `chain_key`: the chain key itself, instead of a file | |
+| `REDDOG_PROJECTIONS` | `projections`: fold read models inside `serve` (`auto`, `on`, `off`) | `auto` |
+| `REDDOG_RATE_LIMIT` | `rate_limit`: requests a second per API key (0: no limit) | 50 |
+| `REDDOG_RATE_BURST` | `rate_burst`: requests a key may send at once | 100 |
+| `REDDOG_AUDIT_SLOTS` | `audit_slots`: audit reads one process serves at once | 2 |
+| `REDDOG_AUDIT_SECONDS` | `audit_seconds`: time budget of one audit read | 2.0 |
+
+`POSTGRES_*` and `SQLITE_*` variables (pool sizes, lock timeouts) are handed to the event store
+library as they are.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ledger.errors import InvalidInput
+
+STORE_ENV_VAR = "REDDOG_STORE"
+DEFAULT_STORE = "sqlite:///var/ledger.sqlite3"
+PROJECTION_MODES = ("auto", "on", "off")
+_PASSED_THROUGH = ("POSTGRES_", "SQLITE_")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a process of the ledger is configured with."""
+
+    store: str = DEFAULT_STORE
+    chain_key_file: str | None = None
+    chain_key: str | None = field(default=None, repr=False)
+    projections: str = "auto"
+    rate_limit: float = 50.0
+    rate_burst: int = 100
+    audit_slots: int = 2
+    audit_seconds: float = 2.0
+    store_env: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Read the settings from an environment (the process's own by default); keyword
+        arguments that are not None win over it."""
+        env = os.environ if environ is None else environ
+        settings = cls(
+            store=env.get(STORE_ENV_VAR) or DEFAULT_STORE,
+            chain_key_file=env.get("REDDOG_CHAIN_KEY_FILE") or None,
+            chain_key=env.get("REDDOG_CHAIN_KEY") or None,
+            projections=_choice(env, "REDDOG_PROJECTIONS", "auto", PROJECTION_MODES),
+            rate_limit=_number(env, "REDDOG_RATE_LIMIT", 50.0, float),
+            rate_burst=int(_number(env, "REDDOG_RATE_BURST", 100, int)),
+            audit_slots=int(_number(env, "REDDOG_AUDIT_SLOTS", 2, int, minimum=1)),
+            audit_seconds=_number(env, "REDDOG_AUDIT_SECONDS", 2.0, float, minimum=0.05),
+            store_env={k: v for k, v in env.items() if k.startswith(_PASSED_THROUGH)},
+        )
+        return settings.but(**overrides)
+
+    def but(self, **changes: Any) -> Settings:
+        """These settings with some changed (None leaves a setting as it is)."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    @property
+    def follows_in_serve(self) -> bool:
+        """Whether `reddog serve` folds the read models itself: by default on an embedded store
+        (SQLite, memory); on PostgreSQL `reddog project --follow` runs as its own process."""
+        if self.projections == "auto":
+            return not self.store.startswith(("postgresql:", "postgres:"))
+        return self.projections == "on"
+
+
+def _choice(env: Mapping[str, str], name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = env.get(name) or default
+    if value not in choices:
+        raise InvalidInput(f"{name} must be one of {', '.join(choices)}", field=name)
+    return value
+
+
+def _number(env: Mapping[str, str], name: str, default: float, kind: type,
+            minimum: float = 0) -> Any:
+    text = env.get(name)
+    if not text:
+        return default
+    try:
+        value = kind(text)
+    except ValueError:
+        raise InvalidInput(f"{name} must be a number", field=name) from None
+    if value < minimum:
+        raise InvalidInput(f"{name} must be at least {minimum}", field=name)
+    return value

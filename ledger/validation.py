@@ -1,0 +1,105 @@
+"""Every pattern and limit the ledger accepts from outside, written once.
+
+The API schemas, the services, the command line and the hand-history import all check input
+here. A pattern must match the whole value (`re.fullmatch`): `$` would let a trailing newline
+through, so `"alice\\n"` would be a second player who looks like alice. Every pattern excludes
+control characters and the separators the read models use in document names (`|`, `#`), so a
+reserved marker cannot be spelled by a user.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from ledger.errors import InvalidInput
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A named full-match pattern with the message that explains it."""
+
+    field: str
+    body: str
+    explain: str
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return _compiled(self.body)
+
+    @property
+    def anchored(self) -> str:
+        """The same pattern for an OpenAPI document (ECMA-262 regex, anchored both ends)."""
+        return f"^{self.body}$"
+
+    def matches(self, value: object) -> bool:
+        return isinstance(value, str) and self.regex.fullmatch(value) is not None
+
+    def check(self, value: object, field: str | None = None) -> str:
+        """Return the value when it matches the whole pattern; raise InvalidInput otherwise."""
+        if not self.matches(value):
+            name = field or self.field
+            raise InvalidInput(f"{name} must be {self.explain}", field=name)
+        return value  # type: ignore[return-value]
+
+
+_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _compiled(body: str) -> re.Pattern[str]:
+    if body not in _CACHE:
+        _CACHE[body] = re.compile(body)
+    return _CACHE[body]
+
+
+#: A pseudonymous player id. It starts with a letter or digit, so it is never a marker, an
+#: option (`-x`) or a spreadsheet formula.
+PLAYER_ID = Pattern("player_id", r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}",
+                    "1 to 64 characters of A-Z a-z 0-9 _ . -, the first a letter or digit")
+#: The client seed every shuffle mixes in (fairness).
+CLIENT_SEED = Pattern("client_seed", r"[A-Za-z0-9_-]{1,64}",
+                      "1 to 64 characters of A-Z a-z 0-9 _ -")
+#: A server seed: 32 bytes as lowercase hex.
+SERVER_SEED = Pattern("server_seed", r"[0-9a-f]{64}", "64 lowercase hex characters")
+#: An Idempotency-Key header: visible ASCII, no spaces or control characters.
+IDEMPOTENCY_KEY = Pattern("Idempotency-Key", r"[!-~]{1,255}",
+                          "1 to 255 visible ASCII characters (no spaces)")
+#: A free-text label of an API key: printable, no control characters.
+LABEL = Pattern("label", r"[^\x00-\x1f\x7f-\x9f|#]{0,100}",
+                "at most 100 printable characters, without | or #")
+#: A variant's name as tables and reports spell it.
+VARIANT_NAME = Pattern("variant", r"[a-z][a-z_]{0,39}", "a variant name")
+
+#: Largest page any list answers, and the default.
+MAX_PAGE = 500
+DEFAULT_PAGE = 100
+#: Longest report period, in days.
+MAX_REPORT_DAYS = 400
+#: Most deals a recall answers.
+MAX_RECALL = 50
+
+
+def check_uuid(value: object, field: str) -> UUID:
+    """A UUID given as a UUID or its canonical text; InvalidInput otherwise."""
+    if isinstance(value, UUID):
+        return value
+    if isinstance(value, str) and re.fullmatch(
+            r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", value):
+        return UUID(value)
+    raise InvalidInput(f"{field} must be a UUID", field=field)
+
+
+def check_page(limit: object, field: str = "limit", maximum: int = MAX_PAGE) -> int:
+    """A page size from 1 to `maximum`."""
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= maximum:
+        raise InvalidInput(f"{field} must be 1 to {maximum}", field=field)
+    return limit
+
+
+def check_choice(value: object, choices: Any, field: str) -> str:
+    """One of a closed set of words."""
+    if not isinstance(value, str) or value not in choices:
+        raise InvalidInput(f"{field} must be one of {sorted(choices)}", field=field)
+    return value
