@@ -9,11 +9,13 @@ from flask import Flask, Response, json
 from werkzeug.exceptions import HTTPException
 
 from ledger.errors import (
+    Busy,
     Conflict,
     Forbidden,
     InvalidInput,
     LedgerError,
     NotFound,
+    RateLimited,
     RuleViolation,
     Unauthenticated,
 )
@@ -31,6 +33,8 @@ STATUS: list[tuple[type[LedgerError], int, str, str]] = [
     (Conflict, 409, "conflict", "Conflict"),
     (Forbidden, 403, "forbidden", "Forbidden"),
     (Unauthenticated, 401, "unauthenticated", "Authentication required"),
+    (RateLimited, 429, "rate-limited", "Too many requests"),
+    (Busy, 503, "busy", "Busy"),
 ]
 
 
@@ -47,9 +51,13 @@ def problem(status: int, kind: str, title: str, detail: str, **extra: Any) -> Re
 def ledger_error(error: LedgerError) -> Response:
     for kind, status, slug, title in STATUS:
         if isinstance(error, kind):
-            return problem(status, slug, title, error.detail, field=error.field,
-                           rule=getattr(error, "rule", None),
-                           errors={error.field: [error.detail]} if error.field else None)
+            response = problem(status, slug, title, error.detail, field=error.field,
+                               rule=getattr(error, "rule", None),
+                               errors={error.field: [error.detail]} if error.field else None)
+            retry_after = getattr(error, "retry_after", None)
+            if retry_after is not None:
+                response.headers["Retry-After"] = str(retry_after)
+            return response
     return problem(400, "bad-request", "Bad request", error.detail, field=error.field)
 
 

@@ -42,3 +42,19 @@ class Unauthenticated(LedgerError):
 
 class ConfigurationError(Exception):
     """The process cannot run as configured (a missing or wrong chain key): it refuses to start."""
+
+
+class RateLimited(LedgerError):
+    """The API key sent more requests than its rate allows; try again after `retry_after` seconds."""
+
+    def __init__(self, detail: str, *, retry_after: int) -> None:
+        super().__init__(detail)
+        self.retry_after = retry_after
+
+
+class Busy(LedgerError):
+    """Every slot for this kind of read is taken; try again after `retry_after` seconds."""
+
+    def __init__(self, detail: str, *, retry_after: int) -> None:
+        super().__init__(detail)
+        self.retry_after = retry_after
