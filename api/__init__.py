@@ -9,7 +9,7 @@ import swagger_ui_bundle
 from flask import Flask, send_from_directory
 from flask_smorest import Api
 
-from api import errors
+from api import errors, gate
 from api.resources import audit, deals, tables, wallets
 from ledger.services.application import LedgerApplication
 
@@ -50,6 +50,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     for blueprint in (wallets.blp, tables.blp, deals.blp, audit.blp):
         api.register_blueprint(blueprint)
     errors.init_app(app)
+    settings = ledger.settings
+    gate.init_app(app, settings.audit_slots, settings.audit_queue, settings.audit_seconds)
 
     @app.get(f"{DOCS_ASSETS}<path:filename>")
     def docs_assets(filename: str) -> Any:

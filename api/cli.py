@@ -69,7 +69,9 @@ def deck(server_seed: str, client_seed: str, nonce: int) -> None:
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-@click.option("--threads", default=8, show_default=True, type=int)
+@click.option("--threads", default=16, show_default=True, type=click.IntRange(min=1),
+              help="waitress threads; audit reads hold at most REDDOG_AUDIT_SLOTS + "
+                   "REDDOG_AUDIT_QUEUE of them")
 @click.option("--demo/--no-demo", default=False, help="Create a demo table and print demo keys.")
 @store_option
 def serve(host: str, port: int, threads: int, demo: bool, store: str | None) -> None:

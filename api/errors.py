@@ -34,7 +34,7 @@ STATUS: list[tuple[type[LedgerError], int, str, str]] = [
     (Forbidden, 403, "forbidden", "Forbidden"),
     (Unauthenticated, 401, "unauthenticated", "Authentication required"),
     (RateLimited, 429, "rate-limited", "Too many requests"),
-    (Busy, 503, "busy", "Busy"),
+    (Busy, 429, "busy", "Audit reads are busy"),
 ]
 
 

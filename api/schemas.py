@@ -266,7 +266,8 @@ class ProblemSchema(Schema):
 class FeedArgs(Schema):
     after = fields.Integer(load_default=0, validate=validate.Range(min=0),
                            metadata={"description": "Position cursor: entries after it"})
-    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
+    limit = fields.Integer(load_default=validation.DEFAULT_PAGE,
+                           validate=validate.Range(min=1, max=validation.MAX_PAGE))
     table = fields.UUID()
     wallet = fields.UUID()
     player = fields.String(validate=PLAYER_ID)
@@ -285,10 +286,23 @@ class FeedEntrySchema(Schema):
     payload = fields.Dict()
 
 
+class ProjectionStatusSchema(Schema):
+    """How far the read models have folded the log."""
+
+    position = fields.Integer(metadata={"description": "Last position folded"})
+    head = fields.Integer(metadata={"description": "Last position of the log"})
+    behind = fields.Integer(metadata={"description": "Positions not folded yet"})
+
+
 class FeedSchema(Schema):
     entries = fields.List(fields.Nested(FeedEntrySchema))
     next = fields.Integer(metadata={"description": "Pass as `after` for the next page"})
-    end = fields.Boolean(metadata={"description": "The scan reached the end of the log"})
+    end = fields.Boolean(metadata={
+        "description": "Nothing more to find: the end of the log (unfiltered) or of what the "
+                       "feed index holds (filtered; see `projection`)"})
+    projection = fields.Nested(ProjectionStatusSchema, metadata={
+        "description": "Filtered pages come from the feed index, which holds the log up to "
+                       "`projection.position`"})
 
 
 class AsOfArgs(Schema):
@@ -305,6 +319,10 @@ class AsOfSchema(Schema):
 class PeriodArgs(Schema):
     since = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, inclusive"})
     until = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, exclusive"})
+    after_version = fields.Integer(load_default=0, validate=validate.Range(min=0), metadata={
+        "description": "Cursor: list transfers after this wallet version (`next_version`)"})
+    limit = fields.Integer(load_default=validation.MAX_PAGE,
+                           validate=validate.Range(min=1, max=validation.MAX_PAGE))
 
 
 class StatementRowSchema(Schema):
@@ -329,6 +347,8 @@ class StatementSchema(Schema):
     debits = fields.Integer()
     transfers = fields.List(fields.Nested(StatementRowSchema))
     empty = fields.Boolean()
+    next_version = fields.Integer(allow_none=True, metadata={
+        "description": "More transfers follow: pass as `after_version`"})
 
 
 class ReportArgs(Schema):
@@ -352,6 +372,7 @@ class ReportSchema(Schema):
                        "rtp_actual, rtp_theoretical, top_wins, banker_in/out/net, stitch_rounds, "
                        "pot_splits, partial_payouts"})
     totals = fields.Dict()
+    projection = fields.Nested(ProjectionStatusSchema)
 
 
 class RecallArgs(Schema):
@@ -361,3 +382,4 @@ class RecallArgs(Schema):
 class RecallSchema(Schema):
     player_id = fields.String()
     deals = fields.List(fields.Dict())
+    projection = fields.Nested(ProjectionStatusSchema)

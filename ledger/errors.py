@@ -53,7 +53,8 @@ class RateLimited(LedgerError):
 
 
 class Busy(LedgerError):
-    """Every slot for this kind of read is taken; try again after `retry_after` seconds."""
+    """Every slot for audit reads is taken and the queue is full; try again after `retry_after`
+    seconds (429: the caller is asked to slow down, the server is not failing)."""
 
     def __init__(self, detail: str, *, retry_after: int) -> None:
         super().__init__(detail)

@@ -7,6 +7,7 @@ from uuid import UUID
 from flask import Response
 
 from api.auth import ledger, principal
+from api.gate import audit_read, budget
 from api.resources import problems, resource_blueprint
 from api.schemas import (
     AsOfArgs,
@@ -29,13 +30,14 @@ blp = resource_blueprint("audit", __name__, "", "The event feed, time travel and
 @blp.arguments(FeedArgs, location="query")
 @blp.response(200, FeedSchema)
 @problems(blp)
+@audit_read
 def feed(args: dict) -> dict:
     """Read the global log in order, a page at a time (operator, auditor)."""
     types = set(args["type"]) if args.get("type") else None
     return ledger().event_feed(
         principal(), after=args["after"], limit=args["limit"], table=args.get("table"),
         wallet=args.get("wallet"), player=args.get("player"), types=types,
-        since=args.get("since"), until=args.get("until"),
+        since=args.get("since"), until=args.get("until"), seconds=budget(),
     )
 
 
@@ -43,6 +45,7 @@ def feed(args: dict) -> dict:
 @blp.arguments(AsOfArgs, location="query")
 @blp.response(200, AsOfSchema)
 @problems(blp)
+@audit_read
 def table_as_of(args: dict, table_id: UUID) -> dict:
     """A table as it stood at a version or an instant (operator, auditor)."""
     return ledger().state_at(principal(), table_id, args.get("version"), args.get("at"))
@@ -52,6 +55,7 @@ def table_as_of(args: dict, table_id: UUID) -> dict:
 @blp.arguments(AsOfArgs, location="query")
 @blp.response(200, AsOfSchema)
 @problems(blp)
+@audit_read
 def wallet_as_of(args: dict, wallet_id: UUID) -> dict:
     """A wallet as it stood at a version or an instant."""
     return ledger().state_at(principal(), wallet_id, args.get("version"), args.get("at"))
@@ -61,9 +65,12 @@ def wallet_as_of(args: dict, wallet_id: UUID) -> dict:
 @blp.arguments(PeriodArgs, location="query")
 @blp.response(200, StatementSchema)
 @problems(blp)
+@audit_read
 def statement(args: dict, wallet_id: UUID) -> dict:
     """Every transfer of a wallet in a period, with its cause and the running balance."""
-    return ledger().statement(principal(), wallet_id, args.get("since"), args.get("until"))
+    return ledger().statement(principal(), wallet_id, args.get("since"), args.get("until"),
+                              after_version=args["after_version"], limit=args["limit"],
+                              seconds=budget())
 
 
 @blp.route("/reports", methods=["GET"])
@@ -72,6 +79,7 @@ def statement(args: dict, wallet_id: UUID) -> dict:
 @blp.alt_response(200, description="The same report as CSV with format=csv",
                   content_type="text/csv", success=True)
 @problems(blp)
+@audit_read
 def report(args: dict) -> dict | Response:
     """A period report by table, variant, player or banker, as JSON or CSV (operator, auditor)."""
     result = ledger().report(
@@ -88,6 +96,7 @@ def report(args: dict) -> dict | Response:
 @blp.arguments(RecallArgs, location="query")
 @blp.response(200, RecallSchema)
 @problems(blp)
+@audit_read
 def recall(args: dict, player_id: str) -> dict:
     """A player's last deals with cards, bets, outcome and balances (the player, operator, auditor)."""
     return ledger().recall(principal(), player_id, args["count"])

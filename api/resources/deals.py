@@ -5,6 +5,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from api.auth import command_key, ledger, principal
+from api.gate import audit_read
 from api.resources import command, problems, resource_blueprint
 from api.schemas import DealSchema, EventSchema, FairnessSchema, ReplaySchema
 
@@ -38,6 +39,7 @@ def raise_bet(deal_id: UUID) -> dict:
 @blp.route("/<uuid:deal_id>/events", methods=["GET"])
 @blp.response(200, EventSchema(many=True))
 @problems(blp)
+@audit_read
 def deal_events(deal_id: UUID) -> list:
     """List a deal's events in order, nothing unrevealed."""
     return ledger().deal_events(principal(), deal_id)
@@ -46,6 +48,7 @@ def deal_events(deal_id: UUID) -> list:
 @blp.route("/<uuid:deal_id>/replay", methods=["GET"])
 @blp.response(200, ReplaySchema)
 @problems(blp)
+@audit_read
 def replay(deal_id: UUID) -> dict:
     """Replay a deal step by step, with the state after each step."""
     return ledger().replay(principal(), deal_id)
@@ -54,6 +57,7 @@ def replay(deal_id: UUID) -> dict:
 @blp.route("/<uuid:deal_id>/fairness", methods=["GET"])
 @blp.response(200, FairnessSchema)
 @problems(blp)
+@audit_read
 def fairness(deal_id: UUID) -> dict:
     """Check a finished deal against its commitment (fairness.md)."""
     return ledger().check_fairness(principal(), deal_id)

@@ -1,0 +1,70 @@
+"""Audit reads take turns, so they never starve play.
+
+A server process has a fixed number of threads. Audit reads (the feed, reports, recall,
+statements, time travel, replays) can be heavy; commands and table reads are short. The gate
+lets `audit_slots` audit reads run at once and up to `queue` more wait, each for at most
+`audit_seconds`; any further audit read is answered at once with 429 (problem `busy`) and a
+`Retry-After`, and so is one that waited its whole budget. The threads left over always serve
+play. Each admitted read also gets the time budget, which bounded reads honour by answering
+with a cursor instead of working on (`ledger.services.audit`).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from flask import current_app, g
+
+from ledger.errors import Busy
+
+
+class AuditGate:
+    """A counting gate with a bounded queue."""
+
+    def __init__(self, slots: int, queue: int, seconds: float) -> None:
+        self.seconds = seconds
+        self._slots = threading.BoundedSemaphore(slots)
+        self._room = threading.BoundedSemaphore(slots + queue)
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        """Hold one slot for the block, or raise Busy."""
+        if not self._room.acquire(blocking=False):
+            raise Busy("audit reads are busy: too many are waiting; try again shortly",
+                       retry_after=1)
+        try:
+            if not self._slots.acquire(timeout=self.seconds):
+                raise Busy("audit reads are busy: no slot came free in time", retry_after=1)
+            try:
+                yield
+            finally:
+                self._slots.release()
+        finally:
+            self._room.release()
+
+
+def init_app(app: Any, slots: int, queue: int, seconds: float) -> None:
+    """Give the app its audit gate."""
+    app.extensions["reddog_audit_gate"] = AuditGate(slots, queue, seconds)
+
+
+def audit_read(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a view as an audit read: through the gate, with the time budget in `g.budget`."""
+
+    @functools.wraps(view)
+    def gated(*args: Any, **kwargs: Any) -> Any:
+        gate: AuditGate = current_app.extensions["reddog_audit_gate"]
+        with gate.turn():
+            g.budget = gate.seconds
+            return view(*args, **kwargs)
+
+    return gated
+
+
+def budget() -> float | None:
+    """The running audit read's time budget in seconds (None outside one)."""
+    return g.get("budget")
