@@ -39,6 +39,8 @@ from ledger.store import MEMORY, POSTGRES, StoreLocation
 
 #: Index rows a feed query examines before it answers with a cursor instead.
 SCAN = 5000
+#: How long a folder waits for another one's lock before leaving the page to it.
+LOCK_WAIT = 0.2
 #: How long after its timestamp an event may reach the log (a command gives up long before).
 RECORDING_SKEW_US = 300 * 1_000_000
 
@@ -198,7 +200,7 @@ class MemoryReadStore(ReadStore):
 
     @contextmanager
     def exclusive(self, projection: str) -> Iterator[tuple[ReadSession, PageWrite]]:
-        if not self._lock.acquire(timeout=0.5):
+        if not self._lock.acquire(timeout=LOCK_WAIT):
             raise LostRace(projection)
         try:
             start = self._positions.get(projection, 0)
@@ -479,10 +481,13 @@ class SQLiteReadStore(_SqlReadStore):
     @contextmanager
     def exclusive(self, projection: str) -> Iterator[tuple[ReadSession, PageWrite]]:
         connection = self._connection()
+        connection.execute(f"PRAGMA busy_timeout = {int(LOCK_WAIT * 1000)}")
         try:
             connection.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as error:  # another process holds the fold
+        except sqlite3.OperationalError as error:  # another folder holds the projection
             raise LostRace(str(error)) from None
+        finally:
+            connection.execute(f"PRAGMA busy_timeout = {int(self.busy_seconds * 1000)}")
         cursor = connection.cursor()
         try:
             start = self._start(cursor, projection)
@@ -531,7 +536,7 @@ class PostgresReadStore(_SqlReadStore):
             "NOT NULL, PRIMARY KEY (key, position))",
         )
         with datastore.get_connection() as conn, conn.transaction(), conn.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", (self.lock_id,))
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", (self.lock_id ^ 1,))  # not the fold's
             for statement in statements:
                 cursor.execute(statement)
 

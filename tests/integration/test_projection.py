@@ -1,0 +1,222 @@
+"""The ledger projection under concurrency: every position folded exactly once whoever folds it,
+a folder that loses the race writes nothing and fails nothing, a follower keeps the read models
+current, and the feed index finds exactly what a scan of the log finds."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import timedelta
+from typing import Any
+from uuid import UUID
+
+import pytest
+
+from ledger.domain.casino import CasinoDeal
+from ledger.domain.highcard import HighCardTable
+from ledger.domain.wallet import Wallet
+from ledger.projection import PROJECTION
+from ledger.readstore import LostRace
+from ledger.rules.highcard_state import transfers_of
+from ledger.services.access import SYSTEM
+from ledger.services.views import event_name
+from ledger.simulate import simulate_casino, simulate_table
+from ledger.verify import read_log
+
+
+def wait_until(condition, seconds: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    """Poll a condition until it holds, failing after a deadline."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.01)
+
+
+def test_folders_racing_on_a_shared_store_fold_every_position_exactly_once(make_shared_app):
+    writer = make_shared_app()
+    folders = [make_shared_app() for _ in range(4)]
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            simulate_casino(writer, 40, seed="5a" * 16, bet=20)
+            simulate_table(writer, "polish", 4, deals=3, seed="5b" * 16)
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+        finally:
+            done.set()
+
+    def fold(app) -> None:  # type: ignore[no-untyped-def]
+        try:
+            while not done.is_set():
+                app.projection.catch_up(wait=False)
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=write)] + [
+        threading.Thread(target=fold, args=(app,)) for app in folders]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    folders[0].project()
+    # Check the kept models equal a fold of the whole log from nothing: nothing twice or lost.
+    assert folders[1].projection.differences_from_a_rebuild() == []
+    assert folders[2].projection.status()["behind"] == 0
+
+
+def test_a_folder_that_finds_the_projection_held_writes_nothing_and_fails_nothing(make_shared_app):
+    first, second = make_shared_app(), make_shared_app()
+    simulate_casino(first, 5, seed="5c" * 16, bet=20)
+    head = first.projection.head()
+    inside, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with first.projection.store.exclusive(PROJECTION) as (_session, write):
+            inside.set()
+            release.wait(10)
+            write.position = 0  # changes nothing
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    inside.wait(10)
+    # Check the second folder gives the page up at once, and reports how far behind it is.
+    with pytest.raises(LostRace):
+        second.projection.fold_page()
+    assert second.projection.catch_up(wait=False) == 0
+    assert second.projection.status() == {"position": 0, "head": head, "behind": head}
+    release.set()
+    holder.join()
+    assert second.project() > 0 and second.projection.status()["behind"] == 0
+
+
+def test_a_follower_keeps_reports_current_without_folding_in_the_read(app):
+    follower = app.follow(poll=0.05)
+    simulate_casino(app, 6, seed="5d" * 16, bet=30)
+    wait_until(lambda: app.projection.status()["behind"] == 0)
+    recall = app.recall(SYSTEM, "sim-casino", 50)
+    assert len(recall["deals"]) == 6 and recall["projection"]["behind"] == 0
+    simulate_casino(app, 2, seed="5e" * 16, bet=30)
+    wait_until(lambda: len(app.recall(SYSTEM, "sim-casino", 50)["deals"]) == 8)
+    assert follower.folded == app.projection.head()
+
+
+# The feed index against a scan of the log with rules of its own.
+class Oracle:
+    """What each feed filter should find, computed from the log and the aggregates directly."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.entries = [(p, e) for p, e in read_log(app) if not type(e).__qualname__.startswith(
+            ("SealedSeed.", "ApiKey.", "CommandRecord.", "Checkpoints.", "ChainKeyFingerprint."))]
+
+    def data(self, event: Any) -> dict[str, Any]:
+        data = getattr(event, "data", None)
+        return data if isinstance(data, dict) else vars(event)
+
+    def tables(self, event: Any) -> set[str]:
+        name = type(event).__qualname__
+        if name.startswith(("CasinoTable.", "HighCardTable.")):
+            return {str(event.originator_id)}
+        if name.startswith("CasinoDeal."):
+            deal = self.app.repository.get(event.originator_id)
+            return {str(deal.table_id)} if isinstance(deal, CasinoDeal) else set()
+        return set()
+
+    def wallets(self, event: Any) -> set[str]:
+        found = {str(event.originator_id)} if type(event).__qualname__.startswith(
+            "Wallet.") else set()
+        data = self.data(event)
+        for transfer in transfers_of(data):
+            found.update(a[len("wallet:"):] for a in (transfer["source"], transfer["destination"])
+                         if a.startswith("wallet:"))
+        if data.get("wallet_id") is not None:
+            found.add(str(data["wallet_id"]))
+        return found
+
+    def players(self, event: Any) -> set[str]:
+        data = self.data(event)
+        found = {data["player_id"]} if isinstance(data.get("player_id"), str) else set()
+        if type(event).__qualname__.startswith("CasinoDeal."):
+            found.add(self.app.repository.get(event.originator_id).player_id)
+        for wallet_id in self.wallets(event):
+            wallet = self.app.repository.get(UUID(wallet_id))
+            if isinstance(wallet, Wallet):
+                found.add(wallet.player_id)
+        seat = data.get("seat")
+        if isinstance(seat, int) and type(event).__qualname__.startswith("HighCardTable."):
+            before = self.app.repository.get(event.originator_id,
+                                             version=event.originator_version - 1)
+            if isinstance(before, HighCardTable) and seat in before.state.seats:
+                found.add(before.state.seats[seat]["player"])
+        return found
+
+    def find(self, table=None, wallet=None, player=None, types=None, since=None,  # type: ignore[no-untyped-def]
+             until=None) -> list[int]:
+        return [p for p, e in self.entries
+                if (table is None or str(table) in self.tables(e))
+                and (wallet is None or str(wallet) in self.wallets(e))
+                and (player is None or player in self.players(e))
+                and (types is None or event_name(e) in types)
+                and (since is None or e.timestamp >= since)
+                and (until is None or e.timestamp < until)]
+
+
+def page_through(app, **filters) -> list[int]:  # type: ignore[no-untyped-def]
+    positions, after = [], 0
+    for _ in range(10_000):
+        page = app.event_feed(SYSTEM, after=after, limit=7, **filters)
+        positions.extend(e["position"] for e in page["entries"])
+        assert page["next"] >= after
+        after = page["next"]
+        if page["end"]:
+            return positions
+    raise AssertionError("the feed never reached its end")
+
+
+def test_every_feed_filter_finds_exactly_what_a_scan_of_the_log_finds(app):
+    simulate_casino(app, 12, seed="6a" * 16, bet=40)
+    simulate_table(app, "polish", 3, deals=2, seed="6b" * 16)
+    simulate_table(app, "six_spot", 3, deals=2, seed="6c" * 16)
+    app.issue_key("auditor")  # keys are never listed
+    app.project()
+    oracle = Oracle(app)
+    tables = {t for _p, e in oracle.entries for t in oracle.tables(e)}
+    wallets = {w for _p, e in oracle.entries for w in oracle.wallets(e)}
+    players = {p for _p, e in oracle.entries for p in oracle.players(e)}
+    times = sorted(e.timestamp for _p, e in oracle.entries)
+    middle = times[len(times) // 2]
+    cases: list[dict[str, Any]] = (
+        [{"table": UUID(t)} for t in tables] + [{"wallet": UUID(w)} for w in wallets]
+        + [{"player": p} for p in players]
+        + [{"types": {"BetPlaced"}}, {"types": {"Wagered", "Settled", "SeedRevealed"}}]
+        + [{"since": middle}, {"until": middle}, {"since": times[3], "until": middle}]
+        + [{"player": p, "types": {"PaidOut", "Settled"}} for p in sorted(players)[:3]]
+        + [{"table": UUID(t), "since": middle - timedelta(microseconds=1)} for t in tables])
+    assert len(tables) >= 3 and len(players) >= 6
+    for filters in cases:
+        # Check the indexed, paged feed is the scan's answer, in log order, nothing twice.
+        assert page_through(app, **filters) == oracle.find(**filters), filters
+    # Check a filter nothing matches ends at once, and the unfiltered feed lists every entry.
+    assert page_through(app, player="nobody-at-all") == []
+    assert page_through(app) == [p for p, _e in oracle.entries]
+
+
+def test_a_sparse_filter_answers_a_cursor_after_a_bounded_scan(app, monkeypatch):
+    import ledger.readstore
+
+    monkeypatch.setattr(ledger.readstore, "SCAN", 40)
+    simulate_casino(app, 30, seed="6d" * 16, bet=40)
+    app.project()
+    opened = app.event_feed(SYSTEM, types={"Opened"})["entries"]
+    table = UUID(next(e["aggregate_id"] for e in opened if e["aggregate_type"] == "CasinoTable"))
+    # Check a page that examined SCAN of the table's index rows and found no grant says where
+    # to go on from, instead of reading on to the end.
+    first = app.event_feed(SYSTEM, table=table, types={"Granted"}, limit=5)
+    assert first["entries"] == [] and not first["end"]
+    assert 0 < first["next"] < app.projection.head()
+    # Check following the cursor reaches the end, having found nothing.
+    assert page_through(app, table=table, types={"Granted"}) == []
+    assert len(page_through(app, table=table, types={"Wagered"})) == 30
