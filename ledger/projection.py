@@ -145,7 +145,7 @@ class Follower:
             self._wake.clear()
             try:
                 folded = self.projection.catch_up(wait=False)
-            except Exception:  # noqa: BLE001 - the loop must outlive a store that comes back
+            except Exception:
                 log.exception("the projection could not fold; trying again")
                 self._stop.wait(1.0)
                 continue

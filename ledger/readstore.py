@@ -437,15 +437,15 @@ class SQLiteReadStore(_SqlReadStore):
     """Read models in a SQLite file of their own beside the event store's file."""
 
     SCHEMA = (
-        "CREATE TABLE IF NOT EXISTS read_documents (name TEXT PRIMARY KEY, doc TEXT NOT NULL) "
-        "WITHOUT ROWID",
-        "CREATE TABLE IF NOT EXISTS read_projections (projection TEXT PRIMARY KEY, "
-        "position INTEGER NOT NULL)",
-        "CREATE TABLE IF NOT EXISTS feed_events (position INTEGER PRIMARY KEY, at INTEGER NOT "
-        "NULL, at_max INTEGER NOT NULL)",
+        ("CREATE TABLE IF NOT EXISTS read_documents (name TEXT PRIMARY KEY, doc TEXT NOT NULL) "
+         "WITHOUT ROWID"),
+        ("CREATE TABLE IF NOT EXISTS read_projections (projection TEXT PRIMARY KEY, "
+         "position INTEGER NOT NULL)"),
+        ("CREATE TABLE IF NOT EXISTS feed_events (position INTEGER PRIMARY KEY, at INTEGER NOT "
+         "NULL, at_max INTEGER NOT NULL)"),
         "CREATE INDEX IF NOT EXISTS feed_events_at_max ON feed_events (at_max, position)",
-        "CREATE TABLE IF NOT EXISTS feed_keys (key TEXT NOT NULL, position INTEGER NOT NULL, "
-        "PRIMARY KEY (key, position)) WITHOUT ROWID",
+        ("CREATE TABLE IF NOT EXISTS feed_keys (key TEXT NOT NULL, position INTEGER NOT NULL, "
+         "PRIMARY KEY (key, position)) WITHOUT ROWID"),
     )
 
     def __init__(self, path: Path, busy_seconds: float = 5.0) -> None:
@@ -524,16 +524,16 @@ class PostgresReadStore(_SqlReadStore):
         self.lock_id = int.from_bytes(hashlib.sha256(
             f"{schema}.{prefix}.read".encode()).digest()[:8], "big", signed=True)
         statements = (
-            f"CREATE TABLE IF NOT EXISTS {self.documents} (name text PRIMARY KEY, doc text NOT "
-            "NULL)",
-            f"CREATE TABLE IF NOT EXISTS {self.projections} (projection text PRIMARY KEY, "
-            "position bigint NOT NULL)",
-            f"CREATE TABLE IF NOT EXISTS {self.feed_events} (position bigint PRIMARY KEY, "
-            "at bigint NOT NULL, at_max bigint NOT NULL)",
-            f"CREATE INDEX IF NOT EXISTS {prefix}_feed_events_at_max ON {self.feed_events} "
-            "(at_max, position)",
-            f"CREATE TABLE IF NOT EXISTS {self.feed_keys} (key text NOT NULL, position bigint "
-            "NOT NULL, PRIMARY KEY (key, position))",
+            (f"CREATE TABLE IF NOT EXISTS {self.documents} (name text PRIMARY KEY, doc text NOT "
+             "NULL)"),
+            (f"CREATE TABLE IF NOT EXISTS {self.projections} (projection text PRIMARY KEY, "
+             "position bigint NOT NULL)"),
+            (f"CREATE TABLE IF NOT EXISTS {self.feed_events} (position bigint PRIMARY KEY, "
+             "at bigint NOT NULL, at_max bigint NOT NULL)"),
+            (f"CREATE INDEX IF NOT EXISTS {prefix}_feed_events_at_max ON {self.feed_events} "
+             "(at_max, position)"),
+            (f"CREATE TABLE IF NOT EXISTS {self.feed_keys} (key text NOT NULL, position bigint "
+             "NOT NULL, PRIMARY KEY (key, position))"),
         )
         with datastore.get_connection() as conn, conn.transaction(), conn.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", (self.lock_id ^ 1,))  # not the fold's

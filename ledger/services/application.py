@@ -52,8 +52,8 @@ from ledger.services.audit import AuditQueries
 from ledger.services.highcard import HighCardCommands
 from ledger.services.reports import ReportQueries
 from ledger.settings import Settings
-from ledger.validation import IDEMPOTENCY_KEY, PLAYER_ID
 from ledger.store import locate
+from ledger.validation import IDEMPOTENCY_KEY, PLAYER_ID
 
 A = TypeVar("A", bound=Aggregate)
 MAX_ATTEMPTS = 5

@@ -29,15 +29,15 @@ def rolled_back_insert(raw: RawLog, rows: int) -> None:
     """Insert rows and roll back, as a losing writer does: the numbers they took stay unused."""
     import psycopg
 
-    with raw.cursor() as conn, pytest.raises(psycopg.errors.UniqueViolation):
-        with conn.transaction():
-            conn.execute(
-                f"INSERT INTO {raw.table} (originator_id, originator_version, topic, state) "
-                "SELECT gen_random_uuid(), 1, 'x', '\\x00'::bytea FROM generate_series(1, %s)",
-                (rows,))
-            conn.execute(f"INSERT INTO {raw.table} (originator_id, originator_version, topic, "
-                         "state) SELECT originator_id, originator_version, topic, state FROM "
-                         f"{raw.table} LIMIT 1")  # a conflict, as between racing writers
+    with raw.cursor() as conn, pytest.raises(psycopg.errors.UniqueViolation), \
+            conn.transaction():
+        conn.execute(
+            f"INSERT INTO {raw.table} (originator_id, originator_version, topic, state) "
+            "SELECT gen_random_uuid(), 1, 'x', '\\x00'::bytea FROM generate_series(1, %s)",
+            (rows,))
+        conn.execute(f"INSERT INTO {raw.table} (originator_id, originator_version, topic, "
+                     "state) SELECT originator_id, originator_version, topic, state FROM "
+                     f"{raw.table} LIMIT 1")  # a conflict, as between racing writers
 
 
 @pytest.fixture
@@ -112,7 +112,7 @@ def test_a_row_slipped_into_a_gap_inside_a_checkpoint_is_found_there(gapped, mak
     positions = raw.positions()
     checkpointed = verify_store(make_app()).checkpointed
     gap = next(p for p in range(positions[0], checkpointed) if p not in set(positions))
-    originator_id, version, topic, state = raw.row(positions[5])
+    _id, version, topic, state = raw.row(positions[5])
     with raw.cursor() as conn:
         conn.execute(f"INSERT INTO {raw.table} (originator_id, originator_version, topic, state, "
                      "notification_id) VALUES (%s, %s, %s, %s, %s)",
