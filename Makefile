@@ -19,6 +19,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m tests.bench
+	$(BIN)/python -m tests.bench_audit
 
 lint: $(STAMP)
 	$(BIN)/ruff check ledger api tests
