@@ -190,7 +190,6 @@ def play_under_audit(players: int, readers: int, seconds: float) -> dict[str, An
         url = f"sqlite:///{tmp}/ledger.sqlite3"
         app = LedgerApplication(Settings(store=url))
         bulk.build(app, 20_000, players=50)
-        operator, _ = app.issue_key("operator")
         auditor, _ = app.issue_key("auditor")
         seats = []
         for number in range(players):
