@@ -21,6 +21,7 @@ from ledger.domain.highcard import HighCardTable
 from ledger.domain.transfers import net_effect
 from ledger.domain.wallet import Wallet
 from ledger.errors import InvalidInput, NotFound
+from ledger.eventlog import select_positions
 from ledger.readstore import SCAN, FeedQuery
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
@@ -28,8 +29,6 @@ from ledger.services.folds import listed_topic
 
 #: An event type as the feed filter names it.
 EVENT_TYPE = validation.Pattern("type", r"[A-Z][A-Za-z]{0,39}", "an event type name")
-#: Positions of the log fetched together when rendering an indexed page.
-NEAR = 16
 
 
 class Budget:
@@ -51,6 +50,7 @@ class AuditQueries:
     mapper: Any
     events: Any
     projection: Any
+    store: Any
 
     def event_feed(
         self,
@@ -183,8 +183,8 @@ class AuditQueries:
         last = self.recorder.max_notification_id() or 0
         examined = 0
         while position < last and len(entries) < limit and examined < SCAN:
-            page = self.recorder.select_notifications(start=position + 1,
-                                                      limit=min(500, SCAN - examined))
+            page = self.recorder.select_notifications(
+                start=position + 1, limit=min(limit + limit // 4 + 8, SCAN - examined))
             if not page:
                 break
             for notification in page:
@@ -205,13 +205,10 @@ class AuditQueries:
         """The entries at these listed positions; stops early (with where to continue) when
         the budget is spent."""
         entries: list[dict[str, Any]] = []
-        for group in _near_groups(positions):
+        for notification in select_positions(self.store, self.recorder, positions):
             if budget.spent():
                 return entries, (entries[-1]["position"] if entries else None)
-            wanted = set(group)
-            notifications = self.recorder.select_notifications(
-                start=group[0], limit=group[-1] - group[0] + 1, stop=group[-1])
-            entries.extend(self._entry(n) for n in notifications if n.id in wanted)
+            entries.append(self._entry(notification))
         return entries, None
 
     def _entry(self, notification: Any) -> dict[str, Any]:
@@ -276,13 +273,3 @@ def _microseconds(at: datetime | None) -> int | None:
     return None if at is None else int(at.timestamp() * 1_000_000)
 
 
-def _near_groups(positions: list[int]) -> Iterator[list[int]]:
-    """Ascending positions in groups whose members lie within NEAR of each other."""
-    group: list[int] = []
-    for position in positions:
-        if group and position - group[-1] > NEAR:
-            yield group
-            group = []
-        group.append(position)
-    if group:
-        yield group
