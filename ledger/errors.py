@@ -13,7 +13,7 @@ class LedgerError(Exception):
 
 
 class RuleViolation(LedgerError):
-    """A command broke a game rule; `rule` is its ID in `spec/rules.md` (G8)."""
+    """A command broke a game rule; `rule` is its ID in docs/rules.md (G8)."""
 
     def __init__(self, rule: str, detail: str, *, field: str | None = None) -> None:
         super().__init__(f"{rule}: {detail}", field=field)

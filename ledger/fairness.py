@@ -1,4 +1,4 @@
-"""The provably fair shuffle of `spec/fairness.md`, exactly, and its verification (G2)."""
+"""The provably fair shuffle of docs/fairness.md, exactly, and its verification (G2)."""
 
 from __future__ import annotations
 

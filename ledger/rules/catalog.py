@@ -1,4 +1,4 @@
-"""Every rule ID of spec/rules.md with its short title, so refusals and docs can name them."""
+"""Every rule ID of docs/rules.md with its short title, so refusals and docs can name them."""
 
 from __future__ import annotations
 
