@@ -1,0 +1,29 @@
+"""A report's CSV opens in a spreadsheet as text and numbers, never as a formula."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from ledger.services.folds import COUNTS
+from ledger.services.reports import _empty_group, _finish, report_csv
+
+
+def group(key: str, net: int) -> dict:
+    found = _empty_group(key)
+    found["variants"] = {"casino"}
+    found.update(paid_in=max(net, 0), paid_out=max(-net, 0), handle=100)
+    return _finish(found)
+
+
+def test_cells_that_could_start_a_formula_are_written_as_text_and_numbers_stay_numbers():
+    report = {"groups": [group("=HYPERLINK(\"x\")", -40), group("+1", 5), group("@sum", 0),
+                         group("-alice", 0), group("table-1", 0)],
+              "totals": group("all", -35)}
+    rows = list(csv.DictReader(io.StringIO(report_csv(report))))
+    # Check every key that a spreadsheet would evaluate starts with an apostrophe.
+    assert [r["key"] for r in rows] == ["'=HYPERLINK(\"x\")", "'+1", "'@sum", "'-alice",
+                                        "table-1", "all"]
+    # Check a negative number is still written as a number.
+    assert rows[0]["net"] == "-40" and rows[-1]["hold"] == "-35"
+    assert set(COUNTS) <= set(rows[0])
