@@ -15,12 +15,14 @@ from uuid import NAMESPACE_URL, uuid5
 
 import click
 
-from ledger import fairness
+from api import params
+from ledger import fairness, validation
 from ledger.cards import format_cards
-from ledger.errors import ConfigurationError, LedgerError
+from ledger.errors import ConfigurationError, InvalidInput, LedgerError
 from ledger.rules.variants import VARIANTS
 from ledger.services.access import SYSTEM
 from ledger.services.application import LedgerApplication
+from ledger.services.reports import VARIANT_NAMES
 from ledger.settings import STORE_ENV_VAR, Settings
 
 DEMO = uuid5(NAMESPACE_URL, "reddog-ledger:demo")
@@ -54,9 +56,9 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("server_seed")
-@click.argument("client_seed")
-@click.argument("nonce", type=int)
+@click.argument("server_seed", type=params.SERVER_SEED)
+@click.argument("client_seed", type=params.CLIENT_SEED)
+@click.argument("nonce", type=params.NONCE)
 def deck(server_seed: str, client_seed: str, nonce: int) -> None:
     """Print the 52 cards of a pack, top first (fairness.md)."""
     try:
@@ -131,7 +133,8 @@ def demo_setup(ledger: LedgerApplication, base: str) -> list[str]:
 @click.option("--strategy", type=click.Choice(["never", "optimal"]), default="optimal",
               show_default=True, help="Casino: when to raise.")
 @click.option("--bet", type=int, default=100, show_default=True, help="Casino opening bet.")
-@click.option("--seed", default=None, help="Hex seed that makes the run repeatable.")
+@click.option("--seed", type=params.RUN_SEED, default=None,
+              help="Hex seed that makes the run repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @store_option
 def simulate(variant: str, count: int | None, turns: int | None, players: int, strategy: str,
@@ -139,11 +142,6 @@ def simulate(variant: str, count: int | None, turns: int | None, players: int, s
     """Bots play N deals through the application service (the real aggregates and store)."""
     from ledger.simulate import simulate_casino, simulate_table
 
-    if seed is not None:
-        try:
-            bytes.fromhex(seed)
-        except ValueError:
-            raise click.BadParameter("must be hexadecimal", param_hint="--seed") from None
     if count is None and (turns is None or variant == "casino"):
         raise click.BadParameter("give --deals (or --turns for a multi-seat variant)",
                                  param_hint="--deals")
@@ -193,7 +191,7 @@ def verify(as_json: bool, store: str | None) -> None:
 
 
 @main.command()
-@click.argument("deal_id", type=click.UUID)
+@click.argument("deal_id", type=params.UUID_TYPE)
 @click.option("--json", "as_json", is_flag=True, help="Print the replay as one JSON object.")
 @store_option
 def replay(deal_id, as_json: bool, store: str | None) -> None:  # type: ignore[no-untyped-def]
@@ -209,7 +207,7 @@ def replay(deal_id, as_json: bool, store: str | None) -> None:  # type: ignore[n
 
 
 @main.command()
-@click.argument("wallet_id", type=click.UUID)
+@click.argument("wallet_id", type=params.UUID_TYPE)
 @click.option("--since", type=click.DateTime(), default=None, help="UTC, inclusive.")
 @click.option("--until", type=click.DateTime(), default=None, help="UTC, exclusive.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
@@ -240,7 +238,7 @@ def history() -> None:
 
 
 @history.command("export")
-@click.argument("deal_id", type=click.UUID)
+@click.argument("deal_id", type=params.UUID_TYPE)
 @click.option("--output", "-o", type=click.File("w"), default="-", help="File (default stdout).")
 @store_option
 def history_export(deal_id, output, store: str | None) -> None:  # type: ignore[no-untyped-def]
@@ -255,15 +253,20 @@ def history_export(deal_id, output, store: str | None) -> None:  # type: ignore[
 
 
 @history.command("import")
-@click.argument("source", type=click.File("r"))
+@click.argument("source", type=click.File("rb"))
 @click.option("--json", "as_json", is_flag=True, help="Print the replay as one JSON object.")
 def history_import(source, as_json: bool) -> None:  # type: ignore[no-untyped-def]
-    """Replay a hand history on its own, without any store."""
+    """Replay a hand history on its own, without any store.
+
+    SOURCE is read a line at a time and refused (exit 2) at the first line that breaks the
+    format or passes a bound (ledger/services/history.py)."""
     from ledger.services.history import import_history
 
     ledger = LedgerApplication.for_store("memory")
     try:
-        result = import_history(ledger, source.read())
+        result = import_history(ledger, source)
+    except InvalidInput as error:
+        raise _bad_parameter("source", error.detail) from None
     except LedgerError as error:
         raise click.ClickException(error.detail) from None
     _print_steps(result, as_json)
@@ -274,9 +277,10 @@ def history_import(source, as_json: bool) -> None:  # type: ignore[no-untyped-de
 @click.option("--until", type=click.DateTime(["%Y-%m-%d"]), required=True,
               help="The day after the last (exclusive).")
 @click.option("--group-by", type=click.Choice(["table", "variant", "player", "banker"]))
-@click.option("--table", default=None)
-@click.option("--variant", default=None)
-@click.option("--player", default=None)
+@click.option("--table", type=params.UUID_TYPE, default=None)
+@click.option("--variant", type=params.choice(VARIANT_NAMES, validation.VARIANT_NAME),
+              default=None)
+@click.option("--player", type=params.PLAYER_ID, default=None)
 @click.option("--csv", "as_csv", is_flag=True, help="CSV instead of JSON.")
 @store_option
 def report(since, until, group_by, table, variant, player, as_csv, store) -> None:  # type: ignore[no-untyped-def]
@@ -285,8 +289,10 @@ def report(since, until, group_by, table, variant, player, as_csv, store) -> Non
 
     ledger = _app(store)
     try:
-        result = ledger.report(SYSTEM, since.date(), until.date(), group_by, table, variant,
-                               player)
+        result = ledger.report(SYSTEM, since.date(), until.date(), group_by,
+                               None if table is None else str(table), variant, player)
+    except InvalidInput as error:
+        raise _bad_parameter(error.field, error.detail) from None
     except LedgerError as error:
         raise click.ClickException(error.detail) from None
     click.echo(report_csv(result) if as_csv else json.dumps(result), nl=not as_csv)
@@ -347,6 +353,15 @@ def create_key(role: str, player_id: str | None, label: str, store: str | None) 
         raise click.BadParameter(error.detail, param_hint=hint) from None
     click.echo(key)
     click.echo(json.dumps(record), err=True)
+
+
+def _bad_parameter(name: str | None, detail: str) -> click.ClickException:
+    """Exit 2 naming the command's parameter `name`, the way click names it."""
+    ctx = click.get_current_context()
+    param = next((p for p in ctx.command.params if p.name == name), None)
+    if param is None:
+        return click.UsageError(detail, ctx=ctx)
+    return click.BadParameter(detail, ctx=ctx, param=param)
 
 
 def _print_steps(replay: dict[str, Any], as_json: bool) -> None:

@@ -71,6 +71,15 @@ LABEL = Pattern("label", r"[^\x00-\x1f\x7f-\x9f|#]{0,100}",
                 "at most 100 printable characters, without | or #")
 #: A variant's name as tables and reports spell it.
 VARIANT_NAME = Pattern("variant", r"[a-z][a-z_]{0,39}", "a variant name")
+#: A commitment: SHA-256 of a server seed as lowercase hex.
+COMMITMENT = Pattern("commitment", r"[0-9a-f]{64}", "64 lowercase hex characters")
+#: A shuffle nonce written as text: a whole number from 1, digits only.
+NONCE = Pattern("nonce", r"[1-9][0-9]{0,17}", "a whole number from 1")
+#: A seat number written as text.
+SEAT = Pattern("seat", r"[1-9][0-9]?", "a seat number from 1 to 99")
+#: The seed that makes a simulation repeatable: 1 to 64 bytes as hex digits.
+RUN_SEED = Pattern("seed", r"(?:[0-9a-fA-F]{2}){1,64}",
+                   "an even number of hex digits, 2 to 128")
 
 #: Largest page any list answers, and the default.
 MAX_PAGE = 500
