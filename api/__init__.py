@@ -10,7 +10,7 @@ from flask import Flask, send_from_directory
 from flask_smorest import Api
 
 from api import errors, gate
-from api.resources import audit, deals, tables, wallets
+from api.resources import audit, deals, keys, tables, wallets
 from ledger.services.application import LedgerApplication
 
 DOCS_ASSETS = "/docs/assets/"
@@ -47,7 +47,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.extensions["reddog_ledger"] = ledger
 
     api = Api(app)
-    for blueprint in (wallets.blp, tables.blp, deals.blp, audit.blp):
+    for blueprint in (wallets.blp, tables.blp, deals.blp, audit.blp, keys.blp):
         api.register_blueprint(blueprint)
     errors.init_app(app)
     settings = ledger.settings
