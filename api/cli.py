@@ -330,7 +330,7 @@ def checkpoint(store: str | None) -> None:
 
 @main.group()
 def keys() -> None:
-    """API keys."""
+    """API keys: create, list, revoke."""
 
 
 #: Which option names each field of a refused key command.
@@ -371,6 +371,8 @@ def list_keys(role: str | None, player_id: str | None, include_inactive: bool, a
               store: str | None) -> None:
     """List API keys (never the keys themselves) with their labels and last use. The log is
     folded into the read models first, as `reddog project` does."""
+    if player_id is not None and not validation.PLAYER_ID.matches(player_id):
+        raise click.BadParameter(f"must be {validation.PLAYER_ID.explain}", param_hint="--player")
     ledger = _app(store)
     ledger.project()
     found: list[dict[str, Any]] = []
