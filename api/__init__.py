@@ -45,6 +45,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     ledger = app.config["LEDGER"] or LedgerApplication(app.config["SETTINGS"])
     app.extensions["reddog_ledger"] = ledger
+    # Open the runtime store now: one that cannot open (a read-only directory, no rights in the
+    # PostgreSQL schema) stops the start instead of failing every request.
+    _ = ledger.runtime
 
     api = Api(app)
     for blueprint in (wallets.blp, tables.blp, deals.blp, audit.blp, keys.blp):
