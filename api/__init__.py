@@ -10,7 +10,7 @@ from flask import Flask, send_from_directory
 from flask_smorest import Api
 
 from api import errors, gate
-from api.resources import audit, deals, tables, wallets
+from api.resources import audit, deals, keys, tables, wallets
 from ledger.services.application import LedgerApplication
 
 DOCS_ASSETS = "/docs/assets/"
@@ -45,9 +45,12 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     ledger = app.config["LEDGER"] or LedgerApplication(app.config["SETTINGS"])
     app.extensions["reddog_ledger"] = ledger
+    # Open the runtime store now: one that cannot open (a read-only directory, no rights in the
+    # PostgreSQL schema) stops the start instead of failing every request.
+    _ = ledger.runtime
 
     api = Api(app)
-    for blueprint in (wallets.blp, tables.blp, deals.blp, audit.blp):
+    for blueprint in (wallets.blp, tables.blp, deals.blp, audit.blp, keys.blp):
         api.register_blueprint(blueprint)
     errors.init_app(app)
     settings = ledger.settings

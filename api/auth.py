@@ -16,11 +16,12 @@ def ledger() -> LedgerApplication:
 
 
 def principal() -> Principal:
-    """Authenticate the request once, from `Authorization: Bearer <key>`."""
+    """Authenticate the request once, from `Authorization: Bearer <key>`: this is where each
+    request counts against its key's rate limit (429 beyond it) and notes the key's use."""
     if "principal" not in g:
         header = request.headers.get("Authorization", "")
         scheme, _, key = header.partition(" ")
-        g.principal = ledger().authenticate(key.strip() if scheme.lower() == "bearer" else None)
+        g.principal = ledger().admit(key.strip() if scheme.lower() == "bearer" else None)
     return g.principal
 
 

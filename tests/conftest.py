@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from ledger.services.application import LedgerApplication
+from ledger.settings import Settings
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "REDDOG_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
@@ -68,11 +70,12 @@ def shared_store(request: pytest.FixtureRequest, tmp_path) -> str:  # type: igno
 
 
 def app_factory(url: str) -> Iterator:  # type: ignore[type-arg]
-    """Yield a maker of applications on one store; close them all afterwards."""
+    """Yield a maker of applications on one store, each with the settings of the environment
+    but for any given as keywords (`Settings.but`); close them all afterwards."""
     apps: list[LedgerApplication] = []
 
-    def make() -> LedgerApplication:
-        app = LedgerApplication.for_store(url)
+    def make(**settings: Any) -> LedgerApplication:
+        app = LedgerApplication(Settings.from_env(store=url, **settings))
         apps.append(app)
         return app
 

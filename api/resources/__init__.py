@@ -1,4 +1,4 @@
-"""One blueprint per resource: wallets, tables, deals."""
+"""One blueprint per resource: wallets, tables, deals, the audit reads and keys."""
 
 from __future__ import annotations
 
@@ -36,14 +36,20 @@ def command(blp: Blueprint) -> Callable[[Callable[..., Any]], Callable[..., Any]
     return decorate
 
 
+RETRY_AFTER = {"Retry-After": {"description": "Whole seconds to wait before trying again",
+                                "schema": {"type": "integer", "minimum": 1}}}
+
+
 def problems(blp: Blueprint) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Document the problem+json answers every endpoint may give."""
+    """Document the problem+json answers every endpoint may give: 429 is the API key's rate
+    limit (or, on audit reads, busy slots), with Retry-After."""
 
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
         for status in (401, 403, 404, 409, 422):
             view = blp.alt_response(
                 status, schema=ProblemSchema, content_type="application/problem+json"
             )(view)
-        return view
+        return blp.alt_response(429, schema=ProblemSchema, content_type="application/problem+json",
+                                headers=RETRY_AFTER)(view)
 
     return decorate

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
@@ -10,6 +11,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 from eventsourcing.domain import event
 
 from ledger.domain.base import LedgerAggregate
+from ledger.errors import Conflict
 
 _KEYS = uuid5(NAMESPACE_URL, "reddog-ledger:api-keys")
 _COMMANDS = uuid5(NAMESPACE_URL, "reddog-ledger:commands")
@@ -32,27 +34,56 @@ def hash_key(key: str) -> str:
 
 
 class ApiKey(LedgerAggregate):
-    """An API key: its hash, role and (for players) the pseudonymous player id."""
+    """An API key: its hash, role and (for players) the pseudonymous player id, and its
+    lifecycle: when it expires, its own rate limit, who issued it and who revoked it.
+
+    The lifecycle attributes came later than the first keys: they are optional with defaults,
+    so `Issued` and `Revoked` events recorded without them load as keys that never expire and
+    take the service's rate limit, with `issued_by` and `revoked_by` None (not recorded).
+    """
 
     @staticmethod
     def create_id(key_hash: str) -> UUID:
         return uuid5(_KEYS, key_hash)
 
     @event("Issued")
-    def __init__(self, key_hash: str, role: str, player_id: str | None, label: str) -> None:
+    def __init__(self, key_hash: str, role: str, player_id: str | None, label: str,
+                 expires_at: str | None = None, rate_limit: float | None = None,
+                 issued_by: str | None = None) -> None:
         self.key_hash = key_hash
         self.role = role
         self.player_id = player_id
         self.label = label
+        # The UTC instant (ISO 8601 text) from which the key no longer authenticates, or None.
+        self.expires_at = expires_at
+        # Requests a second this key may send (0: no limit), or None for the service's setting.
+        self.rate_limit = rate_limit
+        # The key id of the operator who issued it, "system" (the command line, the demo), or
+        # None (issued before issuers were recorded).
+        self.issued_by = issued_by
         self.revoked = False
+        self.revoked_by: str | None = None
 
-    def revoke(self) -> None:
-        """Stop the key from authenticating."""
-        self._revoked()
+    def expired(self, now: datetime) -> bool:
+        """Whether the key has expired at this instant (an aware datetime)."""
+        return self.expires_at is not None and parse_instant(self.expires_at) <= now
+
+    def revoke(self, revoked_by: str) -> None:
+        """Stop the key from authenticating, recording who did (a key id, or "system"); a key is
+        revoked once (Conflict the second time)."""
+        if self.revoked:
+            raise Conflict(f"API key {self.id} is already revoked", field="key_id")
+        self._revoked(revoked_by=revoked_by)
 
     @event("Revoked")
-    def _revoked(self) -> None:
+    def _revoked(self, revoked_by: str | None = None) -> None:
         self.revoked = True
+        self.revoked_by = revoked_by
+
+
+def parse_instant(text: str) -> datetime:
+    """An ISO 8601 instant as an aware UTC datetime (the form `expires_at` is recorded in)."""
+    return datetime.fromisoformat(text).astimezone(UTC)
 
 
 class CommandRecord(LedgerAggregate):

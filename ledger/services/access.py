@@ -22,6 +22,8 @@ class Action(StrEnum):
     READ_TABLE = "read_table"
     READ_DEAL = "read_deal"
     ISSUE_KEY = "issue_key"
+    MANAGE_KEYS = "manage_keys"
+    """List, read and revoke API keys."""
     SEAT = "seat"
     """Seat a wallet at a table, or leave a seat."""
     MANAGE_TABLE = "manage_table"
@@ -43,6 +45,7 @@ ALLOWED: dict[Action, frozenset[Role]] = {
     Action.READ_TABLE: frozenset({Role.OPERATOR, Role.AUDITOR, Role.PLAYER}),
     Action.READ_DEAL: frozenset({Role.OPERATOR, Role.AUDITOR, Role.PLAYER}),
     Action.ISSUE_KEY: frozenset({Role.OPERATOR}),
+    Action.MANAGE_KEYS: frozenset({Role.OPERATOR}),
     Action.SUPPLY_SEED: frozenset({Role.OPERATOR}),
     Action.AUDIT: frozenset({Role.OPERATOR, Role.AUDITOR}),
     Action.SEAT: frozenset({Role.OPERATOR, Role.PLAYER}),

@@ -31,7 +31,7 @@ from ledger.chain import (
     sealed_by,
     stored_digest,
 )
-from ledger.domain.access import ApiKey, CommandRecord, Role, hash_key
+from ledger.domain.access import CommandRecord
 from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
 from ledger.domain.checkpoint import ChainKeyFingerprint, Checkpoints
 from ledger.domain.highcard import HighCardStateAsDict, HighCardTable
@@ -43,13 +43,14 @@ from ledger.errors import (
     InvalidInput,
     NotFound,
     RuleViolation,
-    Unauthenticated,
 )
 from ledger.projection import Follower, Projection
+from ledger.runtime import RuntimeStore
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
 from ledger.services.audit import AuditQueries
 from ledger.services.highcard import HighCardCommands
+from ledger.services.keys import ApiKeys
 from ledger.services.reports import ReportQueries
 from ledger.settings import Settings
 from ledger.store import locate
@@ -77,7 +78,8 @@ class CommandKey:
         return cls(principal.key_id, key, hashlib.sha256(text.encode()).hexdigest())
 
 
-class LedgerApplication(HighCardCommands, AuditQueries, ReportQueries, Application[UUID]):
+class LedgerApplication(HighCardCommands, AuditQueries, ReportQueries, ApiKeys,
+                        Application[UUID]):
     """Red Dog Ledger's application service over one event store."""
 
     name = "RedDogLedger"
@@ -90,6 +92,8 @@ class LedgerApplication(HighCardCommands, AuditQueries, ReportQueries, Applicati
         self._projection: Projection | None = None
         self._follower: Follower | None = None
         self._projection_lock = threading.Lock()
+        self._runtime: RuntimeStore | None = None
+        self._runtime_lock = threading.Lock()
         super().__init__(env={**self.settings.store_env, **self.store.env})
         try:
             self.chain = find_chain_key(self.settings, self.store, self._store_is_empty)
@@ -137,6 +141,8 @@ class LedgerApplication(HighCardCommands, AuditQueries, ReportQueries, Applicati
             self._follower.stop()
         if self._projection is not None:
             self._projection.store.close()
+        if self._runtime is not None:
+            self._runtime.close()
         super().close()
 
     def _store_is_empty(self) -> bool:
@@ -220,38 +226,6 @@ class LedgerApplication(HighCardCommands, AuditQueries, ReportQueries, Applicati
         """Build the application on the store named by a URL (`ledger.store`), the other
         settings from the environment."""
         return cls(Settings.from_env(store=url))
-
-    # Keys and authentication.
-    def issue_key(self, role: str, player_id: str | None = None, label: str = "") -> tuple[str, dict]:
-        """Make an API key; only its hash is stored. Returns the key (shown once) and its record."""
-        try:
-            role_enum = Role(role)
-        except ValueError:
-            raise InvalidInput(f"role must be one of {[r.value for r in Role]}", field="role") from None
-        if role_enum is Role.PLAYER:
-            player_id = _check_player_id(player_id)
-        elif player_id is not None:
-            raise InvalidInput("only player keys name a player", field="player_id")
-        key = "rdl_" + secrets.token_urlsafe(32)
-        api_key = ApiKey(key_hash=hash_key(key), role=role_enum.value, player_id=player_id,
-                         label=label)
-        self.save(api_key)
-        return key, {"key_id": str(api_key.id), "role": role_enum.value, "player_id": player_id}
-
-    def authenticate(self, key: str | None) -> Principal:
-        """Return who holds this key; raise Unauthenticated for a missing, unknown or revoked one."""
-        if not key:
-            raise Unauthenticated("send an API key as 'Authorization: Bearer <key>'")
-        key_hash = hash_key(key)
-        try:
-            api_key = self.repository.get(ApiKey.create_id(key_hash))
-        except AggregateNotFoundError:
-            raise Unauthenticated("unknown API key") from None
-        if not isinstance(api_key, ApiKey) or api_key.revoked or not secrets.compare_digest(
-            api_key.key_hash, key_hash
-        ):
-            raise Unauthenticated("unknown API key")
-        return Principal(key_id=str(api_key.id), role=Role(api_key.role), player_id=api_key.player_id)
 
     # Wallets.
     def open_wallet(

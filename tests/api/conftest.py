@@ -25,9 +25,10 @@ GRANT = 10_000
 
 
 @pytest.fixture
-def ledger(make_app: Callable[[], LedgerApplication]) -> LedgerApplication:
-    """The ledger application on this test's store."""
-    return make_app()
+def ledger(make_app: Callable[..., LedgerApplication]) -> LedgerApplication:
+    """The ledger application on this test's store, without rate limits: tests send many
+    requests with one key (tests/api/test_keys.py tests the limits)."""
+    return make_app(rate_limit=0)
 
 
 @pytest.fixture

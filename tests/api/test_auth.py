@@ -96,7 +96,7 @@ def test_a_revoked_key_is_401(client, ledger, alice_wallet):
     key = ledger.issue_key("player", "alice")[0]
     assert client.get(f"/wallets/{alice_wallet['id']}", headers=auth(key)).status_code == 200
     api_key = ledger.repository.get(ApiKey.create_id(hash_key(key)))
-    api_key.revoke()
+    api_key.revoke("system")
     ledger.save(api_key)
     assert_problem(client.get(f"/wallets/{alice_wallet['id']}", headers=auth(key)), 401)
 

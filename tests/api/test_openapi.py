@@ -55,7 +55,7 @@ def test_openapi_document_is_openapi_3_with_bearer_security(spec):
 
 def test_openapi_document_lists_every_api_route_and_method(app, spec):
     routes = [rule for rule in app.url_map.iter_rules() if rule.endpoint not in NOT_API]
-    assert len(routes) == 30
+    assert len(routes) == 34
     for rule in routes:
         path = openapi_path(rule.rule)
         assert path in spec["paths"], f"{rule.rule} is not documented"
@@ -81,7 +81,7 @@ def test_openapi_document_is_well_formed(spec):
             names = declared | {p["name"] for p in operation.get("parameters", [])
                                 if p["in"] == "path"}
             assert names == set(re.findall(r"{([^}]+)}", path)), f"path parameters of {path}"
-    assert operations == 30
+    assert operations == 34
     for param in (p for item in spec["paths"].values() for p in item.get("parameters", [])):
         assert param["required"] is True and param["in"] == "path"
     for ref in refs(spec):
@@ -90,7 +90,7 @@ def test_openapi_document_is_well_formed(spec):
 
 def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(spec):
     commands = [(path, item["post"]) for path, item in spec["paths"].items() if "post" in item]
-    assert len(commands) == 18
+    assert len(commands) == 20
     for path, operation in commands:
         headers = [p["name"] for p in operation.get("parameters", []) if p["in"] == "header"]
         assert "Idempotency-Key" in headers, path
@@ -100,7 +100,7 @@ def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(sp
             assert resolve(spec, content["application/problem+json"]["schema"]["$ref"])[
                 "properties"].keys() >= {"type", "title", "status", "detail", "rule", "field"}
     bodies = {path for path, operation in commands if "requestBody" in operation}
-    assert bodies == {"/wallets", "/wallets/{wallet_id}/grants", "/tables",
+    assert bodies == {"/wallets", "/keys", "/wallets/{wallet_id}/grants", "/tables",
                       "/tables/{table_id}/client-seed", "/tables/{table_id}/deals",
                       "/tables/{table_id}/seats", "/tables/{table_id}/bank",
                       "/tables/{table_id}/next-deal", "/tables/{table_id}/bets",
@@ -109,6 +109,29 @@ def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(sp
     deal_body = spec["paths"]["/tables/{table_id}/deals"]["post"]["requestBody"]
     schema = resolve(spec, deal_body["content"]["application/json"]["schema"]["$ref"])
     assert schema["required"] == ["bet"] and schema["properties"]["bet"]["type"] == "integer"
+
+
+def test_openapi_every_operation_documents_429_with_retry_after(spec):
+    """Every request with a key counts against its rate limit, so anything may be 429."""
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            if method == "parameters":
+                continue
+            answer = operation["responses"]["429"]
+            assert list(answer["content"]) == ["application/problem+json"], (method, path)
+            assert answer["headers"]["Retry-After"]["schema"]["type"] == "integer", (method, path)
+
+
+def test_openapi_documents_the_key_endpoints_and_that_a_key_is_shown_once(spec):
+    assert set(spec["paths"]["/keys"]) == {"get", "post"}
+    assert set(spec["paths"]["/keys/{key_id}"]) - {"parameters"} == {"get"}
+    assert set(spec["paths"]["/keys/{key_id}/revoke"]) - {"parameters"} == {"post"}
+    created = spec["paths"]["/keys"]["post"]["responses"]["201"]
+    assert "Location" in created["headers"]
+    issued = resolve(spec, created["content"]["application/json"]["schema"]["$ref"])
+    assert "once" in issued["properties"]["key"]["description"]
+    record = spec["components"]["schemas"]["Key"]["properties"]
+    assert "key" not in record and not any("hash" in name for name in record)
 
 
 def test_openapi_documents_that_a_deal_gives_its_server_seed_only_once_finished(spec):

@@ -64,6 +64,72 @@ def test_keys_create_prints_a_key_once_and_refuses_a_player_key_without_a_player
     assert refused.exit_code == 2 and "player_id" in refused.output
 
 
+def test_keys_create_records_an_expiry_and_a_rate_limit_and_list_shows_the_label(runner,
+                                                                                tmp_path):
+    store = f"sqlite:///{tmp_path}/k.sqlite3"
+    made = runner.invoke(main, ["keys", "create", "--role", "player", "--player", "alice",
+                                "--label", "alice's phone", "--expires-in-days", "7",
+                                "--rate-limit", "2.5", "--store", store])
+    assert made.exit_code == 0, made.output
+    key, record = made.stdout.strip(), json.loads(made.stderr)
+    assert key.startswith("rdl_") and key not in made.stderr
+    assert record["rate_limit"] == 2.5 and record["expires_at"] and record["issued_by"] == "system"
+    listed = runner.invoke(main, ["keys", "list", "--store", store])
+    assert listed.exit_code == 0
+    [line] = listed.stdout.splitlines()
+    assert line.startswith(record["key_id"]) and '"alice\'s phone"' in line
+    assert "player=alice" in line and "last_used=-" in line and key not in listed.output
+
+
+def test_keys_list_filters_and_hides_revoked_keys_unless_all_and_revoke_refuses_twice(runner,
+                                                                                     tmp_path):
+    store = f"sqlite:///{tmp_path}/k.sqlite3"
+    ids = {}
+    for name, role, player in (("ops", "operator", None), ("audit", "auditor", None),
+                               ("alice", "player", "alice"), ("bob", "player", "bob")):
+        args = ["keys", "create", "--role", role, "--label", name, "--store", store]
+        made = runner.invoke(main, args + (["--player", player] if player else []))
+        ids[name] = json.loads(made.stderr)["key_id"]
+    revoked = runner.invoke(main, ["keys", "revoke", ids["bob"], "--store", store])
+    assert revoked.exit_code == 0 and json.loads(revoked.stdout)["status"] == "revoked"
+    again = runner.invoke(main, ["keys", "revoke", ids["bob"], "--store", store])
+    assert again.exit_code == 1 and "already revoked" in again.output
+    unknown = runner.invoke(main, ["keys", "revoke", "00000000-0000-0000-0000-000000000000",
+                                   "--store", store])
+    assert unknown.exit_code == 1 and "no API key" in unknown.output
+
+    def listed(*options: str) -> set[str]:
+        result = runner.invoke(main, ["keys", "list", "--json", *options, "--store", store])
+        assert result.exit_code == 0, result.output
+        answer = json.loads(result.stdout)
+        assert answer["projection"]["behind"] == 0
+        return {k["label"] for k in answer["keys"]}
+
+    assert listed() == {"ops", "audit", "alice"}
+    assert listed("--all") == {"ops", "audit", "alice", "bob"}
+    assert listed("--role", "player", "--all") == {"alice", "bob"}
+    assert listed("--player", "bob") == set() and listed("--player", "bob", "--all") == {"bob"}
+
+
+@pytest.mark.parametrize("args, option", [
+    (["create", "--role", "admin"], "--role"),
+    (["create", "--role", "player"], "--player"),
+    (["create", "--role", "player", "--player", "a|b"], "--player"),
+    (["create", "--role", "auditor", "--player", "alice"], "--player"),
+    (["create", "--role", "auditor", "--label", "a|b"], "--label"),
+    (["create", "--role", "auditor", "--expires-in-days", "0"], "--expires-in-days"),
+    (["create", "--role", "auditor", "--expires-in-days", "soon"], "--expires-in-days"),
+    (["create", "--role", "auditor", "--rate-limit", "-1"], "--rate-limit"),
+    (["create", "--role", "auditor", "--rate-limit", "fast"], "--rate-limit"),
+    (["list", "--role", "admin"], "--role"),
+    (["list", "--player", "x y"], "--player"),
+    (["revoke", "not-a-key-id"], "KEY_ID"),
+])
+def test_keys_commands_exit_2_naming_the_bad_option(runner, tmp_path, args, option):
+    result = runner.invoke(main, ["keys", *args, "--store", f"sqlite:///{tmp_path}/k.sqlite3"])
+    assert result.exit_code == 2 and option in result.output, result.output
+
+
 @pytest.mark.slow
 def test_G10_a_5000_deal_sqlite_session_passes_verify(runner, tmp_path):
     store = f"sqlite:///{tmp_path}/session.sqlite3"

@@ -1,0 +1,199 @@
+"""Two real `reddog serve` workers on one store (a SQLite file, a PostgreSQL schema): what one
+does to a key, the other sees on its next request, and they share each key's rate limit."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from ledger.services.application import LedgerApplication
+from ledger.settings import Settings
+from tests.conftest import postgres_or_skip
+from tests.e2e.test_server import (
+    POLL_SECONDS,
+    ROOT,
+    STARTUP_SECONDS,
+    call,
+    free_port,
+    reddog_command,
+)
+
+#: The workers' limits: none by default, and a burst of BURST for keys with their own rate.
+BURST = 4
+
+
+@dataclass
+class Worker:
+    """One `reddog serve` process and what it printed."""
+
+    process: subprocess.Popen
+    base: str
+    output: list[str] = field(default_factory=list)
+
+    def get(self, path: str, key: str) -> tuple[int, object, object]:
+        return call(self.base, "GET", path, key)
+
+    def wait_ready(self, deadline: float) -> None:
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"worker exited with {self.process.returncode}: "
+                            f"{''.join(self.output)}")
+            try:
+                if call(self.base, "GET", "/health")[0] == 200:
+                    return
+            except OSError:  # not listening yet
+                pass
+            time.sleep(POLL_SECONDS)
+        pytest.fail(f"worker not ready within {STARTUP_SECONDS}s: {''.join(self.output)}")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+def start_worker(store: str, cwd: Path) -> Worker:
+    port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "REDDOG_RATE_LIMIT": "0",
+           "REDDOG_RATE_BURST": str(BURST)}
+    env.pop("REDDOG_STORE", None)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    process = subprocess.Popen([*reddog_command(), "serve", "--store", store, "--port",
+                                str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, env=env, cwd=cwd)
+    worker = Worker(process, f"http://127.0.0.1:{port}")
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            worker.output.append(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return worker
+
+
+@dataclass
+class Workers:
+    """Two workers on one store, and the application the test issues keys with."""
+
+    app: LedgerApplication
+    one: Worker
+    other: Worker
+
+    @property
+    def both(self) -> tuple[Worker, Worker]:
+        return self.one, self.other
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def worker_store(request: pytest.FixtureRequest,
+                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A store the workers of this module share: a SQLite file (its chain key beside it), or a
+    fresh PostgreSQL schema whose chain key file is in REDDOG_CHAIN_KEY_FILE, which the
+    workers inherit (as the `postgres_schema` fixture does for one test), dropped after."""
+    directory = tmp_path_factory.mktemp(f"workers-{request.param}")
+    if request.param == "sqlite":
+        yield f"sqlite:///{directory}/ledger.sqlite3"
+        return
+    import psycopg
+
+    admin = postgres_or_skip()
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("REDDOG_CHAIN_KEY_FILE", str(directory / "postgres-chain.key"))
+            yield f"{admin}?schema={schema}"
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture(scope="module")
+def workers(worker_store: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workers]:
+    """Two `reddog serve` processes on one store, started once for this module's tests (each
+    test issues keys of its own), and an application on the same store."""
+    app = LedgerApplication(Settings.from_env(store=worker_store))  # makes the chain key first
+    cwd = tmp_path_factory.mktemp("workers-cwd")
+    started = [start_worker(worker_store, cwd) for _ in range(2)]
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        for worker in started:
+            worker.wait_ready(deadline)
+        yield Workers(app, *started)
+    finally:
+        for worker in started:
+            worker.stop()
+        app.close()
+
+
+def test_a_key_revoked_through_one_worker_is_refused_at_once_by_the_other(workers):
+    operator, _ = workers.app.issue_key("operator", label="ops")
+    key, record = workers.app.issue_key("auditor", label="leaked")
+    for worker in workers.both:  # each has authenticated (and cached) the key
+        assert worker.get("/events?limit=1", key)[0] == 200
+    status, revoked, _ = call(workers.one.base, "POST", f"/keys/{record['key_id']}/revoke",
+                              operator)
+    assert status == 200 and revoked["status"] == "revoked"
+    for worker in (workers.other, workers.one):
+        status, problem, headers = worker.get("/events?limit=1", key)
+        assert status == 401 and "revoked" in problem["detail"]
+        assert headers["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_both_workers_refuse_an_expired_key_and_accept_one_that_expires_later(workers):
+    expired, _ = workers.app.issue_key(
+        "auditor", expires_at=datetime.now(UTC) - timedelta(minutes=1))
+    later, _ = workers.app.issue_key("auditor", expires_in_days=1)
+    operator, _ = workers.app.issue_key("operator")
+    status, issued, _ = call(workers.one.base, "POST", "/keys", operator,
+                             {"role": "auditor", "expires_in_days": 1, "label": "from one"})
+    assert status == 201
+    for worker in workers.both:
+        status, problem, _ = worker.get("/events?limit=1", expired)
+        assert status == 401 and "expired" in problem["detail"]
+        assert worker.get("/events?limit=1", later)[0] == 200
+        assert worker.get("/events?limit=1", issued["key"])[0] == 200
+
+
+def test_a_keys_rate_limit_is_shared_by_both_workers(workers):
+    key, _ = workers.app.issue_key("auditor", rate_limit=0.01)  # a burst, then one per 100 s
+    unlimited, _ = workers.app.issue_key("auditor")
+    for turn in range(BURST):
+        assert workers.both[turn % 2].get("/events?limit=1", key)[0] == 200
+    for worker in workers.both:
+        status, problem, headers = worker.get("/events?limit=1", key)
+        assert status == 429 and problem["type"] == "/problems/rate-limited"
+        assert 1 <= int(headers["Retry-After"]) <= 100
+    for turn in range(3 * BURST):
+        assert workers.both[turn % 2].get("/events?limit=1", unlimited)[0] == 200
+
+
+def test_the_key_list_on_one_worker_shows_labels_and_last_use_noted_by_the_other(workers):
+    operator, ops = workers.app.issue_key("operator", label="ops desk")
+    used, used_record = workers.app.issue_key("auditor", label="front desk")
+    _unused, unused_record = workers.app.issue_key("auditor", label="never used")
+    assert workers.one.get("/events?limit=1", used)[0] == 200
+    workers.app.project()
+    status, listed, _ = workers.other.get("/keys", operator)
+    assert status == 200 and listed["projection"]["behind"] == 0
+    by_id = {k["key_id"]: k for k in listed["keys"]}
+    assert by_id[used_record["key_id"]]["label"] == "front desk"
+    assert by_id[unused_record["key_id"]]["label"] == "never used"
+    assert by_id[ops["key_id"]]["label"] == "ops desk"
+    assert by_id[used_record["key_id"]]["last_used_at"] is not None
+    assert by_id[ops["key_id"]]["last_used_at"] is not None  # this very request, on the other
+    assert by_id[unused_record["key_id"]]["last_used_at"] is None
