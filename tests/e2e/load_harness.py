@@ -444,6 +444,30 @@ class Records:
             problems.append(f"read answered {r['status']}: {r}")
         return problems
 
+    def stale_reads(self) -> list[str]:
+        """Answers older than one the same client had already seen: per client, the version of
+        every table, deal and wallet it is shown never goes back (whichever server answers)."""
+        problems = []
+        for client in self.configs:
+            seen: dict[str, tuple[int, int]] = {}
+            for r in self.lines:
+                answer = r.get("answer")
+                if r["client"] != client or not isinstance(answer, dict) or not (
+                        r["status"] and 200 <= r["status"] < 300):
+                    continue
+                for shown in (answer, answer.get("current_deal")):
+                    if not (isinstance(shown, dict) and "id" in shown
+                            and isinstance(shown.get("version"), int)):
+                        continue
+                    version, seq = seen.get(shown["id"], (0, 0))
+                    if shown["version"] < version:
+                        problems.append(f"{client} #{r['seq']} {r['method']} {r['path']} on "
+                                        f"{r['server']}: version {shown['version']} of "
+                                        f"{shown['id']} after version {version} (#{seq})")
+                    else:
+                        seen[shown["id"]] = (shown["version"], r["seq"])
+        return problems
+
     def final_answers(self, op: str | None = None) -> list[tuple[dict[str, Any], Any]]:
         """(last attempt, answer) of every command that got a 2xx answer."""
         found = []
@@ -496,6 +520,13 @@ class Records:
                 "granted": player.granted + grants, "deals": len(self.answered_deals(
                     player.table_id))}
 
+    def expected_report(self, player: Player) -> dict[str, int]:
+        """A casino player's line of a report by player, by the clients' answers: deals,
+        handle (stakes, raises included) and returned."""
+        deals = self.deals_seen(player.table_id)
+        return {"deals": len(deals), "handle": sum(d["stake"] for d in deals.values()),
+                "returned": sum(d["returned"] or 0 for d in deals.values())}
+
     def summary(self) -> dict[str, Any]:
         commands = self.commands()
         times = [r["t1"] - r["t0"] for r in self.lines if r["status"] is not None]
@@ -533,14 +564,34 @@ def feed(base: str, key: str, query: str) -> Iterator[dict[str, Any]]:
         after = page["next"]
 
 
+def statement_balances(base: str, key: str, wallet_id: str) -> dict[str, int]:
+    """A wallet's statement read page by page: its closing balance, and the opening balance
+    plus every transfer listed."""
+    after, total, opening = 0, 0, None
+    while True:
+        status, page = call(base, "GET",
+                            f"/wallets/{wallet_id}/statement?after_version={after}&limit=100",
+                            key)
+        assert status == 200, page
+        opening = page["opening_balance"] if opening is None else opening
+        total += sum(row["amount"] for row in page["transfers"])
+        if page.get("next_version") is None:
+            return {"closing": page["closing_balance"], "listed": opening + total}
+        after = page["next_version"]
+
+
+def report_days() -> str:
+    """A report period round today, whichever side of midnight the load ran on."""
+    return (f"since={time.strftime('%Y-%m-%d', time.gmtime(time.time() - DAY))}"
+            f"&until={time.strftime('%Y-%m-%d', time.gmtime(time.time() + 2 * DAY))}")
+
+
 def wait_for_projection(base: str, key: str, seconds: float = 30.0) -> dict[str, int]:
     """Poll a report's `projection` until it has folded the whole log (`behind` 0)."""
-    today = time.strftime("%Y-%m-%d", time.gmtime())
-    tomorrow = time.strftime("%Y-%m-%d", time.gmtime(time.time() + DAY))
     seen: list[Any] = []
 
     def caught_up() -> dict[str, int] | None:
-        status, report = call(base, "GET", f"/reports?since={today}&until={tomorrow}", key)
+        status, report = call(base, "GET", f"/reports?{report_days()}", key)
         seen.append((status, report.get("projection") if isinstance(report, dict) else report))
         if status == 200 and report["projection"]["behind"] == 0:
             return report["projection"]

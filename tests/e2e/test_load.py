@@ -33,7 +33,9 @@ from tests.e2e.load_harness import (
     create_keys,
     feed,
     process_env,
+    report_days,
     sequence_gaps,
+    statement_balances,
     verify,
     wait_for_projection,
     wait_until,
@@ -181,6 +183,27 @@ class Load:
             checked["deals"] += table["deals"]
         return checked
 
+    def check_reads(self, records: Records) -> dict[str, int]:
+        """What the reads say after the load: every statement adds up to its wallet's balance,
+        and the report by player agrees with the casino clients' answers. During it, no client
+        was shown an older version of anything than it had already seen."""
+        base = self.servers[0].base
+        stale = records.stale_reads()
+        assert not stale, f"{len(stale)} stale answers, first: {stale[:3]}"
+        everyone = self.casino + [p for players in self.tables.values() for p in players]
+        for player in everyone:
+            wallet = _ok(base, f"/wallets/{player.wallet_id}", self.operator)
+            balances = statement_balances(base, self.auditor, player.wallet_id)
+            assert balances == {"closing": wallet["balance"], "listed": wallet["balance"]}, (
+                player.player_id, balances, wallet)
+        report = _ok(base, f"/reports?{report_days()}&group_by=player", self.auditor)
+        groups = {g["key"]: g for g in report["groups"]}
+        for player in self.casino:
+            expected = records.expected_report(player)
+            line = groups.get(player.player_id, {})
+            assert {k: line.get(k) for k in expected} == expected, (player.player_id, line)
+        return {"statements": len(everyone), "report_lines": len(self.casino)}
+
     def check_multi_seat(self, records: Records) -> dict[str, int]:
         """At each multi-seat table: every seat, bank and bet answered was recorded once, and
         the chips of its players' wallets, pot and stake add up to what was granted."""
@@ -241,6 +264,7 @@ def test_eight_players_and_sixteen_readers_on_one_sqlite_server_lose_and_invent_
     load.check_records(records)
     figures = {**records.summary(), **load.check_casino(records),
                **load.check_multi_seat(records), **load.check_store(),
+               **load.check_reads(records),
                "load_s": round(played, 1), "total_s": round(time.monotonic() - started, 1)}
     report(capsys, "sqlite, 1 server", figures)
 
@@ -267,11 +291,12 @@ def test_two_postgres_servers_and_a_projection_process_race_on_shared_tables_and
     casino = load.check_casino(records)
     multi = load.check_multi_seat(records)
     store = load.check_store()
+    reads = load.check_reads(records)
     schema = postgres_schema.rsplit("schema=", 1)[1]
     gaps = sequence_gaps(postgres_schema.split("?")[0], schema)
     assert follower.process is not None and follower.process.poll() is None, follower.output()
     report(capsys, "postgres, 2 servers + project --follow", {
-        **records.summary(), **casino, **multi, **store, "sequence": gaps,
+        **records.summary(), **casino, **multi, **store, **reads, "sequence": gaps,
         "load_s": round(played, 1), "total_s": round(time.monotonic() - started, 1)})
 
 
@@ -307,6 +332,7 @@ def test_a_server_killed_mid_load_and_restarted_applies_every_retried_command_ex
     assert unknown, "no command was in flight at any kill: the test tested nothing"
     figures = {**records.summary(), **load.check_casino(records),
                **load.check_multi_seat(records), **load.check_store(),
+               **load.check_reads(records),
                "kills": len(kills), "restart_s": [k["back_after_s"] for k in kills],
                "applied_before_kill": applied_before_kill(records, kills),
                "load_s": round(played, 1), "total_s": round(time.monotonic() - started, 1)}
