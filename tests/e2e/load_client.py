@@ -50,8 +50,9 @@ class Gave(Exception):
 class Connection:
     """A keep-alive HTTP connection to one server, opened again after any failure."""
 
-    def __init__(self, base: str) -> None:
+    def __init__(self, base: str, timeout: float = REQUEST_SECONDS) -> None:
         self.base = base
+        self.timeout = timeout
         parts = urlsplit(base)
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
         self._conn: http.client.HTTPConnection | None = None
@@ -59,7 +60,7 @@ class Connection:
     def request(self, method: str, path: str, headers: dict[str, str], body: bytes | None
                 ) -> tuple[int, str, dict[str, str], bytes]:
         if self._conn is None:
-            self._conn = http.client.HTTPConnection(self.host, self.port, timeout=REQUEST_SECONDS)
+            self._conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
         try:
             self._conn.request(method, path, body=body, headers=headers)
             response = self._conn.getresponse()
@@ -94,7 +95,8 @@ class Client:
     def __init__(self, config: dict[str, Any]) -> None:
         self.config = config
         self.name: str = config["name"]
-        self.servers = [Connection(base) for base in config["servers"]]
+        self.servers = [Connection(base, config.get("timeout", REQUEST_SECONDS))
+                        for base in config["servers"]]
         self.mode: str = config.get("server_mode", "fixed")
         self.server_index: int = config.get("server", 0)
         self.rng = random.Random(config.get("seed", self.name))

@@ -113,11 +113,12 @@ class Load:
         return [s.base for s in self.servers]
 
     def start_players(self, rounds: int, steps: int, pairs: int = 0,
-                      server_mode: str = "fixed") -> None:
+                      server_mode: str = "fixed", **options: Any) -> None:
         """One client per casino player and per multi-seat table; with `pairs`, that many
-        casino tables get a second client, each of the two through another server."""
+        casino tables get a second client, each of the two through another server. `options`
+        go into every player's config (`timeout`, `pace`: see load_client.py)."""
         common = {"servers": self.bases(), "operator_key": self.operator,
-                  "auditor_key": self.auditor, "server_mode": server_mode}
+                  "auditor_key": self.auditor, "server_mode": server_mode, **options}
         for i, (table, players) in enumerate(self.tables.items()):
             self.clients.start(f"table{i}", {
                 **common, "role": "table", "table_id": table, "steps": steps, "server": i,
