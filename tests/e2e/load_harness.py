@@ -504,6 +504,20 @@ class Records:
         return {answer["id"] for last, answer in self.final_answers("deal")
                 if last["path"] == f"/tables/{table_id}/deals"}
 
+    def attempts_around(self, table_id: str, deal_ids: set[str]) -> list[str]:
+        """For deals no client was answered with: the deal commands that ended refused or
+        unanswered, each attempt with its server, status and times (to tell which made it)."""
+        if not deal_ids:
+            return []
+        lines = []
+        for attempts in self.commands().values():
+            last = attempts[-1]
+            if last["path"] == f"/tables/{table_id}/deals" and last["status"] != 201:
+                lines.append("; ".join(
+                    f"{a['client']} {a['idem']} {a['server']} {a['status'] or a['failure']} "
+                    f"{a['t0']:.3f}-{a['t1']:.3f}" for a in attempts))
+        return [f"deals {sorted(deal_ids)}", *lines[:20]]
+
     def granted(self, wallet_id: str) -> int:
         """Chips granted to a wallet by commands answered 201 (each command once)."""
         return sum(last["body"]["amount"] for last, _ in self.final_answers("grant")

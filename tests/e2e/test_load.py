@@ -10,6 +10,7 @@ and the store (`reddog verify --json`, once the read models have caught up).
 The sizes are parameters: REDDOG_LOAD_PLAYERS, REDDOG_LOAD_READERS, REDDOG_LOAD_ROUNDS (casino
 rounds per player), REDDOG_LOAD_STEPS (actions per multi-seat table) and REDDOG_LOAD_KILLS raise
 them for a benchmark; the defaults keep the three tests near two minutes on two cores.
+REDDOG_LOAD_TIMEOUT (seconds a player waits for an answer, 30) makes impatient players.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ READERS = int(os.environ.get("REDDOG_LOAD_READERS", "16"))
 ROUNDS = int(os.environ.get("REDDOG_LOAD_ROUNDS", "25"))
 STEPS = int(os.environ.get("REDDOG_LOAD_STEPS", "40"))
 KILLS = int(os.environ.get("REDDOG_LOAD_KILLS", "2"))
+#: How long a player waits for an answer before it sends the command again (same key).
+TIMEOUT = float(os.environ.get("REDDOG_LOAD_TIMEOUT", "30"))
 #: Multi-seat variants played by the first clients (a bank, bets, next deals, dealer's choice).
 MULTI_SEAT = ("polish", "shoot")
 SEATS = 3
@@ -168,18 +171,19 @@ class Load:
         base = self.servers[0].base
         checked = {"wallets": 0, "deals": 0}
         for player in self.casino:
+            committed = {e["aggregate_id"] for e in feed(
+                base, self.auditor, f"table={player.table_id}&type=Committed")}
+            answered = records.answered_deals(player.table_id)
+            assert committed == answered, (
+                f"{player.player_id}: deals in the log that no deal command was answered with: "
+                f"{records.attempts_around(player.table_id, committed - answered)}; answered deals not in the "
+                f"log: {answered - committed}")
             expected = records.expected_casino(player)
             wallet = _ok(base, f"/wallets/{player.wallet_id}", self.operator)
             table = _ok(base, f"/tables/{player.table_id}", self.operator)
             actual = {"balance": wallet["balance"], "granted": wallet["granted"],
                       "deals": table["deals"]}
             assert actual == expected, (player.player_id, actual, expected)
-            committed = {e["aggregate_id"] for e in feed(
-                base, self.auditor, f"table={player.table_id}&type=Committed")}
-            assert committed == records.answered_deals(player.table_id), (
-                f"{player.player_id}: deals in the log but not answered "
-                f"{committed - records.answered_deals(player.table_id)}, answered but not in "
-                f"the log {records.answered_deals(player.table_id) - committed}")
             checked["wallets"] += 1
             checked["deals"] += table["deals"]
         return checked
@@ -202,7 +206,8 @@ class Load:
         for player in self.casino:
             expected = records.expected_report(player)
             line = groups.get(player.player_id, {})
-            assert {k: line.get(k) for k in expected} == expected, (player.player_id, line)
+            assert {k: line.get(k) for k in expected} == expected, (player.player_id, line,
+                                                                     expected)
         return {"statements": len(everyone), "report_lines": len(self.casino)}
 
     def check_multi_seat(self, records: Records) -> dict[str, int]:
@@ -257,7 +262,7 @@ def test_eight_players_and_sixteen_readers_on_one_sqlite_server_lose_and_invent_
     processes.append(server)
     load = Load(tmp_path, store, [server], processes)
     load.prepare(PLAYERS)
-    load.start_players(ROUNDS, STEPS)
+    load.start_players(ROUNDS, STEPS, timeout=TIMEOUT)
     load.start_readers(READERS)
     records = load.finish()
     played = time.monotonic() - started
@@ -283,7 +288,8 @@ def test_two_postgres_servers_and_a_projection_process_race_on_shared_tables_and
     processes.append(follower)
     # Half the casino tables are played by two clients at once, one through each server;
     # every other client sends its requests to the two servers in turn.
-    load.start_players(ROUNDS, STEPS, pairs=len(load.casino) // 2, server_mode="alternate")
+    load.start_players(ROUNDS, STEPS, pairs=len(load.casino) // 2, server_mode="alternate",
+                       timeout=TIMEOUT)
     load.start_readers(READERS)
     records = load.finish()
     played = time.monotonic() - started
@@ -308,7 +314,7 @@ def test_a_server_killed_mid_load_and_restarted_applies_every_retried_command_ex
     processes.append(server)
     load = Load(tmp_path, store, [server], processes)
     load.prepare(PLAYERS)
-    load.start_players(ROUNDS, STEPS)
+    load.start_players(ROUNDS, STEPS, timeout=TIMEOUT)
     load.start_readers(max(READERS // 4, 1))
     players = [n for n in load.clients.names() if n not in load.clients.names("reader")]
 
