@@ -14,8 +14,9 @@ Roles:
   to decide, and one of each race is refused by the rules.
 - `table`: seats its players at a multi-seat table, then takes the table's legal actions (next
   deal, bank, bets, dealer's choice) as whichever player each belongs to, for a number of steps.
-- `reader`: audit and player reads in a loop (reports, recall, the feed with and without
-  filters, statements, tables) until the harness's stop file appears.
+- `reader`: audit and player reads in a loop (reports as JSON and CSV, recall, the feed with
+  and without filters and over a time window, statements, a wallet as of now, tables) until
+  the harness's stop file appears.
 
 Every command carries an Idempotency-Key. An attempt that gets no answer (refused, reset, timed
 out: the outcome is unknown) is sent again, the same request with the same key, until a server
@@ -345,6 +346,14 @@ def read_loop(client: Client) -> None:
             ("feed_player", f"/events?player={p['player_id']}&limit=50", auditor),
             ("feed_table", f"/events?table={p['table_id']}&type=Settled&limit=50", auditor),
             ("feed_type", f"/events?type=Wagered&type=Granted&after={after}&limit=50", auditor),
+            ("feed_time", "/events?" + urlencode({
+                "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 5)),
+                "until": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 60)),
+                "limit": 50}), auditor),
+            ("report_csv", "/reports?" + urlencode({"since": today, "until": tomorrow,
+                                                    "format": "csv"}), auditor),
+            ("as_of", f"/wallets/{p['wallet_id']}/as-of?" + urlencode({
+                "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}), p["key"]),
             ("statement", f"/wallets/{p['wallet_id']}/statement", auditor),
             ("statement", f"/wallets/{p['wallet_id']}/statement?limit=20", p["key"]),
             ("read_table", f"/tables/{p['table_id']}", auditor),
