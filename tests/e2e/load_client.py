@@ -14,6 +14,7 @@ Roles:
   to decide, and one of each race is refused by the rules.
 - `table`: seats its players at a multi-seat table, then takes the table's legal actions (next
   deal, bank, bets, dealer's choice) as whichever player each belongs to, for a number of steps.
+- `granter`: an operator granting chips to one wallet that other granters grant to at once.
 - `reader`: audit and player reads in a loop (reports as JSON and CSV, recall, the feed with
   and without filters and over a time window, statements, a wallet as of now, tables) until
   the harness's stop file appears.
@@ -323,6 +324,20 @@ def table_command(table: str, action: dict[str, Any], rng: random.Random
     raise ValueError(f"unexpected action {action}")
 
 
+# Operators granting to one shared wallet.
+def grant_loop(client: Client) -> None:
+    """Grants to one wallet that other granters (through other servers) grant to at once:
+    every grant is valid, so they only race for the wallet's next version."""
+    config = client.config
+    wallet = config["wallet_id"]
+    for number in range(config["grants"]):
+        client.command("POST", f"/wallets/{wallet}/grants", config["operator_key"],
+                       {"amount": client.rng.randint(1, 9)}, f"bonus-{client.name}-{number}",
+                       "grant")
+        if client.pace:
+            time.sleep(client.pace)  # pacing the loop
+
+
 # Readers.
 def read_loop(client: Client) -> None:
     """Audit and player reads, in turn, until the stop file appears (or the deadline)."""
@@ -370,7 +385,8 @@ def read_loop(client: Client) -> None:
             time.sleep(client.pace)
 
 
-ROLES = {"casino": play_casino, "table": play_table, "reader": read_loop}
+ROLES = {"casino": play_casino, "table": play_table, "granter": grant_loop,
+         "reader": read_loop}
 
 
 def main(path: str) -> int:

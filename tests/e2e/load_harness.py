@@ -554,6 +554,8 @@ class Records:
             "reader_statuses": dict(sorted(self.statuses("reader").items(),
                                            key=lambda kv: str(kv[0]))),
             "conflicts_409": len(self.conflicts()),
+            "commands_with_409": sum(1 for a in commands.values()
+                                     if any(r["status"] == 409 for r in a)),
             "unknown_outcomes": len(self.unknown_outcomes()),
             "refused_connections": sum(1 for r in self.lines if r.get("failure") == "refused"),
             "latency_p50_ms": round(1000 * times[len(times) // 2]) if times else None,

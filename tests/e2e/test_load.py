@@ -47,6 +47,9 @@ READERS = int(os.environ.get("REDDOG_LOAD_READERS", "16"))
 ROUNDS = int(os.environ.get("REDDOG_LOAD_ROUNDS", "25"))
 STEPS = int(os.environ.get("REDDOG_LOAD_STEPS", "40"))
 KILLS = int(os.environ.get("REDDOG_LOAD_KILLS", "2"))
+#: Operators granting to one shared wallet at once (PostgreSQL), and grants each.
+GRANTERS = int(os.environ.get("REDDOG_LOAD_GRANTERS", "4"))
+GRANTS = int(os.environ.get("REDDOG_LOAD_GRANTS", "40"))
 #: How long a player waits for an answer before it sends the command again (same key).
 TIMEOUT = float(os.environ.get("REDDOG_LOAD_TIMEOUT", "30"))
 #: Multi-seat variants played by the first clients (a bank, bets, next deals, dealer's choice).
@@ -88,6 +91,7 @@ class Load:
         processes.append(self.clients)
         self.casino: list[Player] = []
         self.tables: dict[str, list[Player]] = {}
+        self.bonus: Player | None = None
 
     def prepare(self, players: int) -> None:
         """Keys from the CLI, then wallets and tables through the API: the first players
@@ -134,6 +138,18 @@ class Load:
             if i < pairs:
                 self.clients.start(f"casino{i}b", {**config, "server": i + 1,
                                                    "server_mode": "fixed"})
+
+    def start_granters(self, granters: int, grants: int) -> None:
+        """Operators granting to one shared wallet at once, each through the servers in turn."""
+        if not granters:
+            return
+        self.bonus = Player("bonus", "")
+        Setup(self.servers[0].base, self.operator).wallet(self.bonus)
+        for i in range(granters):
+            self.clients.start(f"granter{i}", {
+                "role": "granter", "servers": self.bases(), "server": i,
+                "server_mode": "alternate", "operator_key": self.operator,
+                "wallet_id": self.bonus.wallet_id, "grants": grants})
 
     def start_readers(self, readers: int) -> None:
         everyone = [p.public() for p in self.casino] + [
@@ -247,12 +263,22 @@ class Load:
         return {"verify_s": round(time.monotonic() - started, 2),
                 "positions": summary["positions"], "deals_checked": summary["deals_checked"]}
 
+    def check_bonus(self, records: Records) -> dict[str, int]:
+        """The shared wallet was granted exactly the grants answered 201, however many
+        attempts lost races (409) on the way."""
+        if self.bonus is None:
+            return {}
+        wallet = _ok(self.servers[0].base, f"/wallets/{self.bonus.wallet_id}", self.operator)
+        granted = self.bonus.granted + records.granted(self.bonus.wallet_id)
+        assert (wallet["granted"], wallet["balance"]) == (granted, granted), (wallet, granted)
+        return {"shared_wallet_grants": wallet["version"] - 2}
+
     def check_all(self, records: Records) -> dict[str, Any]:
         """Every check after the load, in order; the figures of the run."""
         self.check_records(records)
         return {**records.summary(), **self.catch_up(), **self.check_casino(records),
-                **self.check_multi_seat(records), **self.check_reads(records),
-                **self.verify()}
+                **self.check_multi_seat(records), **self.check_bonus(records),
+                **self.check_reads(records), **self.verify()}
 
 
 def _ok(base: str, path: str, key: str) -> Any:
@@ -298,6 +324,7 @@ def test_two_postgres_servers_and_a_projection_process_race_on_shared_tables_and
     # every other client sends its requests to the two servers in turn.
     load.start_players(ROUNDS, STEPS, pairs=len(load.casino) // 2, server_mode="alternate",
                        timeout=TIMEOUT)
+    load.start_granters(GRANTERS, GRANTS)
     load.start_readers(READERS)
     records = load.finish()
     played = time.monotonic() - started
