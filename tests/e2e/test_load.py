@@ -8,8 +8,10 @@ holding what its clients' own answers say, every table dealing as many deals as 
 and the store (`reddog verify --json`, once the read models have caught up).
 
 The sizes are parameters: REDDOG_LOAD_PLAYERS, REDDOG_LOAD_READERS, REDDOG_LOAD_ROUNDS (casino
-rounds per player), REDDOG_LOAD_STEPS (actions per multi-seat table) and REDDOG_LOAD_KILLS raise
-them for a benchmark; the defaults keep the three tests near two minutes on two cores.
+rounds per player), REDDOG_LOAD_STEPS (actions per multi-seat table), REDDOG_LOAD_KILLS,
+REDDOG_LOAD_GRANTERS and REDDOG_LOAD_GRANTS (operators granting to one shared wallet, and how
+often each) raise them for a benchmark; the defaults keep the three tests near two minutes on
+two cores.
 REDDOG_LOAD_TIMEOUT (seconds a player waits for an answer, 30) makes impatient players.
 """
 
@@ -33,6 +35,7 @@ from tests.e2e.load_harness import (
     Setup,
     create_keys,
     feed,
+    ok,
     process_env,
     report_days,
     sequence_gaps,
@@ -122,7 +125,8 @@ class Load:
     def start_players(self, rounds: int, steps: int, pairs: int = 0,
                       server_mode: str = "fixed", **options: Any) -> None:
         """One client per casino player and per multi-seat table; with `pairs`, that many
-        casino tables get a second client, each of the two through another server. `options`
+        casino tables get a second client sending everything to the server after the first
+        client's own (the first one, with `alternate`, goes to the servers in turn). `options`
         go into every player's config (`timeout`, `pace`: see load_client.py)."""
         common = {"servers": self.bases(), "operator_key": self.operator,
                   "auditor_key": self.auditor, "server_mode": server_mode, **options}
@@ -190,10 +194,10 @@ class Load:
             committed = {e["aggregate_id"] for e in feed(
                 base, self.auditor, f"table={player.table_id}&type=Committed")}
             answered = records.answered_deals(player.table_id)
+            unanswered = records.attempts_around(player.table_id, committed - answered)
             assert committed == answered, (
                 f"{player.player_id}: deals in the log that no deal command was answered with: "
-                f"{records.attempts_around(player.table_id, committed - answered)}; answered deals not in the "
-                f"log: {answered - committed}")
+                f"{unanswered}; answered deals not in the log: {answered - committed}")
             expected = records.expected_casino(player)
             wallet = _ok(base, f"/wallets/{player.wallet_id}", self.operator)
             table = _ok(base, f"/tables/{player.table_id}", self.operator)
@@ -282,8 +286,6 @@ class Load:
 
 
 def _ok(base: str, path: str, key: str) -> Any:
-    from tests.e2e.load_harness import ok
-
     return ok(base, "GET", path, key)
 
 
