@@ -41,6 +41,7 @@ from ledger.errors import (
     ConfigurationError,
     Conflict,
     InvalidInput,
+    LedgerError,
     NotFound,
     RuleViolation,
 )
@@ -512,7 +513,14 @@ class LedgerApplication(HighCardCommands, AuditQueries, ReportQueries, ApiKeys,
         if command is not None and (answer := self._recorded_answer(command)) is not None:
             return answer
         for _attempt in range(MAX_ATTEMPTS):
-            aggregates, answer = decide()
+            try:
+                aggregates, answer = decide()
+            except LedgerError:
+                # The same command may have been applied since its record was looked for (a
+                # retry racing its own first attempt): that answer stands, not this refusal.
+                if command is not None and (first := self._recorded_answer(command)) is not None:
+                    return first
+                raise
             if command is not None:
                 aggregates.append(CommandRecord(
                     principal=command.principal, key=command.key,
