@@ -371,6 +371,7 @@ def test_an_unsupported_method_is_a_405_problem(client, keys, ledger, alice_tabl
     with records_nothing(ledger):
         response = client.delete(f"/tables/{alice_table['id']}", headers=keys.operator)
     assert_problem(response, 405)
+    assert set(response.headers["Allow"].split(", ")) == {"GET", "HEAD", "OPTIONS"}
 
 
 # Any shape at all: no 5xx, and every refusal is a problem that records nothing.
