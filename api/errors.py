@@ -89,7 +89,8 @@ def http_error(error: HTTPException) -> Response:
 
 
 def too_deep(error: RecursionError) -> Response:
-    return problem(400, "bad-request", "Bad Request", "the request body is nested too deeply")
+    detail = "the request body is nested too deeply"
+    return problem(400, "bad-request", "Bad Request", detail, field=BODY, errors={BODY: [detail]})
 
 
 def unexpected_error(error: Exception) -> Response:
