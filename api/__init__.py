@@ -16,6 +16,14 @@ from ledger.services.application import LedgerApplication
 DOCS_ASSETS = "/docs/assets/"
 
 
+class LedgerApi(Api):
+    """The API and its OpenAPI document. Every operation documents the problem answers it gives
+    (`api.resources.problems`), so there is no catch-all `default` answer: flask-smorest's would
+    name a JSON error shape this service never sends."""
+
+    DEFAULT_ERROR_RESPONSE_NAME = None
+
+
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """Build the Flask app on an injected `LEDGER`, else one built from `SETTINGS`, else from
     the environment (`ledger.settings`)."""
@@ -46,7 +54,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     ledger = app.config["LEDGER"] or LedgerApplication(app.config["SETTINGS"])
     app.extensions["reddog_ledger"] = ledger
 
-    api = Api(app)
+    api = LedgerApi(app)
     for blueprint in (wallets.blp, tables.blp, deals.blp, audit.blp):
         api.register_blueprint(blueprint)
     errors.init_app(app)

@@ -111,6 +111,27 @@ def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(sp
     assert schema["required"] == ["bet"] and schema["properties"]["bet"]["type"] == "integer"
 
 
+def test_openapi_every_operation_lists_its_problem_answers_and_no_catch_all(spec):
+    """No `default` answer (it would make any status documented); every problem answer is
+    problem+json with the Problem schema; 429 says when to retry; a body brings 400 and 413."""
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            if method == "parameters":
+                continue
+            responses = operation["responses"]
+            assert "default" not in responses, (method, path)
+            expected = {"401", "403", "404", "409", "422", "429"}
+            if "requestBody" in operation:
+                expected |= {"400", "413"}
+            problems = {code for code in responses if code >= "400"}
+            assert problems == expected, (method, path)
+            for code in problems:
+                assert list(responses[code]["content"]) == ["application/problem+json"]
+                assert responses[code]["content"]["application/problem+json"]["schema"] == {
+                    "$ref": "#/components/schemas/Problem"}
+            assert responses["429"]["headers"]["Retry-After"]["required"] is True
+
+
 def test_openapi_documents_that_a_deal_gives_its_server_seed_only_once_finished(spec):
     deal = spec["components"]["schemas"]["Deal"]["properties"]
     assert "once finished" in deal["server_seed"]["description"].lower()
