@@ -114,6 +114,8 @@ def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(sp
 def test_openapi_every_operation_lists_its_problem_answers_and_no_catch_all(spec):
     """No `default` answer (it would make any status documented); every problem answer is
     problem+json with the Problem schema; 429 says when to retry; a body brings 400 and 413."""
+    problem = spec["components"]["schemas"]["Problem"]
+    assert set(problem["required"]) == {"type", "title", "status", "detail"}
     for path, item in spec["paths"].items():
         for method, operation in item.items():
             if method == "parameters":
@@ -130,6 +132,17 @@ def test_openapi_every_operation_lists_its_problem_answers_and_no_catch_all(spec
                 assert responses[code]["content"]["application/problem+json"]["schema"] == {
                     "$ref": "#/components/schemas/Problem"}
             assert responses["429"]["headers"]["Retry-After"]["required"] is True
+
+
+def test_openapi_states_the_limits_the_rules_enforce(spec):
+    schemas = spec["components"]["schemas"]
+    bet = schemas["DealArgs"]["properties"]["bet"]
+    assert (bet["minimum"], bet["maximum"], bet["multipleOf"]) == (10, 5000, 10)
+    assert schemas["GrantArgs"]["properties"]["amount"]["maximum"] == 1_000_000_000
+    assert schemas["TableBetArgs"]["properties"]["amount"]["minimum"] == 1
+    assert schemas["TableLimitsArgs"]["properties"]["hand_size"]["enum"] == [3, 4, 5]
+    recall = spec["paths"]["/players/{player_id}/recall"]["parameters"]
+    assert recall[0]["schema"]["pattern"].startswith("^[A-Za-z0-9]")
 
 
 def test_openapi_documents_that_a_deal_gives_its_server_seed_only_once_finished(spec):
