@@ -16,6 +16,14 @@ from ledger.services.application import LedgerApplication
 DOCS_ASSETS = "/docs/assets/"
 
 
+class LedgerApi(Api):
+    """The API and its OpenAPI document. Every operation documents the problem answers it gives
+    (`api.resources.problems`), so there is no catch-all `default` answer: flask-smorest's would
+    name a JSON error shape this service never sends."""
+
+    DEFAULT_ERROR_RESPONSE_NAME = None
+
+
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """Build the Flask app on an injected `LEDGER`, else one built from `SETTINGS`, else from
     the environment (`ledger.settings`)."""
@@ -49,7 +57,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     # PostgreSQL schema) stops the start instead of failing every request.
     _ = ledger.runtime
 
-    api = Api(app)
+    api = LedgerApi(app)
     for blueprint in (wallets.blp, tables.blp, deals.blp, audit.blp, keys.blp):
         api.register_blueprint(blueprint)
     errors.init_app(app)

@@ -78,11 +78,19 @@ def http_error(error: HTTPException) -> Response:
     if errors:
         detail = "; ".join(f"{name}: {_flatten(msg)}" for name, msg in errors.items())
     kind = "invalid-input" if status == 422 else error.name.lower().replace(" ", "-")
-    return problem(status, kind, error.name, detail, field=field, errors=errors or None)
+    response = problem(status, kind, error.name, detail, field=field, errors=errors or None)
+    # Keep what werkzeug says in headers (`Allow` on a 405) and what an `abort` passed along; the
+    # body and its type are ours.
+    headers = [*error.get_headers(), *(data.get("headers") or {}).items()]
+    for name, value in headers:
+        if name.lower() not in ("content-type", "content-length"):
+            response.headers[name] = value
+    return response
 
 
 def too_deep(error: RecursionError) -> Response:
-    return problem(400, "bad-request", "Bad Request", "the request body is nested too deeply")
+    detail = "the request body is nested too deeply"
+    return problem(400, "bad-request", "Bad Request", detail, field=BODY, errors={BODY: [detail]})
 
 
 def unexpected_error(error: Exception) -> Response:

@@ -8,8 +8,15 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, validate, validates
 
 from ledger import clock, validation
+from ledger.domain.wallet import MAX_GRANT
+from ledger.rules.casino import CHIP_GRID, MAX_OPENING_BET, MIN_BET
 from ledger.rules.variants import VARIANTS
 from ledger.services.keys import MAX_KEY_DAYS, MAX_RATE
+
+#: What the game rules refuse whatever the table, documented where the schema does not check it
+#: itself (the rule does, and names itself when it refuses): the document is the contract.
+HAND_SIZES = sorted({size for variant in VARIANTS.values() for size in variant.hand_sizes})
+MAX_SEATS = max(variant.max_players for variant in VARIANTS.values())
 
 
 class Chips(fields.Integer):
@@ -59,20 +66,22 @@ class WalletOpenArgs(Schema):
 
 class GrantArgs(Schema):
     amount = Chips(required=True, validate=validate.Range(min=1),
-                   metadata={"description": "Play credits to grant (C1)"})
+                   metadata={"description": "Play credits to grant (C1)", "maximum": MAX_GRANT})
 
 
 class TableLimitsArgs(Schema):
     """Limits of a multi-seat table; each defaults from its variant (rules.md)."""
 
-    hand_size = Chips(metadata={"description": "Cards per hand (H1: 5, 4 or 3)"})
+    hand_size = Chips(metadata={"description": "Cards per hand (H1: 5, 4 or 3; the variant's)",
+                                "enum": HAND_SIZES})
     ante = Chips(validate=validate.Range(min=1), metadata={"description": "Ante (H2, X1)"})
     min_bet = Chips(validate=validate.Range(min=1))
     max_bet = Chips(validate=validate.Range(min=1), metadata={"description": "Optional cap"})
     bank_min = Chips(validate=validate.Range(min=1), metadata={"description": "S1, P1"})
     bank_max = Chips(validate=validate.Range(min=1), metadata={"description": "S1"})
     bank_fixed = Chips(validate=validate.Range(min=1), metadata={"description": "P1"})
-    max_seats = Chips(validate=validate.Range(min=2), metadata={"description": "G9"})
+    max_seats = Chips(validate=validate.Range(min=2),
+                      metadata={"description": "G9 (the variant's range)", "maximum": MAX_SEATS})
 
 
 class TableOpenArgs(Schema):
@@ -107,7 +116,8 @@ class NextDealArgs(Schema):
 
 class TableBetArgs(Schema):
     seat = Chips(required=True, validate=validate.Range(min=1))
-    amount = Chips(required=True, metadata={"description": "Bet or cover (H5, S3, P3, X4, XB3)"})
+    amount = Chips(required=True, metadata={"description": "Bet or cover (H5, S3, P3, X4, XB3; G4)",
+                                            "minimum": 1})
 
 
 class SeatOnlyArgs(Schema):
@@ -120,7 +130,9 @@ class ChoiceArgs(Schema):
 
 
 class DealArgs(Schema):
-    bet = Chips(required=True, metadata={"description": "Opening bet: 10-5,000 in tens (C2)"})
+    bet = Chips(required=True, metadata={"description": "Opening bet: 10-5,000 in tens (C2)",
+                                         "minimum": MIN_BET, "maximum": MAX_OPENING_BET,
+                                         "multipleOf": CHIP_GRID})
     server_seed = fields.String(validate=SERVER_SEED, metadata={
         "description": "Operator-supplied seed, only where the table accepts them"})
 
@@ -256,10 +268,10 @@ class FairnessSchema(Schema):
 class ProblemSchema(Schema):
     """An error (RFC 9457 problem details) naming the rule or field."""
 
-    type = fields.String()
-    title = fields.String()
-    status = fields.Integer()
-    detail = fields.String()
+    type = fields.String(required=True, metadata={"description": "`/problems/<kind>`"})
+    title = fields.String(required=True)
+    status = fields.Integer(required=True, metadata={"description": "The HTTP status"})
+    detail = fields.String(required=True)
     rule = fields.String(metadata={"description": "Rule ID from rules.md, when a rule refused"})
     field = fields.String(metadata={"description": "The offending field, when one is known"})
     errors = fields.Dict(metadata={"description": "Field-by-field validation messages"})
@@ -273,7 +285,8 @@ class FeedArgs(Schema):
     table = fields.UUID()
     wallet = fields.UUID()
     player = fields.String(validate=PLAYER_ID)
-    type = fields.List(fields.String(), metadata={"description": "Event type names"})
+    type = fields.List(fields.String(metadata={"pattern": validation.EVENT_TYPE.anchored}),
+                       metadata={"description": "Event type names"})
     since = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, inclusive"})
     until = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, exclusive"})
 

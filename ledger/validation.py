@@ -69,6 +69,8 @@ IDEMPOTENCY_KEY = Pattern("Idempotency-Key", r"[!-~]{1,255}",
 #: A free-text label of an API key: printable, no control characters.
 LABEL = Pattern("label", r"[^\x00-\x1f\x7f-\x9f|#]{0,100}",
                 "at most 100 printable characters, without | or #")
+#: An event type name, as the feed filters by it.
+EVENT_TYPE = Pattern("type", r"[A-Z][A-Za-z]{0,39}", "an event type name")
 #: A variant's name as tables and reports spell it.
 VARIANT_NAME = Pattern("variant", r"[a-z][a-z_]{0,39}", "a variant name")
 #: A commitment: SHA-256 of a server seed as lowercase hex.

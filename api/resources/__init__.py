@@ -1,4 +1,8 @@
-"""One blueprint per resource: wallets, tables, deals, the audit reads and keys."""
+"""One blueprint per resource: wallets, tables, deals, the audit reads and keys.
+
+The problem answers each operation may give are documented here, once, as
+`application/problem+json` with the `Problem` schema (what `api.errors` answers).
+"""
 
 from __future__ import annotations
 
@@ -8,20 +12,65 @@ from typing import Any
 from flask_smorest import Blueprint
 
 from api.auth import IDEMPOTENCY_HEADER, principal
+from api.errors import PROBLEM
 from api.schemas import ProblemSchema
+from ledger import validation
 
 IDEMPOTENCY_PARAMETER = {
     "in": "header",
     "name": IDEMPOTENCY_HEADER,
     "required": False,
-    "schema": {"type": "string", "maxLength": 255},
-    "description": "A retry with the same key returns the first answer and records nothing new.",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255,
+               "pattern": validation.IDEMPOTENCY_KEY.anchored},
+    "description": "A retry with the same key returns the first answer and records nothing new "
+                   f"({validation.IDEMPOTENCY_KEY.explain}).",
 }
+
+#: The problem answers of every operation (each is authenticated), and when each is given.
+PROBLEMS: dict[int, str] = {
+    401: "No API key, or an unknown, revoked or expired one",
+    403: "The key's role, or its player, may not do this",
+    404: "No such wallet, table, deal or player",
+    409: "The Idempotency-Key was used for another request, or the command lost its races",
+    422: "A game rule refused it (`rule` names it), or a value has the wrong shape (`field`)",
+    429: "Too many requests from this key, or every audit read slot is taken: try again after "
+         "`Retry-After` seconds",
+}
+#: Operations that read a JSON body also answer these.
+BODY_PROBLEMS: dict[int, str] = {
+    400: "The body is not JSON, or is nested too deeply (`field` is `body`)",
+    413: "The body is larger than the service reads (1 MiB)",
+}
+RETRY_AFTER = {
+    "Retry-After": {
+        "description": "Seconds to wait before trying again",
+        "required": True,
+        "schema": {"type": "integer", "minimum": 0},
+    },
+}
+
+
+class ResourceBlueprint(Blueprint):
+    """A blueprint whose operations that read a JSON body document the problems of a body."""
+
+    def arguments(self, schema: Any, *, location: str = "json", **kwargs: Any) -> Callable:
+        parse = super().arguments(schema, location=location, **kwargs)
+        if location != "json":
+            return parse
+
+        def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
+            view = parse(view)
+            for status, description in BODY_PROBLEMS.items():
+                view = self.alt_response(status, schema=ProblemSchema, content_type=PROBLEM,
+                                         description=description)(view)
+            return view
+
+        return decorate
 
 
 def resource_blueprint(name: str, import_name: str, url_prefix: str, description: str) -> Blueprint:
     """A blueprint whose every request is authenticated before anything else is looked at."""
-    blp = Blueprint(name, import_name, url_prefix=url_prefix, description=description)
+    blp = ResourceBlueprint(name, import_name, url_prefix=url_prefix, description=description)
     blp.before_request(lambda: principal() and None)
     return blp
 
@@ -36,20 +85,16 @@ def command(blp: Blueprint) -> Callable[[Callable[..., Any]], Callable[..., Any]
     return decorate
 
 
-RETRY_AFTER = {"Retry-After": {"description": "Whole seconds to wait before trying again",
-                                "schema": {"type": "integer", "minimum": 1}}}
-
-
 def problems(blp: Blueprint) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Document the problem+json answers every endpoint may give: 429 is the API key's rate
     limit (or, on audit reads, busy slots), with Retry-After."""
 
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
-        for status in (401, 403, 404, 409, 422):
+        for status, description in PROBLEMS.items():
             view = blp.alt_response(
-                status, schema=ProblemSchema, content_type="application/problem+json"
+                status, schema=ProblemSchema, content_type=PROBLEM, description=description,
+                headers=RETRY_AFTER if status == 429 else None,
             )(view)
-        return blp.alt_response(429, schema=ProblemSchema, content_type="application/problem+json",
-                                headers=RETRY_AFTER)(view)
+        return view
 
     return decorate

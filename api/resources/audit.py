@@ -21,9 +21,12 @@ from api.schemas import (
     ReportSchema,
     StatementSchema,
 )
+from ledger import validation
 from ledger.services.reports import report_csv
 
 blp = resource_blueprint("audit", __name__, "", "The event feed, time travel and statements")
+PLAYER_ID = {"in": "path", "name": "player_id", "description": validation.PLAYER_ID.explain,
+             "schema": {"type": "string", "pattern": validation.PLAYER_ID.anchored}}
 
 
 @blp.route("/events", methods=["GET"])
@@ -92,7 +95,7 @@ def report(args: dict) -> dict | Response:
     return result
 
 
-@blp.route("/players/<string:player_id>/recall", methods=["GET"])
+@blp.route("/players/<string:player_id>/recall", methods=["GET"], parameters=[PLAYER_ID])
 @blp.arguments(RecallArgs, location="query")
 @blp.response(200, RecallSchema)
 @problems(blp)

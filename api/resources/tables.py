@@ -21,6 +21,8 @@ from api.schemas import (
 )
 
 blp = resource_blueprint("tables", __name__, "/tables", "Tables of every Red Dog variant")
+SEAT = {"in": "path", "name": "seat", "description": "The seat, from 1 (G5)",
+        "schema": {"type": "integer", "minimum": 1}}
 
 
 @blp.route("", methods=["POST"])
@@ -77,7 +79,7 @@ def seat(args: dict, table_id: UUID) -> dict:
                                 command=command_key(args))
 
 
-@blp.route("/<uuid:table_id>/seats/<int:seat>/leave", methods=["POST"])
+@blp.route("/<uuid:table_id>/seats/<int:seat>/leave", methods=["POST"], parameters=[SEAT])
 @blp.response(200, TableSchema)
 @command(blp)
 def leave(table_id: UUID, seat: int) -> dict:

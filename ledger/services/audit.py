@@ -27,9 +27,6 @@ from ledger.services import views
 from ledger.services.access import Action, Principal, require
 from ledger.services.folds import listed_topic
 
-#: An event type as the feed filter names it.
-EVENT_TYPE = validation.Pattern("type", r"[A-Z][A-Za-z]{0,39}", "an event type name")
-
 
 class Budget:
     """A read's time budget: `spent` once it has run `seconds`."""
@@ -81,7 +78,7 @@ class AuditQueries:
         if player is not None:
             dimensions.append(frozenset({f"player:{validation.PLAYER_ID.check(player, 'player')}"}))
         if types:
-            dimensions.append(frozenset(f"type:{EVENT_TYPE.check(t)}" for t in types))
+            dimensions.append(frozenset(f"type:{validation.EVENT_TYPE.check(t)}" for t in types))
         budget = Budget(seconds)
         if not dimensions and since is None and until is None:
             return self._feed_from_log(after, limit, budget)

@@ -6,12 +6,13 @@ and PostgreSQL. Note that `app` is overridden here: in the API tests it is the F
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from flask import Flask
+from flask import Flask, request, request_finished
 from flask.testing import FlaskClient
 
 from api import create_app
@@ -22,6 +23,40 @@ from tests.api.helpers import auth, seed_for
 
 CLIENT_SEED = "api-tests"
 GRANT = 10_000
+#: Answers that no operation of the OpenAPI document can declare, and why.
+UNDOCUMENTED = {
+    "no route": "no operation matched: an unknown path or a malformed id in it (404), or a method "
+                "the path does not have (405, with Allow); the document describes operations",
+    "not the API": "the documents themselves, their assets, the audit page and the health probe",
+    "OPTIONS": "Flask answers OPTIONS for every route by itself; the document leaves it out",
+}
+#: The API's own endpoints are in blueprints; everything else is not the API.
+API_ENDPOINT = re.compile(r"(wallets|tables|deals|audit)\.")
+_DOCUMENT: dict[str, Any] = {}
+
+
+@pytest.fixture(autouse=True)
+def answers_are_documented() -> Iterator[None]:
+    """Every answer an API test gets is declared by the OpenAPI document for its operation, or
+    is one of the UNDOCUMENTED kinds: the document is the contract, and every test checks it."""
+    answers: list[tuple[Flask, str, str, int]] = []
+
+    def record(sender: Flask, response: Any, **extra: Any) -> None:
+        rule = request.url_rule
+        if rule is None or request.method == "OPTIONS" or not API_ENDPOINT.match(rule.endpoint):
+            return
+        method = "GET" if request.method == "HEAD" else request.method
+        answers.append((sender, rule.rule, method, response.status_code))
+
+    with request_finished.connected_to(record):
+        yield
+    for sender, rule, method, status in answers:
+        if not _DOCUMENT:
+            _DOCUMENT.update(sender.test_client().get("/openapi.json").get_json())
+        path = re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule)
+        operation = _DOCUMENT["paths"][path][method.lower()]
+        assert str(status) in operation["responses"], (
+            f"{method} {path} answered {status}, which its document does not declare")
 
 
 @pytest.fixture

@@ -371,6 +371,7 @@ def test_an_unsupported_method_is_a_405_problem(client, keys, ledger, alice_tabl
     with records_nothing(ledger):
         response = client.delete(f"/tables/{alice_table['id']}", headers=keys.operator)
     assert_problem(response, 405)
+    assert set(response.headers["Allow"].split(", ")) == {"GET", "HEAD", "OPTIONS"}
 
 
 # Any shape at all: no 5xx, and every refusal is a problem that records nothing.
@@ -415,5 +416,5 @@ def test_a_body_nested_too_deeply_or_too_large_is_refused_with_a_4xx_and_records
                            headers=keys.operator)
         huge = client.post("/wallets", data="x" * (2 * 1024 * 1024),
                            content_type="application/json", headers=keys.operator)
-    assert deep.status_code == 400 and deep.mimetype == "application/problem+json"
+    assert_problem(deep, 400, field="body")
     assert huge.status_code == 413 and huge.mimetype == "application/problem+json"

@@ -111,15 +111,38 @@ def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(sp
     assert schema["required"] == ["bet"] and schema["properties"]["bet"]["type"] == "integer"
 
 
-def test_openapi_every_operation_documents_429_with_retry_after(spec):
-    """Every request with a key counts against its rate limit, so anything may be 429."""
+def test_openapi_every_operation_lists_its_problem_answers_and_no_catch_all(spec):
+    """No `default` answer (it would make any status documented); every problem answer is
+    problem+json with the Problem schema; 429 says when to retry; a body brings 400 and 413."""
+    problem = spec["components"]["schemas"]["Problem"]
+    assert set(problem["required"]) == {"type", "title", "status", "detail"}
     for path, item in spec["paths"].items():
         for method, operation in item.items():
             if method == "parameters":
                 continue
-            answer = operation["responses"]["429"]
-            assert list(answer["content"]) == ["application/problem+json"], (method, path)
-            assert answer["headers"]["Retry-After"]["schema"]["type"] == "integer", (method, path)
+            responses = operation["responses"]
+            assert "default" not in responses, (method, path)
+            expected = {"401", "403", "404", "409", "422", "429"}
+            if "requestBody" in operation:
+                expected |= {"400", "413"}
+            problems = {code for code in responses if code >= "400"}
+            assert problems == expected, (method, path)
+            for code in problems:
+                assert list(responses[code]["content"]) == ["application/problem+json"]
+                assert responses[code]["content"]["application/problem+json"]["schema"] == {
+                    "$ref": "#/components/schemas/Problem"}
+            assert responses["429"]["headers"]["Retry-After"]["required"] is True
+
+
+def test_openapi_states_the_limits_the_rules_enforce(spec):
+    schemas = spec["components"]["schemas"]
+    bet = schemas["DealArgs"]["properties"]["bet"]
+    assert (bet["minimum"], bet["maximum"], bet["multipleOf"]) == (10, 5000, 10)
+    assert schemas["GrantArgs"]["properties"]["amount"]["maximum"] == 1_000_000_000
+    assert schemas["TableBetArgs"]["properties"]["amount"]["minimum"] == 1
+    assert schemas["TableLimitsArgs"]["properties"]["hand_size"]["enum"] == [3, 4, 5]
+    recall = spec["paths"]["/players/{player_id}/recall"]["parameters"]
+    assert recall[0]["schema"]["pattern"].startswith("^[A-Za-z0-9]")
 
 
 def test_openapi_documents_the_key_endpoints_and_that_a_key_is_shown_once(spec):
