@@ -14,8 +14,11 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/reddog serve --demo
 
+# Two workers on the two cores; the load tests, which start servers and many client processes
+# of their own, run after the rest, alone.
 test: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2 --dist worksteal -m "not load"
+	$(BIN)/pytest -m load
 
 bench: $(STAMP)
 	$(BIN)/python -m tests.bench
@@ -24,5 +27,7 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check ledger api tests
 
+# Removes the environment and the default store's files, never a chain key (`*.key`).
 clean:
-	rm -rf $(VENV) var/*.sqlite3*
+	rm -rf $(VENV)
+	find var -maxdepth 1 -name '*.sqlite3*' ! -name '*.key' -delete 2>/dev/null || true
