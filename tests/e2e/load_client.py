@@ -34,6 +34,7 @@ import random
 import socket
 import sys
 import time
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -367,8 +368,9 @@ def read_loop(client: Client) -> None:
                 "limit": 50}), auditor),
             ("report_csv", "/reports?" + urlencode({"since": today, "until": tomorrow,
                                                     "format": "csv"}), auditor),
+            # Now to the microsecond: a whole second could fall before the wallet was opened.
             ("as_of", f"/wallets/{p['wallet_id']}/as-of?" + urlencode({
-                "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}), p["key"]),
+                "at": datetime.now(UTC).isoformat()}), p["key"]),
             ("statement", f"/wallets/{p['wallet_id']}/statement", auditor),
             ("statement", f"/wallets/{p['wallet_id']}/statement?limit=20", p["key"]),
             ("read_table", f"/tables/{p['table_id']}", auditor),
