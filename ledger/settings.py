@@ -8,7 +8,7 @@
 | `REDDOG_PROJECTIONS` | `projections`: fold read models inside `serve` (`auto`, `on`, `off`) | `auto` |
 | `REDDOG_RATE_LIMIT` | `rate_limit`: requests a second per API key (0: no limit) | 50 |
 | `REDDOG_RATE_BURST` | `rate_burst`: requests a key may send at once | 100 |
-| `REDDOG_AUDIT_SLOTS` | `audit_slots`: audit reads one process serves at once | 2 |
+| `REDDOG_AUDIT_SLOTS` | `audit_slots`: audit reads one process serves at once | 1 |
 | `REDDOG_AUDIT_QUEUE` | `audit_queue`: audit reads that may wait for a slot | 8 |
 | `REDDOG_AUDIT_SECONDS` | `audit_seconds`: time budget of one audit read | 2.0 |
 
@@ -41,7 +41,7 @@ class Settings:
     projections: str = "auto"
     rate_limit: float = 50.0
     rate_burst: int = 100
-    audit_slots: int = 2
+    audit_slots: int = 1
     audit_queue: int = 8
     audit_seconds: float = 2.0
     store_env: Mapping[str, str] = field(default_factory=dict)
@@ -58,7 +58,7 @@ class Settings:
             projections=_choice(env, "REDDOG_PROJECTIONS", "auto", PROJECTION_MODES),
             rate_limit=_number(env, "REDDOG_RATE_LIMIT", 50.0, float),
             rate_burst=int(_number(env, "REDDOG_RATE_BURST", 100, int)),
-            audit_slots=int(_number(env, "REDDOG_AUDIT_SLOTS", 2, int, minimum=1)),
+            audit_slots=int(_number(env, "REDDOG_AUDIT_SLOTS", 1, int, minimum=1)),
             audit_queue=int(_number(env, "REDDOG_AUDIT_QUEUE", 8, int)),
             audit_seconds=_number(env, "REDDOG_AUDIT_SECONDS", 2.0, float, minimum=0.05),
             store_env={k: v for k, v in env.items() if k.startswith(_PASSED_THROUGH)},

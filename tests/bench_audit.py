@@ -137,7 +137,7 @@ def free_port() -> int:
 
 
 def request(conn: HTTPConnection, method: str, path: str, key: str,
-            body: Any = None) -> tuple[int, Any]:
+            body: Any = None) -> tuple[int, Any, str | None]:
     headers = {"Authorization": f"Bearer {key}"}
     data = None
     if body is not None:
@@ -146,7 +146,9 @@ def request(conn: HTTPConnection, method: str, path: str, key: str,
     conn.request(method, path, body=data, headers=headers)
     response = conn.getresponse()
     payload = response.read()
-    return response.status, json.loads(payload) if payload else None
+    answer = json.loads(payload) if payload and response.status != 200 or "json" in (
+        response.getheader("Content-Type") or "") else None
+    return response.status, answer, response.getheader("Retry-After")
 
 
 def player_loop(port: int, key: str, table: str, seconds: float, out: str) -> None:
@@ -156,17 +158,18 @@ def player_loop(port: int, key: str, table: str, seconds: float, out: str) -> No
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         started = time.perf_counter()
-        status, deal = request(conn, "POST", f"/tables/{table}/deals", key, {"bet": 10})
+        status, deal, _ = request(conn, "POST", f"/tables/{table}/deals", key, {"bet": 10})
         records.append((time.perf_counter() - started, status))
         if status == 201 and deal["phase"] == "deciding":
             started = time.perf_counter()
-            status, _ = request(conn, "POST", f"/deals/{deal['id']}/stand", key)
+            status, _, _ = request(conn, "POST", f"/deals/{deal['id']}/stand", key)
             records.append((time.perf_counter() - started, status))
     Path(out).write_text(json.dumps(records))
 
 
 def reader_loop(port: int, key: str, queries: list[str], seconds: float, out: str) -> None:
-    """Read audit endpoints in turn until time is up; write each read's latency and status."""
+    """Read audit endpoints in turn until time is up, waiting as `Retry-After` asks when told to
+    (as a well-behaved client does); write each read's latency and status."""
     conn = HTTPConnection("127.0.0.1", port, timeout=30)
     records = []
     end = time.monotonic() + seconds
@@ -175,8 +178,10 @@ def reader_loop(port: int, key: str, queries: list[str], seconds: float, out: st
         path = queries[turn % len(queries)]
         turn += 1
         started = time.perf_counter()
-        status, _ = request(conn, "GET", path, key)
+        status, _, retry_after = request(conn, "GET", path, key)
         records.append((time.perf_counter() - started, status))
+        if status == 429 and retry_after:
+            time.sleep(min(float(retry_after), max(end - time.monotonic(), 0)))
     Path(out).write_text(json.dumps(records))
 
 
@@ -201,10 +206,10 @@ def play_under_audit(players: int, readers: int, seconds: float) -> dict[str, An
         app.close()
         port = free_port()
         env = {**os.environ, "REDDOG_RATE_LIMIT": "0", "PYTHONUNBUFFERED": "1"}
+        log = open(f"{tmp}/server.log", "w")  # noqa: SIM115 - closed with the server below
         server = subprocess.Popen(
             [sys.executable, "-c", "from api.cli import main; main()", "serve", "--store", url,
-             "--port", str(port)], env=env, cwd=tmp, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, text=True)
+             "--port", str(port)], env=env, cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
         try:
             wait_for(port)
             today = datetime.now(UTC).date()
@@ -220,6 +225,9 @@ def play_under_audit(players: int, readers: int, seconds: float) -> dict[str, An
         finally:
             server.terminate()
             server.wait(timeout=30)
+            log.close()
+            warnings = Path(f"{tmp}/server.log").read_text().count("WARNING")
+            note(f"server log: {warnings} warning lines")
     ratio = loaded["play_p99_ms"] / quiet["play_p99_ms"]
     return {"players": players, "readers": readers, "seconds": seconds, "quiet": quiet,
             "loaded": loaded, "play_p99_ratio": ratio}
