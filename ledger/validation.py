@@ -59,8 +59,8 @@ def _compiled(body: str) -> re.Pattern[str]:
 PLAYER_ID = Pattern("player_id", r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}",
                     "1 to 64 characters of A-Z a-z 0-9 _ . -, the first a letter or digit")
 #: The client seed every shuffle mixes in (fairness).
-CLIENT_SEED = Pattern("client_seed", r"[A-Za-z0-9_-]{1,64}",
-                      "1 to 64 characters of A-Z a-z 0-9 _ -")
+CLIENT_SEED = Pattern("client_seed", r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}",
+                      "1 to 64 characters of A-Z a-z 0-9 _ -, the first a letter or digit")
 #: A server seed: 32 bytes as lowercase hex.
 SERVER_SEED = Pattern("server_seed", r"[0-9a-f]{64}", "64 lowercase hex characters")
 #: An Idempotency-Key header: visible ASCII, no spaces or control characters.
