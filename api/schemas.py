@@ -19,16 +19,24 @@ HAND_SIZES = sorted({size for variant in VARIANTS.values() for size in variant.h
 MAX_SEATS = max(variant.max_players for variant in VARIANTS.values())
 
 
-class Chips(fields.Integer):
-    """A whole number of chips: an int, never a bool, float or string (G4)."""
+class WholeNumber(fields.Integer):
+    """A JSON whole number: never a bool, float or string."""
+
+    message = "Must be a whole number."
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(strict=True, **kwargs)
 
     def _validated(self, value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValidationError("Must be a whole number of chips.")
+            raise ValidationError(self.message)
         return super()._validated(value)
+
+
+class Chips(WholeNumber):
+    """A whole number of chips: an int, never a bool, float or string (G4)."""
+
+    message = "Must be a whole number of chips."
 
 
 class StrictBoolean(fields.Boolean):
@@ -398,18 +406,6 @@ class RecallSchema(Schema):
     player_id = fields.String()
     deals = fields.List(fields.Dict())
     projection = fields.Nested(ProjectionStatusSchema)
-
-
-class WholeNumber(fields.Integer):
-    """A JSON whole number: never a bool, float or string."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(strict=True, **kwargs)
-
-    def _validated(self, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValidationError("Must be a whole number.")
-        return super()._validated(value)
 
 
 class StrictNumber(fields.Float):

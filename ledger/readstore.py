@@ -35,6 +35,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ledger.sidestore import (
+    ThreadConnections,
+    advisory_lock_id,
+    create_postgres_tables,
+    side_file,
+)
 from ledger.store import MEMORY, POSTGRES, StoreLocation
 
 #: Index rows a feed query examines before it answers with a cursor instead.
@@ -451,36 +457,17 @@ class SQLiteReadStore(_SqlReadStore):
     def __init__(self, path: Path, busy_seconds: float = 5.0) -> None:
         self.path = path
         self.busy_seconds = busy_seconds
-        self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
-        self._guard = threading.Lock()
-        with self._cursor() as cursor:
-            cursor.execute("PRAGMA journal_mode=WAL")
-            for statement in self.SCHEMA:
-                cursor.execute(statement)
-
-    def _connection(self) -> sqlite3.Connection:
-        connection = getattr(self._local, "connection", None)
-        if connection is None:
-            connection = sqlite3.connect(self.path, timeout=self.busy_seconds,
-                                         isolation_level=None, check_same_thread=False)
-            connection.execute("PRAGMA synchronous=NORMAL")  # a rebuildable model: WAL keeps
-            self._local.connection = connection             # it consistent, if not durable
-            with self._guard:
-                self._connections.append(connection)
-        return connection
+        # A rebuildable model: WAL keeps it consistent, if not durable, without a flush a write.
+        self.connections = ThreadConnections(path, busy_seconds, "NORMAL", self.SCHEMA)
 
     @contextmanager
     def _cursor(self) -> Iterator[Any]:
-        cursor = self._connection().cursor()
-        try:
+        with self.connections.cursor() as cursor:
             yield cursor
-        finally:
-            cursor.close()
 
     @contextmanager
     def exclusive(self, projection: str) -> Iterator[tuple[ReadSession, PageWrite]]:
-        connection = self._connection()
+        connection = self.connections.connection()
         connection.execute(f"PRAGMA busy_timeout = {int(LOCK_WAIT * 1000)}")
         try:
             connection.execute("BEGIN IMMEDIATE")
@@ -503,10 +490,7 @@ class SQLiteReadStore(_SqlReadStore):
             cursor.close()
 
     def close(self) -> None:
-        with self._guard:
-            for connection in self._connections:
-                connection.close()
-            self._connections.clear()
+        self.connections.close()
 
 
 class PostgresReadStore(_SqlReadStore):
@@ -521,8 +505,7 @@ class PostgresReadStore(_SqlReadStore):
         self.projections = f'"{schema}".{prefix}_projections'
         self.feed_events = f'"{schema}".{prefix}_feed_events'
         self.feed_keys = f'"{schema}".{prefix}_feed_keys'
-        self.lock_id = int.from_bytes(hashlib.sha256(
-            f"{schema}.{prefix}.read".encode()).digest()[:8], "big", signed=True)
+        self.lock_id = advisory_lock_id(f"{schema}.{prefix}.read")
         statements = (
             (f"CREATE TABLE IF NOT EXISTS {self.documents} (name text PRIMARY KEY, doc text NOT "
              "NULL)"),
@@ -535,10 +518,7 @@ class PostgresReadStore(_SqlReadStore):
             (f"CREATE TABLE IF NOT EXISTS {self.feed_keys} (key text NOT NULL, position bigint "
              "NOT NULL, PRIMARY KEY (key, position))"),
         )
-        with datastore.get_connection() as conn, conn.transaction(), conn.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", (self.lock_id ^ 1,))  # not the fold's
-            for statement in statements:
-                cursor.execute(statement)
+        create_postgres_tables(datastore, f"{schema}.{prefix}.tables", statements)
 
     @contextmanager
     def _cursor(self) -> Iterator[Any]:
@@ -567,4 +547,4 @@ def read_store_for(store: StoreLocation, datastore: Any, prefix: str) -> ReadSto
         return PostgresReadStore(datastore, prefix)
     path = store.sqlite_path
     assert path is not None
-    return SQLiteReadStore(path.with_name(path.stem + ".read" + path.suffix))
+    return SQLiteReadStore(side_file(path, "read"))

@@ -27,7 +27,6 @@ their clocks synchronised (NTP), as the event log's timestamps already need.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import sqlite3
@@ -41,6 +40,7 @@ from typing import Any
 
 from eventsourcing.persistence import PersistenceError
 
+from ledger.sidestore import ThreadConnections, create_postgres_tables, side_file
 from ledger.store import MEMORY, POSTGRES, StoreLocation
 
 log = logging.getLogger(__name__)
@@ -209,40 +209,16 @@ class SQLiteRuntimeStore(_SqlRuntimeStore):
     def __init__(self, path: Path, busy_seconds: float = 2.0) -> None:
         super().__init__()
         self.path = path
-        self.busy_seconds = busy_seconds
-        self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
-        self._guard = threading.Lock()
-        connection = self._connection()
-        connection.execute("PRAGMA journal_mode=WAL")
-        for statement in self.SCHEMA:
-            connection.execute(statement)
-
-    def _connection(self) -> sqlite3.Connection:
-        connection = getattr(self._local, "connection", None)
-        if connection is None:
-            connection = sqlite3.connect(self.path, timeout=self.busy_seconds,
-                                         isolation_level=None, check_same_thread=False)
-            # Operational state: a crash may lose the last writes, never the file's consistency.
-            connection.execute("PRAGMA synchronous=OFF")
-            self._local.connection = connection
-            with self._guard:
-                self._connections.append(connection)
-        return connection
+        # Operational state: a crash may lose the last writes, never the file's consistency.
+        self.connections = ThreadConnections(path, busy_seconds, "OFF", self.SCHEMA)
 
     @contextmanager
     def _cursor(self) -> Iterator[Any]:
-        cursor = self._connection().cursor()
-        try:
+        with self.connections.cursor() as cursor:
             yield cursor
-        finally:
-            cursor.close()
 
     def close(self) -> None:
-        with self._guard:
-            for connection in self._connections:
-                connection.close()
-            self._connections.clear()
+        self.connections.close()
 
 
 class PostgresRuntimeStore(_SqlRuntimeStore):
@@ -257,19 +233,13 @@ class PostgresRuntimeStore(_SqlRuntimeStore):
         schema = datastore.schema
         self.limits = f'"{schema}".{prefix}_rate_limits'
         self.usage = f'"{schema}".{prefix}_key_usage'
-        lock_id = int.from_bytes(hashlib.sha256(
-            f"{schema}.{prefix}.runtime".encode()).digest()[:8], "big", signed=True)
         statements = (
             (f"CREATE UNLOGGED TABLE IF NOT EXISTS {self.limits} (bucket text PRIMARY KEY, "
              "tat double precision NOT NULL)"),
             (f"CREATE UNLOGGED TABLE IF NOT EXISTS {self.usage} (key_id text PRIMARY KEY, "
              "last_used double precision NOT NULL)"),
         )
-        with datastore.get_connection() as conn, conn.transaction(), conn.cursor() as cursor:
-            # Processes starting together would race on the catalogue: one creates at a time.
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", (lock_id,))
-            for statement in statements:
-                cursor.execute(statement)
+        create_postgres_tables(datastore, f"{schema}.{prefix}.runtime", statements)
 
     @contextmanager
     def _cursor(self) -> Iterator[Any]:
@@ -285,4 +255,4 @@ def runtime_store_for(store: StoreLocation, datastore: Any, prefix: str) -> Runt
         return PostgresRuntimeStore(datastore, prefix)
     path = store.sqlite_path
     assert path is not None
-    return SQLiteRuntimeStore(path.with_name(path.stem + ".runtime" + path.suffix))
+    return SQLiteRuntimeStore(side_file(path, "runtime"))

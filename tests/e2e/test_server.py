@@ -6,10 +6,7 @@ import json
 import os
 import queue
 import re
-import shutil
-import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -21,23 +18,11 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.load_harness import free_port, reddog_command
+
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_SECONDS = 30
 POLL_SECONDS = 0.05
-
-
-def reddog_command() -> list[str]:
-    """The `reddog` console script next to this interpreter, else the same CLI through -c."""
-    script = shutil.which("reddog", path=str(Path(sys.executable).parent))
-    if script:
-        return [script]
-    return [sys.executable, "-c", "from api.cli import main; main()"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass
