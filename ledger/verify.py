@@ -31,8 +31,9 @@ from ledger.chain import (
 from ledger.domain.transfers import OPERATOR, UNBOUNDED_ACCOUNTS, Transfer
 from ledger.domain.wallet import Wallet
 from ledger.rules.highcard_state import transfers_of
-from ledger.services.application import fairness_of
-from ledger.services.views import event_name
+from ledger.services.application import LedgerApplication
+from ledger.services.deals import fairness_of
+from ledger.services.views import event_data, event_name
 
 PAGE = 1000
 
@@ -104,8 +105,7 @@ def read_log(app: Application[Any]) -> Iterator[tuple[int, Any]]:
 
 def transfers_in(event: Any) -> list[Transfer]:
     """The transfers an event records, whatever its type (fields, or an operation's data)."""
-    data = getattr(event, "data", None)
-    return transfers_of(data if isinstance(data, dict) else vars(event))  # type: ignore[return-value]
+    return transfers_of(event_data(event))  # type: ignore[return-value]
 
 
 def _owner(account: str) -> str | None:
@@ -115,7 +115,7 @@ def _owner(account: str) -> str | None:
 
 
 def verify_store(
-    app: Application[Any], progress: Callable[[int], None] | None = None
+    app: LedgerApplication, progress: Callable[[int], None] | None = None
 ) -> VerificationReport:
     """Check conservation at every position and the fairness of every finished deal."""
     report = VerificationReport()
@@ -128,7 +128,7 @@ def verify_store(
     def fail(position: int, aggregate_id: Any, problem: str) -> None:
         report.failures.append(Failure(position, str(aggregate_id), problem))
 
-    tamper = TamperCheck(getattr(app, "chain_key", b""), fail)
+    tamper = TamperCheck(app.chain_key, fail)
     for position, stored, event in read_stored(app):
         report.positions += 1
         last_position = position
@@ -184,7 +184,7 @@ def verify_store(
             fail(last_position, ",".join(sorted(missing)),
                  f"transfer {transfer_id} is not recorded by {sorted(missing)}")
     _check_wallets(app, balances, last_position, fail)
-    if hasattr(app, "projection") and not report.failures:
+    if not report.failures:
         for name in app.projection.differences_from_a_rebuild():
             fail(last_position, name, "the read model differs from a fresh replay of the log")
     report.granted = -balances[OPERATOR]
@@ -275,10 +275,8 @@ def _deal_of(event: Any) -> str | None:
     return None
 
 
-def _records(events: list[Any]) -> list[Any]:
-    if "CasinoDeal" in type(events[0]).__qualname__:
-        return events
-    return [(event_name(e), e.data, e.originator_version) for e in events]
+def _records(events: list[Any]) -> list[tuple[str, dict[str, Any], int]]:
+    return [(event_name(e), event_data(e), e.originator_version) for e in events]
 
 
 def _check_deal(

@@ -1,6 +1,6 @@
 """Audit reads over the event log: the global feed, time travel and wallet statements.
 
-Mixed into LedgerApplication. Nothing here writes; everything answers only what the rules have
+Nothing here writes; everything answers only what the rules have
 revealed (sealed seeds, keys and idempotency records never appear; sealed bets stay sealed).
 Every read is bounded: a page has at most `validation.MAX_PAGE` entries, a search examines at
 most `readstore.SCAN` index rows or log positions, and a read stops at its time budget; each
@@ -10,7 +10,7 @@ answers where to continue instead of working on.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -25,6 +25,7 @@ from ledger.eventlog import select_positions
 from ledger.readstore import SCAN, FeedQuery
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
+from ledger.services.base import LedgerBase
 from ledger.services.folds import listed_topic
 
 
@@ -38,16 +39,8 @@ class Budget:
         return self.deadline is not None and time.monotonic() > self.deadline
 
 
-class AuditQueries:
+class AuditService(LedgerBase):
     """The event feed, state at a version or instant, and wallet statements."""
-
-    _get: Callable[..., Any]
-    repository: Any
-    recorder: Any
-    mapper: Any
-    events: Any
-    projection: Any
-    store: Any
 
     def event_feed(
         self,

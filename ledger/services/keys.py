@@ -21,10 +21,9 @@ from __future__ import annotations
 import logging
 import math
 import secrets
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
@@ -33,11 +32,9 @@ from eventsourcing.domain import Aggregate
 from ledger import clock, validation
 from ledger.domain.access import ApiKey, Role, hash_key, parse_instant
 from ledger.errors import Conflict, InvalidInput, RateLimited, Unauthenticated
-from ledger.runtime import Limit, RuntimeStore, RuntimeUnavailable, runtime_store_for, whole_seconds
+from ledger.runtime import Limit, RuntimeUnavailable, whole_seconds
 from ledger.services.access import SYSTEM, Action, Principal, require
-
-if TYPE_CHECKING:
-    from ledger.services.application import CommandKey
+from ledger.services.base import CommandKey, LedgerBase
 
 log = logging.getLogger(__name__)
 
@@ -53,31 +50,8 @@ KEYS_SCAN = 5000
 STATUSES = ("active", "expired", "revoked")
 
 
-class ApiKeys:
-    """Issue, authenticate, list, read and revoke API keys (mixed into the application)."""
-
-    save: Callable[..., Any]
-    repository: Any
-    projection: Any
-    settings: Any
-    store: Any
-    recorder: Any
-    name: str
-    _get: Callable[..., Any]
-    _execute: Callable[..., dict[str, Any]]
-    _recorded_answer: Callable[..., dict[str, Any] | None]
-    _runtime: RuntimeStore | None
-    _runtime_lock: threading.Lock
-
-    # The runtime store.
-    @property
-    def runtime(self) -> RuntimeStore:
-        """Rate-limit state and last-used times beside this store (`ledger.runtime`)."""
-        with self._runtime_lock:
-            if self._runtime is None:
-                datastore = getattr(self.recorder, "datastore", None)
-                self._runtime = runtime_store_for(self.store, datastore, self.name.lower())
-            return self._runtime
+class KeyService(LedgerBase):
+    """Issue, authenticate, list, read and revoke API keys."""
 
     # Issue.
     def issue_key(

@@ -18,6 +18,7 @@ from ledger.errors import InvalidInput
 from ledger.rules.odds import exact_win_rate
 from ledger.rules.variants import VARIANTS
 from ledger.services.access import Action, Principal, require
+from ledger.services.base import LedgerBase
 from ledger.services.folds import COUNTS, RECALL_KEPT, TABLE_ROW, TOP_WINS
 
 GROUPS = ("table", "variant", "player", "banker")
@@ -35,10 +36,8 @@ def theoretical_rtp(variant: str) -> float | None:
     return float(Fraction(1 + spec.win_multiple) * rate)
 
 
-class ReportQueries:
-    """Reports and game recall (mixed into the app), from the ledger projection."""
-
-    projection: Any
+class ReportService(LedgerBase):
+    """Reports and game recall, from the ledger projection."""
 
     def recall(self, actor: Principal, player_id: str, count: int = 10) -> dict[str, Any]:
         """A player's last deals, newest first: cards, bets, outcome, balance before and after."""

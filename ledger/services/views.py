@@ -35,6 +35,12 @@ def event_name(event: object) -> str:
     return type(event).__qualname__.rsplit(".", 1)[-1]
 
 
+def event_data(event: Any) -> dict[str, Any]:
+    """What an event records: a multi-seat table operation's `data`, else its attributes."""
+    data = getattr(event, "data", None)
+    return data if isinstance(data, dict) else vars(event)
+
+
 def event_view(event: Any) -> dict[str, Any]:
     """One stored event as an auditor sees it: version, type, UTC time and revealed payload."""
     name = event_name(event)
@@ -144,8 +150,10 @@ def table_view(
 
 def operation_view(event: Any, deal_finished: bool) -> dict[str, Any]:
     """One event of a multi-seat table; sealed bets stay sealed until everyone has bet (X4)."""
+    if not isinstance(getattr(event, "data", None), dict):  # the table's own events
+        return event_view(event)
     name = event_name(event)
-    payload = jsonable(dict(getattr(event, "data", {}) or {}))
+    payload = jsonable(dict(event.data))
     if name == "BetPlaced" and payload.get("sealed") and not deal_finished:
         payload.update(amount=None, transfer=None)
     return _entry(event, name, payload)

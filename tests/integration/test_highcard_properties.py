@@ -73,7 +73,7 @@ class Harness:
 
     def view(self) -> dict[str, Any]:
         assert self.table_id is not None
-        return self.app.high_card_table(SYSTEM, self.table_id)
+        return self.app.table(SYSTEM, self.table_id)
 
     def command(self, kind: str, seat: Any = None, amount: Any = None, choice: Any = None
                 ) -> Callable[[], Any]:

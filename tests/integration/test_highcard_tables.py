@@ -62,7 +62,7 @@ class Table:
         return [*self.wallets.values(), *self.spare]
 
     def view(self, actor: Principal = SYSTEM) -> dict[str, Any]:
-        return self.app.high_card_table(actor, self.id)
+        return self.app.table(actor, self.id)
 
     def aggregate(self, version: int | None = None) -> Any:
         return self.app.repository.get(self.id, version=version)
@@ -318,7 +318,7 @@ def test_G10_another_application_rebuilds_the_same_table_from_snapshots_and_even
     other = make_shared_app()
     assert list(other.snapshots.get(table.id)), "no snapshot was taken"
     assert other.repository.get(table.id).state.to_dict() == live.state.to_dict()
-    assert other.high_card_table(SYSTEM, table.id) == app.high_card_table(SYSTEM, table.id)
+    assert other.table(SYSTEM, table.id) == app.table(SYSTEM, table.id)
     report = verify_store(other)
     assert report.ok, [str(f) for f in report.failures]
 

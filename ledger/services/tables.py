@@ -1,4 +1,4 @@
-"""Commands and queries of the high-card family's multi-seat tables (mixed into LedgerApplication).
+"""Multi-seat tables of the high-card family: every variant through one engine.
 
 Each command loads the table and the wallets of every seat, lets the engine decide, moves the
 chips of every transfer the new events carry between the wallets, and saves the table, the
@@ -9,37 +9,27 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID, uuid4, uuid5
 
 from ledger import fairness
 from ledger.domain.casino import SealedSeed
 from ledger.domain.highcard import HighCardTable
 from ledger.domain.wallet import Wallet
-from ledger.errors import InvalidInput, NotFound, RuleViolation
+from ledger.errors import InvalidInput, RuleViolation
 from ledger.rules.highcard import Context, HighCardGame, Shuffle, verify_limits
 from ledger.rules.highcard_state import transfers_of
 from ledger.rules.variants import VARIANTS
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
-
-if TYPE_CHECKING:
-    from eventsourcing.domain import Aggregate
-
-    from ledger.services.application import CommandKey
+from ledger.services.base import CommandKey, Decision, LedgerBase
 
 SeedSource = Callable[[], str]
 Do = Callable[[HighCardGame, Context, HighCardTable], None]
 
 
-class HighCardCommands:
+class TableService(LedgerBase):
     """High-card tables: open, seat, fund, deal, bet, buy, pass, choose, split, close, read."""
-
-    # Provided by LedgerApplication.
-    _get: Callable[..., Any]
-    _execute: Callable[..., dict[str, Any]]
-    repository: Any
-    events: Any
 
     def open_table(
         self,
@@ -59,7 +49,7 @@ class HighCardCommands:
         checked = verify_limits(VARIANTS[variant], limits or {})
         client_seed = fairness.check_client_seed(client_seed or secrets.token_hex(8))
 
-        def decide() -> tuple[list[Aggregate], dict[str, Any]]:
+        def decide() -> Decision:
             table = HighCardTable(id=table_id or uuid4(), variant=variant, limits=checked,
                                   client_seed=client_seed,
                                   accepts_supplied_seeds=accepts_supplied_seeds)
@@ -187,73 +177,15 @@ class HighCardCommands:
                               lambda g, ctx, t: g.close(ctx), command)
 
     # Queries.
-    def high_card_table(self, actor: Principal, table_id: UUID) -> dict[str, Any]:
+    def high_card_table(self, actor: Principal, table: HighCardTable) -> dict[str, Any]:
         """A table as the caller may see it: a player sees their own hand only when allowed."""
-        table = self._get(table_id, HighCardTable, "table")
-        require(actor, Action.READ_TABLE, owner=_seated_players(table))
+        require(actor, Action.READ_TABLE, owner=seated_players(table))
         balances = {seat: self._get(UUID(info["wallet"]), Wallet, "wallet").balance
                     for seat, info in table.state.seats.items()}
         return self._table_answer(
             table, actor, Context(balances=balances, shuffle=self._current_shuffle(table)))
 
-    def table_deal_events(self, actor: Principal, deal_id: UUID) -> list[dict[str, Any]]:
-        """The events of one deal of a multi-seat table, with nothing unrevealed."""
-        _table, events = self._deal_events(actor, deal_id)
-        finished = _deal_finished(events)
-        return [views.operation_view(e, finished) for e in events]
-
-    def table_deal_replay(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
-        """Every step of one deal with the table's public state after it."""
-        table, events = self._deal_events(actor, deal_id)
-        finished = _deal_finished(events)
-        steps = []
-        for event in events:
-            state = self.repository.get(table.id, version=event.originator_version)
-            steps.append({"event": views.operation_view(event, finished),
-                          "state": views.high_card_table_view(state, None, {}, [], hide=True)})
-        return {"deal_id": str(deal_id), "table_id": str(table.id), "finished": finished,
-                "steps": steps}
-
-    def table_deal_fairness(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
-        """Check one finished deal of a multi-seat table against its commitment (fairness.md)."""
-        from ledger.services.application import fairness_of
-
-        _table, events = self._deal_events(actor, deal_id)
-        if not _deal_finished(events):
-            raise RuleViolation("G2", "the seed is revealed, and fairness checkable, when the "
-                                "deal ends")
-        records = [(type(e).__name__, e.data, e.originator_version) for e in events
-                   if (getattr(e, "data", None) or {}).get("deal_id") == str(deal_id)]
-        report = fairness_of(records)
-        committed = records[0][1]
-        seed = next(d["server_seed"] for n, d, _v in records if n == "SeedRevealed")
-        return {"deal_id": str(deal_id), "fair": report.fair, "server_seed": seed,
-                "commitment": committed["commitment"], "client_seed": committed["client_seed"],
-                "nonce": committed["nonce"], "pack": report.pack, "checks": report.checks}
-
-    def table_of_deal(self, deal_id: UUID) -> UUID | None:
-        """The multi-seat table a deal belongs to, if it is one of theirs."""
-        try:
-            sealed = self.repository.get(SealedSeed.create_id(deal_id))
-        except Exception:  # noqa: BLE001 - any lookup failure means "not a table deal"
-            return None
-        return getattr(sealed, "table_id", None)
-
     # Plumbing.
-    def _deal_events(self, actor: Principal, deal_id: UUID) -> tuple[HighCardTable, list[Any]]:
-        table_id = self.table_of_deal(deal_id)
-        if table_id is None:
-            raise NotFound(f"no deal {deal_id}")
-        table = self._get(table_id, HighCardTable, "table")
-        require(actor, Action.READ_DEAL, owner=_seated_players(table))
-        sealed = self.repository.get(SealedSeed.create_id(deal_id))
-        events = []
-        for event in self.events.get(table_id, gt=sealed.table_version - 1):
-            if events and type(event).__name__ == "Committed":
-                break
-            events.append(event)
-        return table, events
-
     def _on_table(
         self,
         actor: Principal,
@@ -263,7 +195,7 @@ class HighCardCommands:
         command: CommandKey | None,
         seed_source: SeedSource | None = None,
     ) -> dict[str, Any]:
-        def decide() -> tuple[list[Aggregate], dict[str, Any]]:
+        def decide() -> Decision:
             table = self._get(table_id, HighCardTable, "table")
             if permission is not None:
                 action, owner = permission
@@ -353,10 +285,5 @@ def _nobody(table: HighCardTable) -> None:
     return None
 
 
-def _seated_players(table: HighCardTable) -> frozenset[str]:
+def seated_players(table: HighCardTable) -> frozenset[str]:
     return frozenset(info["player"] for info in table.state.seats.values())
-
-
-def _deal_finished(events: list[Any]) -> bool:
-    return any(type(e).__name__ in ("SeedRevealed",) for e in events)
-

@@ -1,0 +1,223 @@
+"""The base of every service: the event store, its chain key, the read models, and the one way a
+command runs (`_execute`: decide, then save everything in one transaction).
+
+Each service module (`wallets`, `keys`, `casino`, `tables`, `deals`, `audit`, `reports`) extends
+`LedgerBase`; `ledger.services.application` composes them into `LedgerApplication`.
+
+A command that moves chips between a wallet and a deal saves both (and the table) in one
+`save`, which the event store writes in one transaction. A command sent with an idempotency
+key saves its answer in that same transaction, so a retry finds the answer and records nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Self, TypeVar
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.domain import Aggregate
+from eventsourcing.persistence import IntegrityError, OperationalError
+from eventsourcing.utils import Environment, EnvType
+
+from ledger.chain import ChainedMapper, find_chain_key
+from ledger.domain.access import CommandRecord
+from ledger.domain.casino import CasinoTable
+from ledger.domain.highcard import HighCardStateAsDict, HighCardTable
+from ledger.domain.wallet import Wallet
+from ledger.errors import Conflict, LedgerError, NotFound
+from ledger.projection import Follower, Projection
+from ledger.runtime import RuntimeStore, runtime_store_for
+from ledger.services import integrity
+from ledger.services.access import Principal
+from ledger.settings import Settings
+from ledger.store import locate
+from ledger.validation import IDEMPOTENCY_KEY
+
+A = TypeVar("A", bound=Aggregate)
+Decision = tuple[list[Aggregate], dict[str, Any]]
+MAX_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class CommandKey:
+    """An idempotency key as the API received it: who sent it, the key, and what was asked."""
+
+    principal: str
+    key: str
+    fingerprint: str
+
+    @classmethod
+    def of(cls, principal: Principal, key: str, method: str, path: str, body: Any) -> CommandKey:
+        """Fingerprint the request so a reused key with a different request is caught."""
+        IDEMPOTENCY_KEY.check(key)
+        text = json.dumps([method, path, body], sort_keys=True, default=str)
+        return cls(principal.key_id, key, hashlib.sha256(text.encode()).hexdigest())
+
+
+class LedgerBase(Application[UUID]):
+    """One event store, sealed with its chain key, with read models and runtime state beside it."""
+
+    name = "RedDogLedger"  # eventsourcing names a subclass after itself unless it says otherwise
+    snapshotting_intervals = {Wallet: 100, CasinoTable: 100, HighCardTable: 100}  # noqa: RUF012
+    env = {"AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}  # noqa: RUF012
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings.from_env()
+        self.store = locate(self.settings.store)
+        self._projection: Projection | None = None
+        self._follower: Follower | None = None
+        self._runtime: RuntimeStore | None = None
+        self._lazy = threading.Lock()
+        self._checkpointed = 0
+        super().__init__(env={**self.settings.store_env, **self.store.env})
+        try:
+            self.chain = find_chain_key(self.settings, self.store, self._store_is_empty)
+            self.mapper.chain_key = self.chain.secret  # type: ignore[attr-defined]
+            integrity.seal_key_fingerprint(self, self.chain)
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def for_store(cls, url: str | None = None) -> Self:
+        """Build the application on the store named by a URL (`ledger.store`), the other
+        settings from the environment."""
+        return cls(Settings.from_env(store=url))
+
+    def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
+        """Configure the store from the settings alone, not from the process environment."""
+        configured = {**type(self).env, "IS_SNAPSHOTTING_ENABLED": "y", **(env or {})}
+        return Environment(name, configured)
+
+    def construct_mapper(self) -> Any:
+        """A mapper that seals every stored event with its keyed MAC (`ledger.chain`)."""
+        return self.factory.mapper(transcoder=self.construct_transcoder(),
+                                   mapper_class=ChainedMapper)
+
+    def register_transcodings(self, transcoder: Any) -> None:
+        """Add the transcoding that lets high-card table snapshots hold the engine state."""
+        super().register_transcodings(transcoder)
+        transcoder.register(HighCardStateAsDict())
+
+    @property
+    def chain_key(self) -> bytes:
+        return self.chain.secret
+
+    # Beside the event store: the read models and the runtime state.
+    @property
+    def projection(self) -> Projection:
+        """The ledger projection (reports, recall, the feed index, the list of keys)."""
+        with self._lazy:
+            if self._projection is None:
+                self._projection = Projection(self)
+            return self._projection
+
+    @property
+    def runtime(self) -> RuntimeStore:
+        """Rate-limit state and last-used times beside this store (`ledger.runtime`)."""
+        with self._lazy:
+            if self._runtime is None:
+                datastore = getattr(self.recorder, "datastore", None)
+                self._runtime = runtime_store_for(self.store, datastore, self.name.lower())
+            return self._runtime
+
+    def project(self) -> int:
+        """Fold the log into the read models up to its end now; returns events folded."""
+        return self.projection.catch_up()
+
+    def follow(self, poll: float = 0.25) -> Follower:
+        """Keep the read models folded from a thread of this process (`ledger.projection`)."""
+        if self._follower is None:
+            self._follower = Follower(self.projection, poll).start()
+        return self._follower
+
+    def _notify(self, recordings: list[Any]) -> None:
+        if self._follower is not None:
+            self._follower.notify()
+
+    def checkpoint(self) -> dict[str, Any] | None:
+        """Checkpoint the log now (`ledger.services.integrity`); None when nothing is new."""
+        return integrity.record_checkpoints(self, self.chain_key)
+
+    def close(self) -> None:
+        if self._follower is not None:
+            self._follower.stop()
+        if self._projection is not None:
+            self._projection.store.close()
+        if self._runtime is not None:
+            self._runtime.close()
+        super().close()
+
+    # Commands.
+    def _get(self, aggregate_id: UUID, kind: type[A], name: str) -> A:
+        """An aggregate of the expected kind, or NotFound naming what was looked for."""
+        try:
+            aggregate = self.repository.get(aggregate_id)
+        except AggregateNotFoundError:
+            raise NotFound(f"no {name} {aggregate_id}") from None
+        if not isinstance(aggregate, kind):
+            raise NotFound(f"no {name} {aggregate_id}")
+        return aggregate
+
+    def _recorded_answer(self, command: CommandKey) -> dict[str, Any] | None:
+        try:
+            record = self.repository.get(CommandRecord.create_id(command.principal, command.key))
+        except AggregateNotFoundError:
+            return None
+        if record.fingerprint != command.fingerprint:
+            raise Conflict(
+                "this Idempotency-Key was used for a different request", field="Idempotency-Key"
+            )
+        return record.answer
+
+    def _execute(self, command: CommandKey | None, decide: Callable[[], Decision]
+                 ) -> dict[str, Any]:
+        """Decide and save atomically; retry a lost race; answer a repeated key with its first
+        answer."""
+        if command is not None and (answer := self._recorded_answer(command)) is not None:
+            return answer
+        for _attempt in range(MAX_ATTEMPTS):
+            try:
+                aggregates, answer = decide()
+            except LedgerError:
+                # The same command may have been applied since its record was looked for (a
+                # retry racing its own first attempt): that answer stands, not this refusal.
+                if command is not None and (first := self._recorded_answer(command)) is not None:
+                    return first
+                raise
+            if command is not None:
+                aggregates.append(CommandRecord(
+                    principal=command.principal, key=command.key,
+                    fingerprint=command.fingerprint, answer=answer,
+                ))
+            try:
+                recordings = self.save(*aggregates)
+            except OperationalError:  # e.g. SQLite's lock timeout: nothing was written
+                continue
+            except IntegrityError:
+                if command is not None and (first := self._recorded_answer(command)) is not None:
+                    return first
+                continue
+            self._checkpoint_now_and_then(recordings)
+            return answer
+        raise Conflict("the command kept losing races with concurrent commands; try again")
+
+    def _checkpoint_now_and_then(self, recordings: list[Any]) -> None:
+        """Checkpoint once the log has grown `integrity.CHECKPOINT_EVERY` past the last one."""
+        if not recordings:
+            return
+        position = recordings[-1].notification.id
+        if position - self._checkpointed >= integrity.CHECKPOINT_EVERY:
+            self.checkpoint()
+            self._checkpointed = position
+
+    def _store_is_empty(self) -> bool:
+        return not (self.recorder.max_notification_id() or 0)
+
+
+B = TypeVar("B", bound=LedgerBase)

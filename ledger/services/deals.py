@@ -1,0 +1,299 @@
+"""The deal log: a table or deal id resolves once to its family, and every deal is read, replayed,
+checked for fairness and exported by the same code, whichever family it belongs to.
+
+Two families keep deals differently. A Casino Red Dog deal is an aggregate of its own
+(`CasinoDeal`); a multi-seat deal is a run of its table's events, from the deal's commitment to
+the next. Each deal's server seed is sealed in a `SealedSeed` that also says where the deal
+lives, so a deal id resolves with one read. `DealLog` holds what both families share: the
+events in order, the state before the first of them, who may read it; `Family` says, for each,
+how to find those and how to show an event and a state. A hand history (`ledger.services.history`)
+builds a `DealLog` from its document and replays through the same `steps`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError
+from eventsourcing.domain import Aggregate
+
+from ledger import fairness
+from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
+from ledger.domain.highcard import HighCardTable
+from ledger.domain.wallet import Wallet
+from ledger.errors import InvalidInput, NotFound, RuleViolation
+from ledger.rules.variants import VARIANTS
+from ledger.services import views
+from ledger.services.access import Action, Principal, require
+from ledger.services.base import CommandKey, Decision
+from ledger.services.casino import CasinoService
+from ledger.services.tables import TableService, seated_players
+
+PACK_STEP_KINDS = {"CardDealt": "take", "TargetTurned": "take", "CardDiscarded": "take",
+                   "CardBurned": "burn", "CardsReturned": "return", "HandShown": "show"}
+
+
+class Family:
+    """How one family keeps its deals: subclassed once per family."""
+
+    variant_of: Any = None
+
+    def data(self, event: Any) -> dict[str, Any]:
+        """The event's recorded facts."""
+        raise NotImplementedError
+
+    def event_view(self, event: Any, finished: bool) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def state_view(self, aggregate: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def of_deal(self, event: Any, deal_id: UUID) -> bool:
+        """Whether the event is one of the deal's own (not the table's between deals)."""
+        return True
+
+
+class CasinoFamily(Family):
+    """Casino deals: a `CasinoDeal` aggregate each."""
+
+    def data(self, event: Any) -> dict[str, Any]:
+        return views.event_data(event)
+
+    def event_view(self, event: Any, finished: bool) -> dict[str, Any]:
+        return views.event_view(event)
+
+    def state_view(self, aggregate: Any) -> dict[str, Any]:
+        return views.deal_view(aggregate)
+
+
+class TableFamily(Family):
+    """Multi-seat deals: a run of the table's events; sealed bets stay sealed until the end."""
+
+    def data(self, event: Any) -> dict[str, Any]:
+        return views.event_data(event)
+
+    def event_view(self, event: Any, finished: bool) -> dict[str, Any]:
+        return views.operation_view(event, finished)
+
+    def of_deal(self, event: Any, deal_id: UUID) -> bool:
+        return self.data(event).get("deal_id") == str(deal_id)
+
+    def state_view(self, aggregate: Any) -> dict[str, Any]:
+        # The aggregate goes on changing as the replay goes on: keep a copy of this state.
+        return copy.deepcopy(views.high_card_table_view(aggregate, None, {}, [], hide=True))
+
+
+CASINO, TABLE = CasinoFamily(), TableFamily()
+
+
+@dataclass
+class DealLog:
+    """One deal as recorded: its events in order (the commitment first) and what came before."""
+
+    family: Family
+    deal_id: UUID
+    table_id: UUID
+    events: list[Any]
+    before: Any = None
+    owners: frozenset[str] = frozenset()
+    variant: str = "casino"
+
+    @property
+    def finished(self) -> bool:
+        return any(views.event_name(e) == "SeedRevealed" for e in self.events)
+
+    @property
+    def committed(self) -> dict[str, Any]:
+        return self.family.data(self.events[0])
+
+    @property
+    def server_seed(self) -> str | None:
+        return next((self.family.data(e)["server_seed"] for e in self.events
+                     if views.event_name(e) == "SeedRevealed"), None)
+
+    def steps(self) -> list[dict[str, Any]]:
+        """Every event with the state after it."""
+        return list(self.iter_steps())
+
+    def iter_steps(self) -> Iterator[dict[str, Any]]:
+        """Each event with the state after it, applying the events in turn to the state before
+        the first (the same for a deal read from the store and one read from a hand history)."""
+        aggregate = copy.deepcopy(self.before)
+        finished = self.finished
+        for event in self.events:
+            aggregate = event.mutate(aggregate)
+            yield {"event": self.family.event_view(event, finished),
+                   "state": self.family.state_view(aggregate)}
+
+    def replay(self) -> dict[str, Any]:
+        """The deal step by step: every event with the state after it."""
+        return {**self.replay_header(), "steps": self.steps()}
+
+    def replay_header(self) -> dict[str, Any]:
+        return {"deal_id": str(self.deal_id), "table_id": str(self.table_id),
+                "finished": self.finished}
+
+    def fairness(self) -> fairness.FairnessReport:
+        """Check the deal against its commitment (docs/fairness.md)."""
+        return fairness_of([(views.event_name(e), self.family.data(e), e.originator_version)
+                            for e in self.events if self.family.of_deal(e, self.deal_id)])
+
+
+class DealService(CasinoService, TableService):
+    """Tables and deals of either family: open, read, set the client seed, deal; a deal's state,
+    events, replay and fairness check."""
+
+    def open_any_table(
+        self,
+        actor: Principal,
+        variant: str,
+        wallet_id: UUID | None = None,
+        limits: dict[str, int] | None = None,
+        client_seed: str | None = None,
+        accepts_supplied_seeds: bool = False,
+        command: CommandKey | None = None,
+    ) -> dict[str, Any]:
+        """Open a casino table (one seat, `wallet_id`) or a multi-seat table (`limits`)."""
+        require(actor, Action.OPEN_TABLE)
+        if variant == "casino":
+            if wallet_id is None:
+                raise InvalidInput("a casino table needs the wallet_id of its player",
+                                   field="wallet_id")
+            if limits:
+                raise InvalidInput("casino limits are fixed by rule C2", field="limits")
+            return self.open_casino_table(actor, wallet_id, client_seed, accepts_supplied_seeds,
+                                          command)
+        if wallet_id is not None:
+            raise InvalidInput("multi-seat tables seat players with POST /tables/{id}/seats",
+                               field="wallet_id")
+        if variant not in VARIANTS:
+            raise InvalidInput(f"variant must be casino or one of {sorted(VARIANTS)}",
+                               field="variant")
+        return self.open_table(actor, variant, limits, client_seed, accepts_supplied_seeds,
+                               command)
+
+    def table(self, actor: Principal, table_id: UUID) -> dict[str, Any]:
+        """Read a table as its caller may see it, with the actions legal now."""
+        table = self._any_table(table_id)
+        if isinstance(table, HighCardTable):
+            return self.high_card_table(actor, table)
+        return self.casino_table(actor, table)
+
+    def change_client_seed(
+        self, actor: Principal, table_id: UUID, client_seed: str, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """Set the client seed for the next shuffle, between deals only (fairness.md)."""
+        fairness.check_client_seed(client_seed)
+        if isinstance(self._any_table(table_id), HighCardTable):
+            return self.change_table_client_seed(actor, table_id, client_seed, command)
+        return self.change_casino_client_seed(actor, table_id, client_seed, command)
+
+    def deal(
+        self, actor: Principal, table_id: UUID, bet: int, server_seed: str | None = None,
+        command: CommandKey | None = None,
+    ) -> dict[str, Any]:
+        """Commit to a fresh shuffle, take the opening bet and deal two cards (G2, C2, C3)."""
+
+        def decide() -> Decision:
+            table = self._any_table(table_id)
+            if isinstance(table, HighCardTable):
+                require(actor, Action.PLAY, owner=seated_players(table))
+                raise InvalidInput("a multi-seat table starts deals with POST "
+                                   "/tables/{id}/next-deal and takes bets at /tables/{id}/bets",
+                                   field="bet")
+            return self.casino_deal(actor, table, bet, server_seed)
+
+        return self._execute(command, decide)
+
+    def deal_state(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
+        """Read one deal as it stands (a multi-seat deal: its replay's last state)."""
+        log = self.deal_log(actor, deal_id)
+        if log.family is CASINO:
+            deal = self._get(deal_id, CasinoDeal, "deal")
+            return views.deal_view(deal, self._get(deal.wallet_id, Wallet, "wallet").balance)
+        return {"id": str(deal_id), "table_id": str(log.table_id),
+                "phase": "finished" if log.finished else "in_progress",
+                "state": log.steps()[-1]["state"]}
+
+    def deal_events(self, actor: Principal, deal_id: UUID) -> list[dict[str, Any]]:
+        """List a deal's events in order, with nothing the rules have not revealed."""
+        log = self.deal_log(actor, deal_id)
+        return [log.family.event_view(event, log.finished) for event in log.events]
+
+    def replay(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
+        """Every step of a deal with the state after it, rebuilt from the stored events."""
+        return self.deal_log(actor, deal_id).replay()
+
+    def check_fairness(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
+        """Check a finished deal against its commitment (fairness.md)."""
+        log = self.deal_log(actor, deal_id)
+        if not log.finished:
+            raise RuleViolation("G2", "the seed is revealed, and fairness checkable, when the "
+                                "deal ends")
+        report = log.fairness()
+        committed = log.committed
+        return {"deal_id": str(deal_id), "fair": report.fair, "server_seed": log.server_seed,
+                "commitment": committed["commitment"], "client_seed": committed["client_seed"],
+                "nonce": committed["nonce"], "pack": report.pack, "checks": report.checks}
+
+    def deal_log(self, actor: Principal, deal_id: UUID) -> DealLog:
+        """A deal's log, once its reader may read it (NotFound for an id that is no deal)."""
+        try:
+            sealed = self.repository.get(SealedSeed.create_id(deal_id))
+        except AggregateNotFoundError:
+            raise NotFound(f"no deal {deal_id}") from None
+        log = (self._table_deal(deal_id, sealed) if sealed.table_id is not None
+               else self._casino_deal(deal_id))
+        require(actor, Action.READ_DEAL, owner=log.owners)
+        return log
+
+    def _casino_deal(self, deal_id: UUID) -> DealLog:
+        deal = self._get(deal_id, CasinoDeal, "deal")
+        return DealLog(CASINO, deal_id, deal.table_id, list(self.events.get(deal_id)),
+                       owners=frozenset({deal.player_id}))
+
+    def _table_deal(self, deal_id: UUID, sealed: SealedSeed) -> DealLog:
+        table = self._get(sealed.table_id, HighCardTable, "table")
+        events = []
+        for event in self.events.get(table.id, gt=sealed.table_version - 1):
+            if events and views.event_name(event) == "Committed":
+                break
+            events.append(event)
+        before = self.repository.get(table.id, version=sealed.table_version - 1)
+        return DealLog(TABLE, deal_id, table.id, events, before=before,
+                       owners=seated_players(table), variant=table.variant)
+
+    def _any_table(self, table_id: UUID) -> CasinoTable | HighCardTable:
+        table = self._get(table_id, Aggregate, "table")
+        if not isinstance(table, (CasinoTable, HighCardTable)):
+            raise NotFound(f"no table {table_id}")
+        return table
+
+
+def fairness_of(records: list[tuple[str, dict[str, Any], int]]) -> fairness.FairnessReport:
+    """Check one deal against docs/fairness.md from its (event name, data, version) records,
+    the commitment first."""
+    _name, committed, committed_version = records[0]
+    steps: list[fairness.PackStep] = []
+    seed = ""
+    for name, data, version in records:
+        kind = PACK_STEP_KINDS.get(name)
+        if name == "SeedRevealed":
+            seed = data["server_seed"]
+        elif kind == "return":
+            steps.append(fairness.PackStep("return", version=version,
+                                           positions=tuple(data["positions"])))
+        elif kind == "show":
+            steps.extend(fairness.PackStep("show", c["position"], c["card"], version)
+                         for c in data["cards"])
+        elif kind is not None:
+            steps.append(fairness.PackStep(kind, data["position"], data.get("card"), version))
+    return fairness.verify_deal(
+        server_seed=seed, commitment_hex=committed["commitment"],
+        client_seed=committed["client_seed"], nonce=committed["nonce"],
+        commitment_version=committed_version, steps=steps,
+    )

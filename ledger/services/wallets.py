@@ -1,0 +1,51 @@
+"""Wallets: play credits that only an operator's grant creates (C1), moved only by transfers."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID, uuid4
+
+from ledger.domain.transfers import check_amount
+from ledger.domain.wallet import Wallet
+from ledger.services import views
+from ledger.services.access import Action, Principal, require
+from ledger.services.base import CommandKey, Decision, LedgerBase
+from ledger.validation import PLAYER_ID
+
+
+class WalletService(LedgerBase):
+    """Open a wallet, grant to it, read it."""
+
+    def open_wallet(
+        self, actor: Principal, player_id: str, command: CommandKey | None = None,
+        wallet_id: UUID | None = None,
+    ) -> dict[str, Any]:
+        """Open an empty wallet for a pseudonymous player id."""
+        require(actor, Action.OPEN_WALLET)
+        PLAYER_ID.check(player_id)
+
+        def decide() -> Decision:
+            wallet = Wallet(player_id=player_id, id=wallet_id or uuid4())
+            return [wallet], views.wallet_view(wallet)
+
+        return self._execute(command, decide)
+
+    def grant(
+        self, actor: Principal, wallet_id: UUID, amount: int, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """Grant play credits to a wallet (C1)."""
+        require(actor, Action.GRANT)
+        check_amount(amount, field="amount")
+
+        def decide() -> Decision:
+            wallet = self._get(wallet_id, Wallet, "wallet")
+            wallet.grant(amount, granted_by=actor.key_id)
+            return [wallet], views.wallet_view(wallet)
+
+        return self._execute(command, decide)
+
+    def wallet(self, actor: Principal, wallet_id: UUID) -> dict[str, Any]:
+        """Read a wallet."""
+        wallet = self._get(wallet_id, Wallet, "wallet")
+        require(actor, Action.READ_WALLET, owner=wallet.player_id)
+        return views.wallet_view(wallet)
