@@ -173,50 +173,11 @@ def high_card_table_view(
     to their maker (X4), and with `hide` only the caller's own balance."""
     state = table.state
     variant = state.variant
-    seats = []
-    for seat, info in sorted(state.seats.items()):
-        entry = {"seat": seat, "player_id": info["player"], "wallet_id": info["wallet"],
-                 "sitting_out": info["out"], "balance": balances.get(seat)}
-        if hide and seat != viewer:
-            entry["balance"] = None
-        seats.append(entry)
-    deal_view_ = None
     deal = state.deal
-    if deal is not None:
-        hands = []
-        for seat, positions in sorted(deal["hands"].items()):
-            visible = (pack is not None and game is not None and game.may_see(viewer, seat))
-            hands.append({
-                "seat": seat, "cards_dealt": len(positions),
-                "shown": [c["card"] for c in deal["shown"].get(seat, [])],
-                "cards": [str(pack[p]) for p in positions] if visible else None,
-            })
-        sealed = deal["sealed"] and variant.betting.value == "sealed"
-        bets = {
-            str(seat): (amount if not sealed or seat == viewer else "sealed")
-            for seat, amount in deal["bets"].items()
-        }
-        turn = deal["order"][deal["turn"]] if deal["turn"] < len(deal["order"]) else None
-        deal_view_ = {
-            "id": deal["id"], "nonce": deal["nonce"], "purpose": deal["purpose"],
-            "commitment": deal["commitment"], "client_seed": deal["client_seed"],
-            "order": deal["order"], "turn": turn if variant.betting.value != "sealed" else None,
-            "acted": deal["acted"], "target": deal["target"], "hands": hands, "bets": bets,
-            "centre_cards_bought": deal["buys"], "cards_left": len(deal["pack"]),
-        }
-    actions = []
-    for action in legal:
-        entry = dict(action)
-        seat = entry.get("seat")
-        entry["player_id"] = state.seats[seat]["player"] if seat in state.seats else None
-        if hide and seat != viewer:
-            entry.pop("max", None)
-        actions.append(entry)
+    sealed = deal is not None and deal["sealed"] and variant.betting.value == "sealed"
     counters = dict(state.counters)
-    stake: int | None = state.stake
-    if deal is not None and deal["sealed"] and variant.betting.value == "sealed":
-        stake = None  # the running total of sealed bets would give them away (X4)
-        counters["wagered"] = None
+    if sealed:
+        counters["wagered"] = None  # the running total of sealed bets would give them away (X4)
     return {
         "id": state.table_id,
         "variant": state.variant_name,
@@ -228,14 +189,56 @@ def high_card_table_view(
         "phase": state.phase,
         "dealer": state.dealer,
         "pot": state.pot,
-        "stake": stake,
+        "stake": None if sealed else state.stake,
         "banker_start": state.banker_start,
         "deals_by_this_dealer": state.dealer_deals,
         "stitch_round": state.stitch,
         "next_nonce": state.nonce + 1,
-        "seats": seats,
-        "current_deal": deal_view_,
+        "seats": [_seat_view(seat, info, balances, viewer, hide)
+                  for seat, info in sorted(state.seats.items())],
+        "current_deal": None if deal is None else _table_deal_view(
+            deal, variant, viewer, pack, game),
         "counters": counters,
-        "legal_actions": actions,
+        "legal_actions": [_action_view(action, state.seats, viewer, hide) for action in legal],
         "version": table.version,
     }
+
+
+def _seat_view(seat: int, info: dict[str, Any], balances: dict[int, int], viewer: int | None,
+               hide: bool) -> dict[str, Any]:
+    return {"seat": seat, "player_id": info["player"], "wallet_id": info["wallet"],
+            "sitting_out": info["out"],
+            "balance": None if hide and seat != viewer else balances.get(seat)}
+
+
+def _table_deal_view(deal: dict[str, Any], variant: Any, viewer: int | None,
+                     pack: list[Any] | None, game: Any) -> dict[str, Any]:
+    hands = []
+    for seat, positions in sorted(deal["hands"].items()):
+        visible = pack is not None and game is not None and game.may_see(viewer, seat)
+        hands.append({
+            "seat": seat, "cards_dealt": len(positions),
+            "shown": [c["card"] for c in deal["shown"].get(seat, [])],
+            "cards": [str(pack[p]) for p in positions] if visible and pack else None,
+        })
+    sealed = deal["sealed"] and variant.betting.value == "sealed"
+    bets = {str(seat): (amount if not sealed or seat == viewer else "sealed")
+            for seat, amount in deal["bets"].items()}
+    turn = deal["order"][deal["turn"]] if deal["turn"] < len(deal["order"]) else None
+    return {
+        "id": deal["id"], "nonce": deal["nonce"], "purpose": deal["purpose"],
+        "commitment": deal["commitment"], "client_seed": deal["client_seed"],
+        "order": deal["order"], "turn": turn if variant.betting.value != "sealed" else None,
+        "acted": deal["acted"], "target": deal["target"], "hands": hands, "bets": bets,
+        "centre_cards_bought": deal["buys"], "cards_left": len(deal["pack"]),
+    }
+
+
+def _action_view(action: dict[str, Any], seats: dict[int, Any], viewer: int | None,
+                 hide: bool) -> dict[str, Any]:
+    entry = dict(action)
+    seat = entry.get("seat")
+    entry["player_id"] = seats[seat]["player"] if seat in seats else None
+    if hide and seat != viewer:
+        entry.pop("max", None)
+    return entry
