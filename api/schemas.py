@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, validate, validates
+from marshmallow import Schema, ValidationError, fields, validate
 
-from ledger import clock, validation
+from ledger import validation
 from ledger.domain.wallet import MAX_GRANT
 from ledger.rules.casino import CHIP_GRID, MAX_OPENING_BET, MIN_BET
 from ledger.rules.variants import VARIANTS
-from ledger.services.keys import MAX_KEY_DAYS, MAX_RATE
 
 #: What the game rules refuse whatever the table, documented where the schema does not check it
 #: itself (the rule does, and names itself when it refuses): the document is the contract.
@@ -194,13 +192,6 @@ class DealSchema(Schema):
                                                 "last step so far"})
 
 
-class LimitsSchema(Schema):
-    chips = fields.List(fields.Integer())
-    min_bet = fields.Integer()
-    max_opening_bet = fields.Integer()
-    max_stake = fields.Integer()
-
-
 class TableSchema(Schema):
     """A table as the caller may see it. Casino tables and multi-seat tables share this shape;
     fields of the other kind are absent."""
@@ -283,205 +274,3 @@ class ProblemSchema(Schema):
     rule = fields.String(metadata={"description": "Rule ID from rules.md, when a rule refused"})
     field = fields.String(metadata={"description": "The offending field, when one is known"})
     errors = fields.Dict(metadata={"description": "Field-by-field validation messages"})
-
-
-class FeedArgs(Schema):
-    after = fields.Integer(load_default=0, validate=validate.Range(min=0),
-                           metadata={"description": "Position cursor: entries after it"})
-    limit = fields.Integer(load_default=validation.DEFAULT_PAGE,
-                           validate=validate.Range(min=1, max=validation.MAX_PAGE))
-    table = fields.UUID()
-    wallet = fields.UUID()
-    player = fields.String(validate=PLAYER_ID)
-    type = fields.List(fields.String(metadata={"pattern": validation.EVENT_TYPE.anchored}),
-                       metadata={"description": "Event type names"})
-    since = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, inclusive"})
-    until = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, exclusive"})
-
-
-class FeedEntrySchema(Schema):
-    position = fields.Integer()
-    aggregate_type = fields.String()
-    aggregate_id = fields.UUID()
-    version = fields.Integer()
-    type = fields.String()
-    timestamp = fields.String()
-    payload = fields.Dict()
-
-
-class ProjectionStatusSchema(Schema):
-    """How far the read models have folded the log."""
-
-    position = fields.Integer(metadata={"description": "Last position folded"})
-    head = fields.Integer(metadata={"description": "Last position of the log"})
-    behind = fields.Integer(metadata={"description": "Positions not folded yet"})
-
-
-class FeedSchema(Schema):
-    entries = fields.List(fields.Nested(FeedEntrySchema))
-    next = fields.Integer(metadata={"description": "Pass as `after` for the next page"})
-    end = fields.Boolean(metadata={
-        "description": "Nothing more to find: the end of the log (unfiltered) or of what the "
-                       "feed index holds (filtered; see `projection`)"})
-    projection = fields.Nested(ProjectionStatusSchema, metadata={
-        "description": "Filtered pages come from the feed index, which holds the log up to "
-                       "`projection.position`"})
-
-
-class AsOfArgs(Schema):
-    version = fields.Integer(validate=validate.Range(min=1))
-    at = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC instant"})
-
-
-class AsOfSchema(Schema):
-    as_of_version = fields.Integer()
-    as_of = fields.String()
-    state = fields.Raw()
-
-
-class PeriodArgs(Schema):
-    since = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, inclusive"})
-    until = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, exclusive"})
-    after_version = fields.Integer(load_default=0, validate=validate.Range(min=0), metadata={
-        "description": "Cursor: list transfers after this wallet version (`next_version`)"})
-    limit = fields.Integer(load_default=validation.MAX_PAGE,
-                           validate=validate.Range(min=1, max=validation.MAX_PAGE))
-
-
-class StatementRowSchema(Schema):
-    time = fields.String()
-    version = fields.Integer()
-    type = fields.String()
-    transfer_id = fields.String()
-    counterparty = fields.String()
-    amount = fields.Integer()
-    cause = fields.Dict()
-    balance = fields.Integer()
-
-
-class StatementSchema(Schema):
-    wallet_id = fields.UUID()
-    player_id = fields.String()
-    since = fields.String(allow_none=True)
-    until = fields.String(allow_none=True)
-    opening_balance = fields.Integer()
-    closing_balance = fields.Integer()
-    credits = fields.Integer()
-    debits = fields.Integer()
-    transfers = fields.List(fields.Nested(StatementRowSchema))
-    empty = fields.Boolean()
-    next_version = fields.Integer(allow_none=True, metadata={
-        "description": "More transfers follow: pass as `after_version`"})
-
-
-class ReportArgs(Schema):
-    since = fields.Date(required=True, metadata={"description": "First UTC day"})
-    until = fields.Date(required=True, metadata={"description": "Day after the last (exclusive)"})
-    group_by = fields.String(validate=validate.OneOf(["table", "variant", "player", "banker"]))
-    table = fields.UUID()
-    variant = fields.String(validate=validate.OneOf(["casino", *VARIANTS]))
-    player = fields.String(validate=PLAYER_ID)
-    format = fields.String(load_default="json", validate=validate.OneOf(["json", "csv"]))
-
-
-class ReportSchema(Schema):
-    since = fields.String()
-    until = fields.String()
-    group_by = fields.String(allow_none=True)
-    filters = fields.Dict()
-    empty = fields.Boolean(metadata={"description": "No activity in the period"})
-    groups = fields.List(fields.Dict(), metadata={
-        "description": "Per group: deals, turns, wins, handle, returned, net, hold, hold_pct, "
-                       "rtp_actual, rtp_theoretical, top_wins, banker_in/out/net, stitch_rounds, "
-                       "pot_splits, partial_payouts"})
-    totals = fields.Dict()
-    projection = fields.Nested(ProjectionStatusSchema)
-
-
-class RecallArgs(Schema):
-    count = fields.Integer(load_default=10, validate=validate.Range(min=1, max=50))
-
-
-class RecallSchema(Schema):
-    player_id = fields.String()
-    deals = fields.List(fields.Dict())
-    projection = fields.Nested(ProjectionStatusSchema)
-
-
-class StrictNumber(fields.Float):
-    """A JSON number: never a bool or a string."""
-
-    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.make_error("invalid", input=value)
-        return super()._deserialize(value, attr, data, **kwargs)
-
-
-ROLES = ["operator", "player", "auditor"]
-
-
-class KeyIssueArgs(Schema):
-    role = fields.String(required=True, validate=validate.OneOf(ROLES))
-    player_id = fields.String(validate=PLAYER_ID, metadata={
-        "description": "The player's pseudonymous id: player keys only, and required for them"})
-    label = fields.String(load_default="", validate=FullMatch(validation.LABEL),
-                          metadata={"description": "A note to tell keys apart"})
-    expires_at = fields.AwareDateTime(default_timezone=None, metadata={
-        "description": "UTC instant, in the future, from which the key no longer "
-                       "authenticates (or give expires_in_days)"})
-    expires_in_days = WholeNumber(validate=validate.Range(min=1, max=MAX_KEY_DAYS), metadata={
-        "description": "Days until the key expires (or give expires_at); default: never"})
-    rate_limit = StrictNumber(validate=validate.Range(min=0, max=MAX_RATE), metadata={
-        "description": "Requests a second this key may send, in bursts of the service's "
-                       "REDDOG_RATE_BURST; 0 for no limit; default: the service's "
-                       "REDDOG_RATE_LIMIT"})
-
-    @validates("expires_at")
-    def _in_the_future(self, value: datetime, **_kwargs: Any) -> None:
-        if value <= clock.utcnow():
-            raise ValidationError("Must be in the future.")
-
-
-class KeyListArgs(Schema):
-    role = fields.String(validate=validate.OneOf(ROLES))
-    player_id = fields.String(validate=PLAYER_ID)
-    include_inactive = fields.Boolean(load_default=False, metadata={
-        "description": "Also list revoked and expired keys"})
-    after = fields.UUID(metadata={"description": "Cursor: keys after this key id (`next`)"})
-    limit = fields.Integer(load_default=validation.DEFAULT_PAGE,
-                           validate=validate.Range(min=1, max=validation.MAX_PAGE))
-
-
-class KeySchema(Schema):
-    """An API key's record: never the key, never its hash."""
-
-    key_id = fields.UUID()
-    role = fields.String()
-    player_id = fields.String(allow_none=True)
-    label = fields.String()
-    status = fields.String(metadata={"description": "active | expired | revoked"})
-    issued_at = fields.String()
-    issued_by = fields.String(allow_none=True, metadata={
-        "description": "Key id of the operator who issued it, or `system` (the command line)"})
-    expires_at = fields.String(allow_none=True)
-    rate_limit = fields.Float(allow_none=True, metadata={
-        "description": "Its own limit, requests a second (0: none); null: the service's"})
-    revoked_at = fields.String(allow_none=True)
-    revoked_by = fields.String(allow_none=True)
-    last_used_at = fields.String(allow_none=True, metadata={
-        "description": "Last authenticated request, to within a minute"})
-
-
-class IssuedKeySchema(KeySchema):
-    key = fields.String(metadata={
-        "description": "The key itself, for `Authorization: Bearer <key>`: shown once, in "
-                       "this answer only, and stored nowhere"})
-
-
-class KeyListSchema(Schema):
-    keys = fields.List(fields.Nested(KeySchema))
-    next = fields.UUID(allow_none=True, metadata={
-        "description": "More keys follow: pass as `after`; null at the end"})
-    projection = fields.Nested(ProjectionStatusSchema, metadata={
-        "description": "The list is read from the projection, which holds the log up to "
-                       "`projection.position`"})

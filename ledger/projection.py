@@ -20,7 +20,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ledger.readstore import LostRace, MemoryReadStore, ReadStore, read_store_for
+from ledger.readstore import LostRace, MemoryReadStore, ReadStore
+from ledger.readstore_sql import read_store_for
 from ledger.services.folds import Fold, folded_topic, listed_topic
 
 log = logging.getLogger(__name__)

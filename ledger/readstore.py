@@ -9,7 +9,7 @@ the same position: the second waits for the lock and then starts after the first
 exactly once, and a crash anywhere leaves either the whole page or none of it.
 
 - Memory: dictionaries under a lock, beside the in-memory event store.
-- SQLite: a file of its own beside the store (`ledger.sqlite3` → `ledger.read.sqlite3`), so a
+- SQLite (`ledger.readstore_sql`): a file of its own beside the store (`ledger.read.sqlite3`), so a
   fold never holds the lock that commands need to record events.
 - PostgreSQL: tables `<app>_documents`, `<app>_projections`, `<app>_feed_events` and
   `<app>_feed_keys` in the store's schema; the fold's lock is a transaction advisory lock.
@@ -26,22 +26,12 @@ import bisect
 import hashlib
 import heapq
 import json
-import sqlite3
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-from ledger.sidestore import (
-    ThreadConnections,
-    advisory_lock_id,
-    create_postgres_tables,
-    side_file,
-)
-from ledger.store import MEMORY, POSTGRES, StoreLocation
 
 #: Index rows a feed query examines before it answers with a cursor instead.
 SCAN = 5000
@@ -174,7 +164,7 @@ def _within(at: int | None, since: int | None, until: int | None) -> bool:
     return (since is None or at >= since) and (until is None or at < until)
 
 
-def _digest_rows(rows: Iterator[tuple[Any, ...]]) -> str:
+def digest_rows(rows: Iterator[tuple[Any, ...]]) -> str:
     h = hashlib.sha256()
     for row in rows:
         h.update(("|".join(map(str, row)) + "\n").encode())
@@ -289,262 +279,4 @@ class MemoryReadStore(ReadStore):
             documents = {n: json.loads(t) for n, t in self._documents.items()}
             rows = sorted((k, p) for k, ps in self._keys.items() for p in ps)
             listed = [(p, self._at[p]) for p in self._listed]
-        return documents, _digest_rows(iter([*listed, *rows]))
-
-
-# SQL stores share their queries; only placeholders, table names and locking differ.
-class _SqlReadStore(ReadStore):
-    mark = "?"
-    documents = "read_documents"
-    projections = "read_projections"
-    feed_events = "feed_events"
-    feed_keys = "feed_keys"
-
-    @abstractmethod
-    @contextmanager
-    def _cursor(self) -> Iterator[Any]: ...
-
-    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._cursor() as cursor:
-            cursor.execute(sql.replace("?", self.mark), params)
-            return [tuple(row.values()) if isinstance(row, dict) else tuple(row)
-                    for row in cursor.fetchall()]
-
-    def _write(self, cursor: Any, projection: str, start: int, write: PageWrite) -> None:
-        m = self.mark
-        upserts = [(n, json.dumps(d)) for n, d in write.documents.items() if d is not None]
-        deletes = [(n,) for n, d in write.documents.items() if d is None]
-        if upserts:
-            cursor.executemany(
-                f"INSERT INTO {self.documents} (name, doc) VALUES ({m}, {m}) ON CONFLICT (name) "
-                "DO UPDATE SET doc = excluded.doc", upserts)
-        if deletes:
-            cursor.executemany(f"DELETE FROM {self.documents} WHERE name = {m}", deletes)
-        if write.listed:
-            cursor.execute(f"SELECT COALESCE(MAX(at_max), 0) FROM {self.feed_events}")
-            at_max = _first(cursor.fetchone())
-            rows = []
-            for position, at in write.listed:
-                at_max = max(at_max, at)
-                rows.append((position, at, at_max))
-            cursor.executemany(f"INSERT INTO {self.feed_events} (position, at, at_max) "
-                               f"VALUES ({m}, {m}, {m})", rows)
-        if write.keys:
-            cursor.executemany(f"INSERT INTO {self.feed_keys} (key, position) VALUES ({m}, {m})",
-                               write.keys)
-        cursor.execute(f"UPDATE {self.projections} SET position = {m} "
-                       f"WHERE projection = {m} AND position = {m}",
-                       (write.position, projection, start))
-        if cursor.rowcount != 1:
-            raise LostRace(projection)
-
-    def _start(self, cursor: Any, projection: str) -> int:
-        m = self.mark
-        cursor.execute(f"SELECT position FROM {self.projections} WHERE projection = {m}",
-                       (projection,))
-        row = cursor.fetchone()
-        if row is None:
-            cursor.execute(f"INSERT INTO {self.projections} (projection, position) "
-                           f"VALUES ({m}, 0)", (projection,))
-            return 0
-        return int(_first(row))
-
-    def position(self, projection: str) -> int:
-        rows = self._all(f"SELECT position FROM {self.projections} WHERE projection = ?",
-                         (projection,))
-        return int(rows[0][0]) if rows else 0
-
-    def read(self, name: str) -> Any:
-        rows = self._all(f"SELECT doc FROM {self.documents} WHERE name = ?", (name,))
-        return json.loads(rows[0][0]) if rows else None
-
-    def read_range(self, first: str, last: str, limit: int | None = None) -> dict[str, Any]:
-        sql = f"SELECT name, doc FROM {self.documents} WHERE name >= ? AND name < ? ORDER BY name"
-        params: list[Any] = [first, last]
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        return {name: json.loads(doc) for name, doc in self._all(sql, params)}
-
-    def has_key(self, key: str) -> bool:
-        return bool(self._all(f"SELECT 1 FROM {self.feed_keys} WHERE key = ? LIMIT 1", (key,)))
-
-    def listed_bounds(self, since_us: int | None, until_us: int | None, after: int,
-                      upto: int) -> tuple[int, int]:
-        first_at = (f"SELECT position FROM {self.feed_events} WHERE at_max >= ? "
-                    "ORDER BY at_max, position LIMIT 1")
-        if since_us is not None:
-            rows = self._all(first_at, (since_us,))
-            after = max(after, rows[0][0] - 1 if rows else upto)
-        if until_us is not None:
-            rows = self._all(first_at, (until_us + RECORDING_SKEW_US,))
-            if rows:
-                upto = min(upto, rows[0][0] - 1)
-        return after, upto
-
-    def candidates(self, keys: frozenset[str] | None, after: int, upto: int,
-                   limit: int) -> list[int]:
-        if keys is None:
-            sql = (f"SELECT position FROM {self.feed_events} WHERE position > ? AND "
-                   "position <= ? ORDER BY position LIMIT ?")
-            return [r[0] for r in self._all(sql, (after, upto, limit))]
-        marks = ",".join("?" * len(keys))
-        sql = (f"SELECT DISTINCT position FROM {self.feed_keys} WHERE key IN ({marks}) AND "
-               "position > ? AND position <= ? ORDER BY position LIMIT ?")
-        return [r[0] for r in self._all(sql, (*sorted(keys), after, upto, limit))]
-
-    def having(self, keys: frozenset[str], positions: Sequence[int]) -> set[int]:
-        found: set[int] = set()
-        for chunk in _chunks(list(positions), 500):
-            sql = (f"SELECT position FROM {self.feed_keys} WHERE key IN "
-                   f"({','.join('?' * len(keys))}) AND position IN ({','.join('?' * len(chunk))})")
-            found.update(r[0] for r in self._all(sql, (*sorted(keys), *chunk)))
-        return found
-
-    def times(self, positions: Sequence[int]) -> dict[int, int]:
-        found: dict[int, int] = {}
-        for chunk in _chunks(list(positions), 500):
-            sql = (f"SELECT position, at FROM {self.feed_events} WHERE position IN "
-                   f"({','.join('?' * len(chunk))})")
-            found.update((p, at) for p, at in self._all(sql, chunk))
-        return found
-
-    def snapshot(self) -> tuple[dict[str, Any], str]:
-        documents = {n: json.loads(d) for n, d in
-                     self._all(f"SELECT name, doc FROM {self.documents} ORDER BY name")}
-        listed = self._all(f"SELECT position, at FROM {self.feed_events} ORDER BY position")
-        keys = self._all(f"SELECT key, position FROM {self.feed_keys} ORDER BY key, position")
-        return documents, _digest_rows(iter([*listed, *keys]))
-
-
-def _first(row: Any) -> Any:
-    return next(iter(row.values())) if isinstance(row, dict) else row[0]
-
-
-def _chunks(items: list[int], size: int) -> Iterator[list[int]]:
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
-
-
-class _SqlSession(ReadSession):
-    def __init__(self, store: _SqlReadStore, cursor: Any, position: int) -> None:
-        self.store = store
-        self.cursor = cursor
-        self.position = position
-
-    def read(self, name: str) -> Any:
-        self.cursor.execute(f"SELECT doc FROM {self.store.documents} WHERE name = "
-                            f"{self.store.mark}", (name,))
-        row = self.cursor.fetchone()
-        return None if row is None else json.loads(_first(row))
-
-
-class SQLiteReadStore(_SqlReadStore):
-    """Read models in a SQLite file of their own beside the event store's file."""
-
-    SCHEMA = (
-        ("CREATE TABLE IF NOT EXISTS read_documents (name TEXT PRIMARY KEY, doc TEXT NOT NULL) "
-         "WITHOUT ROWID"),
-        ("CREATE TABLE IF NOT EXISTS read_projections (projection TEXT PRIMARY KEY, "
-         "position INTEGER NOT NULL)"),
-        ("CREATE TABLE IF NOT EXISTS feed_events (position INTEGER PRIMARY KEY, at INTEGER NOT "
-         "NULL, at_max INTEGER NOT NULL)"),
-        "CREATE INDEX IF NOT EXISTS feed_events_at_max ON feed_events (at_max, position)",
-        ("CREATE TABLE IF NOT EXISTS feed_keys (key TEXT NOT NULL, position INTEGER NOT NULL, "
-         "PRIMARY KEY (key, position)) WITHOUT ROWID"),
-    )
-
-    def __init__(self, path: Path, busy_seconds: float = 5.0) -> None:
-        self.path = path
-        self.busy_seconds = busy_seconds
-        # A rebuildable model: WAL keeps it consistent, if not durable, without a flush a write.
-        self.connections = ThreadConnections(path, busy_seconds, "NORMAL", self.SCHEMA)
-
-    @contextmanager
-    def _cursor(self) -> Iterator[Any]:
-        with self.connections.cursor() as cursor:
-            yield cursor
-
-    @contextmanager
-    def exclusive(self, projection: str) -> Iterator[tuple[ReadSession, PageWrite]]:
-        connection = self.connections.connection()
-        connection.execute(f"PRAGMA busy_timeout = {int(LOCK_WAIT * 1000)}")
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as error:  # another folder holds the projection
-            raise LostRace(str(error)) from None
-        finally:
-            connection.execute(f"PRAGMA busy_timeout = {int(self.busy_seconds * 1000)}")
-        cursor = connection.cursor()
-        try:
-            start = self._start(cursor, projection)
-            write = PageWrite(position=start)
-            yield _SqlSession(self, cursor, start), write
-            if write.position > start:
-                self._write(cursor, projection, start, write)
-            connection.execute("COMMIT")
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        finally:
-            cursor.close()
-
-    def close(self) -> None:
-        self.connections.close()
-
-
-class PostgresReadStore(_SqlReadStore):
-    """Read models in tables of the store's PostgreSQL schema."""
-
-    mark = "%s"
-
-    def __init__(self, datastore: Any, prefix: str) -> None:
-        self.datastore = datastore
-        schema = datastore.schema
-        self.documents = f'"{schema}".{prefix}_documents'
-        self.projections = f'"{schema}".{prefix}_projections'
-        self.feed_events = f'"{schema}".{prefix}_feed_events'
-        self.feed_keys = f'"{schema}".{prefix}_feed_keys'
-        self.lock_id = advisory_lock_id(f"{schema}.{prefix}.read")
-        statements = (
-            (f"CREATE TABLE IF NOT EXISTS {self.documents} (name text PRIMARY KEY, doc text NOT "
-             "NULL)"),
-            (f"CREATE TABLE IF NOT EXISTS {self.projections} (projection text PRIMARY KEY, "
-             "position bigint NOT NULL)"),
-            (f"CREATE TABLE IF NOT EXISTS {self.feed_events} (position bigint PRIMARY KEY, "
-             "at bigint NOT NULL, at_max bigint NOT NULL)"),
-            (f"CREATE INDEX IF NOT EXISTS {prefix}_feed_events_at_max ON {self.feed_events} "
-             "(at_max, position)"),
-            (f"CREATE TABLE IF NOT EXISTS {self.feed_keys} (key text NOT NULL, position bigint "
-             "NOT NULL, PRIMARY KEY (key, position))"),
-        )
-        create_postgres_tables(datastore, f"{schema}.{prefix}.tables", statements)
-
-    @contextmanager
-    def _cursor(self) -> Iterator[Any]:
-        with self.datastore.get_connection() as conn, conn.cursor() as cursor:
-            yield cursor
-
-    @contextmanager
-    def exclusive(self, projection: str) -> Iterator[tuple[ReadSession, PageWrite]]:
-        with self.datastore.get_connection() as conn, conn.transaction(), \
-                conn.cursor() as cursor:
-            cursor.execute("SELECT pg_try_advisory_xact_lock(%s) AS locked", (self.lock_id,))
-            if not _first(cursor.fetchone()):
-                raise LostRace(projection)
-            start = self._start(cursor, projection)
-            write = PageWrite(position=start)
-            yield _SqlSession(self, cursor, start), write
-            if write.position > start:
-                self._write(cursor, projection, start, write)
-
-
-def read_store_for(store: StoreLocation, datastore: Any, prefix: str) -> ReadStore:
-    """The read store beside an event store: memory, a SQLite file, or PostgreSQL tables."""
-    if store.kind == MEMORY or store.in_process:
-        return MemoryReadStore()
-    if store.kind == POSTGRES:
-        return PostgresReadStore(datastore, prefix)
-    path = store.sqlite_path
-    assert path is not None
-    return SQLiteReadStore(side_file(path, "read"))
+        return documents, digest_rows(iter([*listed, *rows]))

@@ -9,7 +9,7 @@ from flask import Response
 from api.auth import ledger, principal
 from api.gate import audit_read, budget
 from api.resources import problems, resource_blueprint
-from api.schemas import (
+from api.schemas_audit import (
     AsOfArgs,
     AsOfSchema,
     FeedArgs,

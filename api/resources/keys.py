@@ -9,7 +9,7 @@ from flask import url_for
 
 from api.auth import command_key, ledger, principal
 from api.resources import command, problems, resource_blueprint
-from api.schemas import IssuedKeySchema, KeyIssueArgs, KeyListArgs, KeyListSchema, KeySchema
+from api.schemas_keys import IssuedKeySchema, KeyIssueArgs, KeyListArgs, KeyListSchema, KeySchema
 
 blp = resource_blueprint("keys", __name__, "/keys", "API keys: issue, list, read, revoke")
 

@@ -1,0 +1,194 @@
+"""The auditor's commands: verify, replay, statement, hand histories, report, project,
+checkpoint."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from datetime import UTC
+
+import click
+
+from api import params
+from api.cli_common import (
+    bad_parameter,
+    open_ledger,
+    print_steps,
+    progress,
+    store_option,
+)
+from ledger import validation
+from ledger.errors import InvalidInput, LedgerError
+from ledger.services.access import SYSTEM
+from ledger.services.application import LedgerApplication
+from ledger.services.reports import VARIANT_NAMES
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@store_option
+def verify(as_json: bool, store: str | None) -> None:
+    """Check conservation at every position and the fairness of every finished deal."""
+    from ledger.verify import verify_store
+
+    ledger = open_ledger(store)
+    report = verify_store(ledger)
+    summary = report.summary()
+    if as_json:
+        click.echo(json.dumps(summary))
+    else:
+        click.echo(
+            f"{summary['positions']} positions, {summary['transfers']} transfers, "
+            f"{summary['deals_checked']} finished deals, {summary['granted']} chips granted"
+        )
+        if summary["first_bad_position"] is not None:
+            click.echo(f"first bad position: {summary['first_bad_position']}", err=True)
+        for failure in summary["failures"]:
+            click.echo(f"FAILED {failure}", err=True)
+        click.echo("verified: conservation and fairness hold" if report.ok else "verification FAILED")
+    sys.exit(0 if report.ok else 1)
+
+
+@click.command()
+@click.argument("deal_id", type=params.UUID_TYPE)
+@click.option("--json", "as_json", is_flag=True, help="Print the replay as one JSON object.")
+@store_option
+def replay(deal_id, as_json: bool, store: str | None) -> None:  # type: ignore[no-untyped-def]
+    """Replay one deal step by step from the stored events, with the state after each."""
+    ledger = open_ledger(store)
+    try:
+        result = ledger.replay(SYSTEM, deal_id)
+    except LedgerError as error:
+        raise click.ClickException(error.detail) from None
+    print_steps(result, as_json)
+    if not as_json:
+        click.echo("finished" if result["finished"] else "in progress")
+
+
+@click.command()
+@click.argument("wallet_id", type=params.UUID_TYPE)
+@click.option("--since", type=click.DateTime(), default=None, help="UTC, inclusive.")
+@click.option("--until", type=click.DateTime(), default=None, help="UTC, exclusive.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@store_option
+def statement(wallet_id, since, until, as_json: bool, store: str | None) -> None:  # type: ignore[no-untyped-def]
+    """A wallet's transfers in a period, with causes and the running balance."""
+
+    ledger = open_ledger(store)
+    utc = [d.replace(tzinfo=UTC) if d is not None else None for d in (since, until)]
+    try:
+        result = ledger.statement(SYSTEM, wallet_id, utc[0], utc[1])
+    except LedgerError as error:
+        raise click.ClickException(error.detail) from None
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    click.echo(f"opening balance {result['opening_balance']}")
+    for row in result["transfers"]:
+        click.echo(f"{row['time']}  {row['type']:<9} {row['amount']:>+10}  {row['balance']:>10}  "
+                   f"{row['counterparty']}")
+    click.echo(f"closing balance {result['closing_balance']}"
+               + ("  (no transfers in this period)" if result["empty"] else ""))
+
+
+@click.group()
+def history() -> None:
+    """Portable hand histories (format RDHH/1, see ledger/services/history.py)."""
+
+
+@history.command("export")
+@click.argument("deal_id", type=params.UUID_TYPE)
+@click.option("--output", "-o", type=click.File("w"), default="-", help="File (default stdout).")
+@store_option
+def history_export(deal_id, output, store: str | None) -> None:  # type: ignore[no-untyped-def]
+    """Write one finished deal's hand history."""
+    from ledger.services.history import export_history
+
+    ledger = open_ledger(store)
+    try:
+        output.write(export_history(ledger, deal_id))
+    except LedgerError as error:
+        raise click.ClickException(error.detail) from None
+
+
+@history.command("import")
+@click.argument("source", type=click.File("rb"))
+@click.option("--json", "as_json", is_flag=True, help="Print the replay as one JSON object.")
+def history_import(source, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+    """Replay a hand history on its own, without any store.
+
+    SOURCE is read a line at a time and refused (exit 2) at the first line that breaks the
+    format or passes a bound (ledger/services/history.py)."""
+    from ledger.services.history import import_history
+
+    ledger = LedgerApplication.for_store("memory")
+    try:
+        result = import_history(ledger, source)
+    except InvalidInput as error:
+        raise bad_parameter("source", error.detail) from None
+    except LedgerError as error:
+        raise click.ClickException(error.detail) from None
+    print_steps(result, as_json)
+
+
+@click.command()
+@click.option("--since", type=click.DateTime(["%Y-%m-%d"]), required=True, help="First UTC day.")
+@click.option("--until", type=click.DateTime(["%Y-%m-%d"]), required=True,
+              help="The day after the last (exclusive).")
+@click.option("--group-by", type=click.Choice(["table", "variant", "player", "banker"]))
+@click.option("--table", type=params.UUID_TYPE, default=None)
+@click.option("--variant", type=params.choice(VARIANT_NAMES, validation.VARIANT_NAME),
+              default=None)
+@click.option("--player", type=params.PLAYER_ID, default=None)
+@click.option("--csv", "as_csv", is_flag=True, help="CSV instead of JSON.")
+@store_option
+def report(since, until, group_by, table, variant, player, as_csv, store) -> None:  # type: ignore[no-untyped-def]
+    """A period report (deals, turns, handle, returned, net, hold, RTP, largest wins, bankers)."""
+    from ledger.services.reports import report_csv
+
+    ledger = open_ledger(store)
+    try:
+        result = ledger.report(SYSTEM, since.date(), until.date(), group_by,
+                               None if table is None else str(table), variant, player)
+    except InvalidInput as error:
+        raise bad_parameter(error.field, error.detail) from None
+    except LedgerError as error:
+        raise click.ClickException(error.detail) from None
+    click.echo(report_csv(result) if as_csv else json.dumps(result), nl=not as_csv)
+
+
+@click.command()
+@click.option("--follow", is_flag=True,
+              help="Keep folding new events until stopped (SIGINT or SIGTERM).")
+@click.option("--poll", type=click.FloatRange(min=0.01), default=0.25, show_default=True,
+              help="With --follow: seconds between looks at the log.")
+@store_option
+def project(follow: bool, poll: float, store: str | None) -> None:
+    """Fold the log into the read models (reports, recall, feed index, keys)."""
+    ledger = open_ledger(store)
+    if not follow:
+        with progress(ledger.projection.status()["behind"], "folding") as bar:
+            done = ledger.projection.catch_up(progress=bar.update)
+        click.echo(f"{done} events folded")
+        return
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    follower = ledger.follow(poll)
+    click.echo(f"following {ledger.settings.store}: {json.dumps(ledger.projection.status())}",
+               err=True)
+    while not stop.wait(10.0):
+        click.echo(json.dumps(ledger.projection.status()), err=True)
+    follower.stop()
+    ledger.close()
+
+
+@click.command()
+@store_option
+def checkpoint(store: str | None) -> None:
+    """Record a checkpoint of the log now (the service also does so every 1,000 events)."""
+    ledger = open_ledger(store)
+    done = ledger.checkpoint()
+    click.echo(json.dumps(done) if done else "nothing new to checkpoint")

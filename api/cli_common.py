@@ -1,0 +1,73 @@
+"""What the `reddog` commands share: the --store option, opening the ledger, printing."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+from ledger.errors import ConfigurationError, LedgerError
+from ledger.services.application import LedgerApplication
+from ledger.settings import STORE_ENV_VAR, Settings
+
+store_option = click.option(
+    "--store", default=None, envvar=STORE_ENV_VAR, show_envvar=True,
+    help="memory | sqlite:///var/ledger.sqlite3 | postgresql://user@host:5432/db",
+)
+
+
+def settings_of(store: str | None) -> Settings:
+    try:
+        return Settings.from_env(store=store)
+    except LedgerError as error:
+        raise click.BadParameter(error.detail, param_hint=error.field) from None
+
+
+def open_ledger(store: str | None) -> LedgerApplication:
+    settings = settings_of(store)
+    try:
+        return LedgerApplication(settings)
+    except LedgerError as error:
+        raise click.BadParameter(error.detail, param_hint="--store") from None
+    except ConfigurationError as error:
+        raise click.ClickException(f"refusing to start: {error}") from None
+
+
+def bad_parameter(name: str | None, detail: str) -> click.ClickException:
+    """Exit 2 naming the command's parameter `name`, the way click names it."""
+    ctx = click.get_current_context()
+    param = next((p for p in ctx.command.params if p.name == name), None)
+    if param is None:
+        return click.UsageError(detail, ctx=ctx)
+    return click.BadParameter(detail, ctx=ctx, param=param)
+
+
+def print_steps(replay: dict[str, Any], as_json: bool) -> None:
+    """A replay as JSON, or a line per step: version, time, type and what it recorded."""
+    if as_json:
+        click.echo(json.dumps(replay))
+        return
+    for step in replay["steps"]:
+        event = step["event"]
+        shown = {k: v for k, v in event["payload"].items() if k not in ("transfer", "transfers")}
+        click.echo(f"v{event['version']:<4} {event['timestamp']}  {event['type']:<16} "
+                   f"{json.dumps(shown)}")
+
+
+@contextmanager
+def progress(length: int, label: str) -> Iterator[Any]:
+    """A progress bar on stderr; when stderr is not a terminal, a line every few seconds."""
+    with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
+        yield bar
+
+
+def print_result(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    for key, value in result.items():
+        click.echo(f"{key:24} {value}")

@@ -1,0 +1,133 @@
+"""Schemas of the audit reads: the feed, tables and wallets as of a moment, statements, reports
+and recall."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+from api.schemas import PLAYER_ID
+from ledger import validation
+from ledger.rules.variants import VARIANTS
+
+
+class FeedArgs(Schema):
+    after = fields.Integer(load_default=0, validate=validate.Range(min=0),
+                           metadata={"description": "Position cursor: entries after it"})
+    limit = fields.Integer(load_default=validation.DEFAULT_PAGE,
+                           validate=validate.Range(min=1, max=validation.MAX_PAGE))
+    table = fields.UUID()
+    wallet = fields.UUID()
+    player = fields.String(validate=PLAYER_ID)
+    type = fields.List(fields.String(metadata={"pattern": validation.EVENT_TYPE.anchored}),
+                       metadata={"description": "Event type names"})
+    since = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, inclusive"})
+    until = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, exclusive"})
+
+
+class FeedEntrySchema(Schema):
+    position = fields.Integer()
+    aggregate_type = fields.String()
+    aggregate_id = fields.UUID()
+    version = fields.Integer()
+    type = fields.String()
+    timestamp = fields.String()
+    payload = fields.Dict()
+
+
+class ProjectionStatusSchema(Schema):
+    """How far the read models have folded the log."""
+
+    position = fields.Integer(metadata={"description": "Last position folded"})
+    head = fields.Integer(metadata={"description": "Last position of the log"})
+    behind = fields.Integer(metadata={"description": "Positions not folded yet"})
+
+
+class FeedSchema(Schema):
+    entries = fields.List(fields.Nested(FeedEntrySchema))
+    next = fields.Integer(metadata={"description": "Pass as `after` for the next page"})
+    end = fields.Boolean(metadata={
+        "description": "Nothing more to find: the end of the log (unfiltered) or of what the "
+                       "feed index holds (filtered; see `projection`)"})
+    projection = fields.Nested(ProjectionStatusSchema, metadata={
+        "description": "Filtered pages come from the feed index, which holds the log up to "
+                       "`projection.position`"})
+
+
+class AsOfArgs(Schema):
+    version = fields.Integer(validate=validate.Range(min=1))
+    at = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC instant"})
+
+
+class AsOfSchema(Schema):
+    as_of_version = fields.Integer()
+    as_of = fields.String()
+    state = fields.Raw()
+
+
+class PeriodArgs(Schema):
+    since = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, inclusive"})
+    until = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, exclusive"})
+    after_version = fields.Integer(load_default=0, validate=validate.Range(min=0), metadata={
+        "description": "Cursor: list transfers after this wallet version (`next_version`)"})
+    limit = fields.Integer(load_default=validation.MAX_PAGE,
+                           validate=validate.Range(min=1, max=validation.MAX_PAGE))
+
+
+class StatementRowSchema(Schema):
+    time = fields.String()
+    version = fields.Integer()
+    type = fields.String()
+    transfer_id = fields.String()
+    counterparty = fields.String()
+    amount = fields.Integer()
+    cause = fields.Dict()
+    balance = fields.Integer()
+
+
+class StatementSchema(Schema):
+    wallet_id = fields.UUID()
+    player_id = fields.String()
+    since = fields.String(allow_none=True)
+    until = fields.String(allow_none=True)
+    opening_balance = fields.Integer()
+    closing_balance = fields.Integer()
+    credits = fields.Integer()
+    debits = fields.Integer()
+    transfers = fields.List(fields.Nested(StatementRowSchema))
+    empty = fields.Boolean()
+    next_version = fields.Integer(allow_none=True, metadata={
+        "description": "More transfers follow: pass as `after_version`"})
+
+
+class ReportArgs(Schema):
+    since = fields.Date(required=True, metadata={"description": "First UTC day"})
+    until = fields.Date(required=True, metadata={"description": "Day after the last (exclusive)"})
+    group_by = fields.String(validate=validate.OneOf(["table", "variant", "player", "banker"]))
+    table = fields.UUID()
+    variant = fields.String(validate=validate.OneOf(["casino", *VARIANTS]))
+    player = fields.String(validate=PLAYER_ID)
+    format = fields.String(load_default="json", validate=validate.OneOf(["json", "csv"]))
+
+
+class ReportSchema(Schema):
+    since = fields.String()
+    until = fields.String()
+    group_by = fields.String(allow_none=True)
+    filters = fields.Dict()
+    empty = fields.Boolean(metadata={"description": "No activity in the period"})
+    groups = fields.List(fields.Dict(), metadata={
+        "description": "Per group: deals, turns, wins, handle, returned, net, hold, hold_pct, "
+                       "rtp_actual, rtp_theoretical, top_wins, banker_in/out/net, stitch_rounds, "
+                       "pot_splits, partial_payouts"})
+    totals = fields.Dict()
+    projection = fields.Nested(ProjectionStatusSchema)
+
+
+class RecallArgs(Schema):
+    count = fields.Integer(load_default=10, validate=validate.Range(min=1, max=50))
+
+
+class RecallSchema(Schema):
+    player_id = fields.String()
+    deals = fields.List(fields.Dict())
+    projection = fields.Nested(ProjectionStatusSchema)

@@ -1,0 +1,104 @@
+"""The shape of the code, checked: imports point one way and never in a circle, `ledger` knows
+nothing of HTTP or the command line, and modules and service functions stay small."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("ledger", "api")
+MAX_MODULE_LINES = 400
+MAX_SERVICE_FUNCTION_LINES = 60
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    return found
+
+
+def imports_of(path: Path, name: str, known: set[str]) -> set[str]:
+    """The project modules a module imports when it runs (not those under TYPE_CHECKING)."""
+    tree = ast.parse(path.read_text())
+    skipped = {id(node) for block in ast.walk(tree) if isinstance(block, ast.If)
+               and "TYPE_CHECKING" in ast.unparse(block.test) for node in ast.walk(block)}
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1]
+                                + ([base] if base else []))
+            targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        found.update(t for t in targets if t in known and t != name)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    found = modules()
+    return {name: imports_of(path, name, set(found)) for name, path in found.items()}
+
+
+def test_no_module_of_ledger_or_api_imports_itself_through_others():
+    edges = graph()
+    cycles = []
+
+    def visit(node: str, path: list[str], done: set[str]) -> None:
+        for target in sorted(edges[node]):
+            if target in path:
+                cycles.append(path[path.index(target):] + [target])
+            elif target not in done:
+                visit(target, [*path, target], done)
+        done.add(node)
+
+    done: set[str] = set()
+    for start in sorted(edges):
+        if start not in done:
+            visit(start, [start], done)
+    # Check the check: it would see a circle if there were one.
+    assert "ledger.services.base" in edges["ledger.services.application"] or any(
+        "ledger.services.base" in edges[m] for m in edges["ledger.services.application"])
+    assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles[:5])
+
+
+def test_ledger_imports_nothing_of_http_or_the_command_line():
+    for name, path in modules().items():
+        if not name.startswith("ledger"):
+            continue
+        tree = ast.parse(path.read_text())
+        names = {alias.name.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.Import) for alias in node.names}
+        names |= {(node.module or "").split(".")[0] for node in ast.walk(tree)
+                  if isinstance(node, ast.ImportFrom) and not node.level}
+        assert not names & {"flask", "flask_smorest", "marshmallow", "werkzeug", "click", "api"}, (
+            name)
+
+
+@pytest.mark.parametrize("name", sorted(modules()))
+def test_no_module_is_longer_than_four_hundred_lines(name):
+    lines = len(modules()[name].read_text().splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{name} has {lines} lines"
+
+
+def test_no_function_of_the_services_is_longer_than_sixty_lines():
+    long = []
+    for path in sorted((ROOT / "ledger" / "services").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = node.end_lineno - node.lineno + 1  # type: ignore[operator]
+                if length > MAX_SERVICE_FUNCTION_LINES:
+                    long.append(f"{path.name}:{node.name} ({length})")
+    assert not long, long
