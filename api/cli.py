@@ -13,10 +13,9 @@ from api import params
 from api.cli_audit import checkpoint, history, project, replay, report, statement, verify
 from api.cli_common import open_ledger, print_result, store_option
 from api.cli_keys import keys
-from ledger import fairness
+from ledger import fairness, validation
 from ledger.cards import format_cards
 from ledger.errors import LedgerError
-from ledger.rules.variants import VARIANTS
 from ledger.services.access import SYSTEM
 from ledger.services.application import LedgerApplication
 
@@ -96,7 +95,7 @@ def demo_setup(ledger: LedgerApplication, base: str) -> list[str]:
 
 
 @main.command()
-@click.option("--variant", type=click.Choice(["casino", *VARIANTS]), default="casino",
+@click.option("--variant", type=click.Choice(validation.VARIANT_NAMES), default="casino",
               show_default=True)
 @click.option("--deals", "count", type=click.IntRange(min=1), default=None,
               help="Deals to play.")

@@ -137,7 +137,7 @@ def history_import(source, as_json: bool) -> None:  # type: ignore[no-untyped-de
 @click.option("--since", type=click.DateTime(["%Y-%m-%d"]), required=True, help="First UTC day.")
 @click.option("--until", type=click.DateTime(["%Y-%m-%d"]), required=True,
               help="The day after the last (exclusive).")
-@click.option("--group-by", type=click.Choice(["table", "variant", "player", "banker"]))
+@click.option("--group-by", type=click.Choice(validation.REPORT_GROUPS))
 @click.option("--table", type=params.UUID_TYPE, default=None)
 @click.option("--variant", type=params.choice(VARIANT_NAMES, validation.VARIANT_NAME),
               default=None)

@@ -26,7 +26,7 @@ KEY_OPTIONS = {"role": "--role", "player_id": "--player", "label": "--label",
 
 
 @keys.command("create")
-@click.option("--role", type=click.Choice(["operator", "player", "auditor"]), required=True)
+@click.option("--role", type=click.Choice(validation.ROLES), required=True)
 @click.option("--player", "player_id", type=params.PLAYER_ID, default=None,
               help="The player id (player keys only).")
 @click.option("--label", type=params.pattern(validation.LABEL), default="",
@@ -51,7 +51,7 @@ def create_key(role: str, player_id: str | None, label: str, expires_in_days: in
 
 
 @keys.command("list")
-@click.option("--role", type=click.Choice(["operator", "player", "auditor"]), default=None)
+@click.option("--role", type=click.Choice(validation.ROLES), default=None)
 @click.option("--player", "player_id", type=params.PLAYER_ID, default=None,
               help="Only this player's keys.")
 @click.option("--all", "include_inactive", is_flag=True, help="Also revoked and expired keys.")

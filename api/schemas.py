@@ -91,7 +91,7 @@ class TableLimitsArgs(Schema):
 
 
 class TableOpenArgs(Schema):
-    variant = fields.String(required=True, validate=validate.OneOf(["casino", *VARIANTS]))
+    variant = fields.String(required=True, validate=validate.OneOf(validation.VARIANT_NAMES))
     wallet_id = fields.UUID(metadata={"description": "Casino only: the seated player's wallet"})
     limits = fields.Nested(TableLimitsArgs, metadata={"description": "Multi-seat tables only"})
     client_seed = fields.String(validate=CLIENT_SEED)
@@ -131,7 +131,7 @@ class SeatOnlyArgs(Schema):
 
 
 class ChoiceArgs(Schema):
-    choice = fields.String(required=True, validate=validate.OneOf(["pass", "deal_fourth"]),
+    choice = fields.String(required=True, validate=validate.OneOf(validation.DEALER_CHOICES),
                            metadata={"description": "S6"})
 
 

@@ -7,7 +7,6 @@ from marshmallow import Schema, fields, validate
 
 from api.schemas import PLAYER_ID
 from ledger import validation
-from ledger.rules.variants import VARIANTS
 
 
 class FeedArgs(Schema):
@@ -102,9 +101,9 @@ class StatementSchema(Schema):
 class ReportArgs(Schema):
     since = fields.Date(required=True, metadata={"description": "First UTC day"})
     until = fields.Date(required=True, metadata={"description": "Day after the last (exclusive)"})
-    group_by = fields.String(validate=validate.OneOf(["table", "variant", "player", "banker"]))
+    group_by = fields.String(validate=validate.OneOf(validation.REPORT_GROUPS))
     table = fields.UUID()
-    variant = fields.String(validate=validate.OneOf(["casino", *VARIANTS]))
+    variant = fields.String(validate=validate.OneOf(validation.VARIANT_NAMES))
     player = fields.String(validate=PLAYER_ID)
     format = fields.String(load_default="json", validate=validate.OneOf(["json", "csv"]))
 

@@ -22,11 +22,10 @@ class StrictNumber(fields.Float):
         return super()._deserialize(value, attr, data, **kwargs)
 
 
-ROLES = ["operator", "player", "auditor"]
 
 
 class KeyIssueArgs(Schema):
-    role = fields.String(required=True, validate=validate.OneOf(ROLES))
+    role = fields.String(required=True, validate=validate.OneOf(validation.ROLES))
     player_id = fields.String(validate=PLAYER_ID, metadata={
         "description": "The player's pseudonymous id: player keys only, and required for them"})
     label = fields.String(load_default="", validate=FullMatch(validation.LABEL),
@@ -48,7 +47,7 @@ class KeyIssueArgs(Schema):
 
 
 class KeyListArgs(Schema):
-    role = fields.String(validate=validate.OneOf(ROLES))
+    role = fields.String(validate=validate.OneOf(validation.ROLES))
     player_id = fields.String(validate=PLAYER_ID)
     include_inactive = fields.Boolean(load_default=False, metadata={
         "description": "Also list revoked and expired keys"})

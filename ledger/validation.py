@@ -15,6 +15,7 @@ from typing import Any
 from uuid import UUID
 
 from ledger.errors import InvalidInput
+from ledger.rules.variants import VARIANTS
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,15 @@ SEAT = Pattern("seat", r"[1-9][0-9]?", "a seat number from 1 to 99")
 #: The seed that makes a simulation repeatable: 1 to 64 bytes as hex digits.
 RUN_SEED = Pattern("seed", r"(?:[0-9a-fA-F]{2}){1,64}",
                    "an even number of hex digits, 2 to 128")
+
+#: Every variant a table may be: Casino Red Dog and the high-card family.
+VARIANT_NAMES = ("casino", *VARIANTS)
+#: How a report may group its rows.
+REPORT_GROUPS = ("table", "variant", "player", "banker")
+#: The roles of API keys.
+ROLES = ("operator", "player", "auditor")
+#: A dealer's choice after three deals in a row (S6).
+DEALER_CHOICES = ("pass", "deal_fourth")
 
 #: Largest page any list answers, and the default.
 MAX_PAGE = 500

@@ -22,7 +22,6 @@ from ledger import validation
 from ledger.domain.casino import CasinoDeal
 from ledger.domain.highcard import OPERATIONS, HighCardTable
 from ledger.errors import InvalidInput
-from ledger.rules.variants import VARIANTS
 
 MAGIC = "RDHH/1"
 
@@ -173,7 +172,7 @@ def _header_value(key: str, value: str) -> Any:
     return started
 
 
-_VARIANTS = ("casino", *VARIANTS)
+_VARIANTS = validation.VARIANT_NAMES
 
 
 def decode(app: Any, number: int, text: str, classes: Mapping[str, type], what: str) -> Any:

@@ -21,8 +21,8 @@ from ledger.services.access import Action, Principal, require
 from ledger.services.base import LedgerBase
 from ledger.services.folds import COUNTS, RECALL_KEPT, TABLE_ROW, TOP_WINS
 
-GROUPS = ("table", "variant", "player", "banker")
-VARIANT_NAMES = ("casino", *VARIANTS)
+GROUPS = validation.REPORT_GROUPS
+VARIANT_NAMES = validation.VARIANT_NAMES
 
 
 def theoretical_rtp(variant: str) -> float | None:
