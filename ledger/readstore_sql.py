@@ -29,6 +29,7 @@ from ledger.sidestore import (
     ThreadConnections,
     advisory_lock_id,
     create_postgres_tables,
+    postgres_cursor,
     side_file,
 )
 from ledger.store import MEMORY, POSTGRES, StoreLocation
@@ -261,10 +262,8 @@ class PostgresReadStore(_SqlReadStore):
         )
         create_postgres_tables(datastore, f"{schema}.{prefix}.tables", statements)
 
-    @contextmanager
-    def _cursor(self) -> Iterator[Any]:
-        with self.datastore.get_connection() as conn, conn.cursor() as cursor:
-            yield cursor
+    def _cursor(self) -> Any:
+        return postgres_cursor(self.datastore)
 
     @contextmanager
     def exclusive(self, projection: str) -> Iterator[tuple[ReadSession, PageWrite]]:

@@ -40,7 +40,12 @@ from typing import Any
 
 from eventsourcing.persistence import PersistenceError
 
-from ledger.sidestore import ThreadConnections, create_postgres_tables, side_file
+from ledger.sidestore import (
+    ThreadConnections,
+    create_postgres_tables,
+    postgres_cursor,
+    side_file,
+)
 from ledger.store import MEMORY, POSTGRES, StoreLocation
 
 log = logging.getLogger(__name__)
@@ -241,10 +246,8 @@ class PostgresRuntimeStore(_SqlRuntimeStore):
         )
         create_postgres_tables(datastore, f"{schema}.{prefix}.runtime", statements)
 
-    @contextmanager
-    def _cursor(self) -> Iterator[Any]:
-        with self.datastore.get_connection() as conn, conn.cursor() as cursor:
-            yield cursor
+    def _cursor(self) -> Any:
+        return postgres_cursor(self.datastore)
 
 
 def runtime_store_for(store: StoreLocation, datastore: Any, prefix: str) -> RuntimeStore:

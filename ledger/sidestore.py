@@ -35,6 +35,13 @@ def create_postgres_tables(datastore: Any, lock_text: str, statements: Iterable[
             cursor.execute(statement)
 
 
+@contextmanager
+def postgres_cursor(datastore: Any) -> Iterator[Any]:
+    """A cursor on a pooled connection (autocommit: each statement its own transaction)."""
+    with datastore.get_connection() as conn, conn.cursor() as cursor:
+        yield cursor
+
+
 class ThreadConnections:
     """One connection per thread to a SQLite file in WAL mode, all closed together."""
 
