@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 
 class LedgerError(Exception):
     """Base class of every error the ledger raises on purpose."""
@@ -38,6 +41,15 @@ class InvalidInput(LedgerError):
 
 class Unauthenticated(LedgerError):
     """No API key, or one that is unknown or revoked."""
+
+
+def passes(verify: Callable[..., Any], *args: Any) -> bool:
+    """Whether a `verify_*` check lets these arguments through (the `can_*` of every rule)."""
+    try:
+        verify(*args)
+    except RuleViolation:
+        return False
+    return True
 
 
 class ConfigurationError(Exception):

@@ -83,11 +83,6 @@ class PackStep:
     positions: tuple[int, ...] = ()
 
 
-def drawn(position: int, card: str, version: int) -> PackStep:
-    """A card taken from the top of the pack and shown."""
-    return PackStep("take", position, card, version)
-
-
 @dataclass(frozen=True)
 class FairnessReport:
     """The outcome of checking one finished deal against its commitment."""

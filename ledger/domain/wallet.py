@@ -7,8 +7,8 @@ from uuid import UUID, uuid5
 from eventsourcing.domain import event
 
 from ledger.domain.base import LedgerAggregate
-from ledger.domain.transfers import OPERATOR, Transfer, make_transfer, wallet_account
 from ledger.errors import RuleViolation
+from ledger.transfers import OPERATOR, Transfer, make_transfer, wallet_account
 
 MAX_GRANT = 1_000_000_000
 
@@ -30,7 +30,7 @@ class Wallet(LedgerAggregate):
         """Add play credits from the operator (C1): the only way chips enter the ledger."""
         transfer = make_transfer(
             uuid5(self.id, f"grant:{self.version + 1}"), OPERATOR, self.account, amount,
-            {"wallet": str(self.id), "event": "Granted", "by": granted_by},
+            {"wallet": str(self.id), "event": Wallet.Granted.__name__, "by": granted_by},
         )
         if amount > MAX_GRANT:
             raise RuleViolation("C1", f"one grant may not exceed {MAX_GRANT} chips", field="amount")
@@ -66,7 +66,3 @@ class Wallet(LedgerAggregate):
     def _credited(self, transfer: Transfer) -> None:
         self.balance += transfer["amount"]
 
-
-def wallet_id_for(namespace: UUID, name: str) -> UUID:
-    """A stable wallet id for a named wallet (the demo, simulations)."""
-    return uuid5(namespace, f"wallet:{name}")

@@ -4,7 +4,7 @@ import pytest
 
 from ledger.cards import Card, canonical_pack, format_cards
 from ledger.errors import InvalidInput
-from ledger.fairness import PackStep, commitment, drawn, shuffled_pack, verify_deal
+from ledger.fairness import PackStep, commitment, shuffled_pack, verify_deal
 
 VECTOR_1 = (
     "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
@@ -63,13 +63,13 @@ def test_G2_client_seed_outside_the_alphabet_is_refused(client_seed):
 def test_G2_verification_accepts_the_true_pack_and_names_a_swapped_card():
     seed, client_seed, nonce, committed, pack_text = VECTOR_1
     pack = pack_text.split()
-    steps = [drawn(i, pack[i], i + 2) for i in range(3)]
+    steps = [PackStep("take", i, pack[i], i + 2) for i in range(3)]
     report = verify_deal(
         server_seed=seed, commitment_hex=committed, client_seed=client_seed, nonce=nonce,
         commitment_version=1, steps=steps,
     )
     assert report.fair and report.pack == pack
-    rigged = [steps[0], drawn(1, pack[5], 3), steps[2]]
+    rigged = [steps[0], PackStep("take", 1, pack[5], 3), steps[2]]
     report = verify_deal(
         server_seed=seed, commitment_hex=committed, client_seed=client_seed, nonce=nonce,
         commitment_version=1, steps=rigged,
@@ -92,7 +92,7 @@ def test_G2_a_card_drawn_before_the_commitment_fails_verification():
     first = pack_text.split()[0]
     report = verify_deal(
         server_seed=seed, commitment_hex=committed, client_seed=client_seed, nonce=nonce,
-        commitment_version=3, steps=[drawn(0, first, 2)],
+        commitment_version=3, steps=[PackStep("take", 0, first, 2)],
     )
     assert not report.fair
 
