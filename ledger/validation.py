@@ -15,6 +15,7 @@ from typing import Any
 from uuid import UUID
 
 from ledger.errors import InvalidInput
+from ledger.rules import casino
 from ledger.rules.variants import VARIANTS
 
 
@@ -85,7 +86,9 @@ RUN_SEED = Pattern("seed", r"(?:[0-9a-fA-F]{2}){1,64}",
                    "an even number of hex digits, 2 to 128")
 
 #: Every variant a table may be: Casino Red Dog and the high-card family.
-VARIANT_NAMES = ("casino", *VARIANTS)
+#: The one-player variant against the house; every other variant is a multi-seat table.
+CASINO_VARIANT = casino.VARIANT
+VARIANT_NAMES = (CASINO_VARIANT, *VARIANTS)
 #: How a report may group its rows.
 REPORT_GROUPS = ("table", "variant", "player", "banker")
 #: The roles of API keys.

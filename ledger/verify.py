@@ -28,12 +28,20 @@ from ledger.chain import (
     expand_ranges,
     stored_digest,
 )
-from ledger.domain.transfers import OPERATOR, UNBOUNDED_ACCOUNTS, Transfer
+from ledger.domain.casino import CasinoDeal
+from ledger.domain.records import record_of, transfers_in
 from ledger.domain.wallet import Wallet
-from ledger.rules.highcard_state import transfers_of
+from ledger.rules import operations as op
 from ledger.services.application import LedgerApplication
-from ledger.services.deals import fairness_of
-from ledger.services.views import event_data, event_name
+from ledger.services.deals import REVEALS, fairness_of
+from ledger.transfers import (
+    OPERATOR,
+    UNBOUNDED_ACCOUNTS,
+    Transfer,
+    deal_stake_account,
+    owner_of,
+    wallet_of,
+)
 
 PAGE = 1000
 
@@ -103,17 +111,6 @@ def read_log(app: Application[Any]) -> Iterator[tuple[int, Any]]:
             yield position, event
 
 
-def transfers_in(event: Any) -> list[Transfer]:
-    """The transfers an event records, whatever its type (fields, or an operation's data)."""
-    return transfers_of(event_data(event))  # type: ignore[return-value]
-
-
-def _owner(account: str) -> str | None:
-    """The aggregate that holds an account: a wallet, a casino deal (its stake) or a table."""
-    kind, _, ident = account.partition(":")
-    return ident if kind in {"wallet", "stake", "pot"} and ident else None
-
-
 def verify_store(
     app: LedgerApplication, progress: Callable[[int], None] | None = None
 ) -> VerificationReport:
@@ -141,7 +138,7 @@ def verify_store(
             if problem:
                 fail(position, aggregate_id, problem)
                 continue
-            owners = {_owner(transfer["source"]), _owner(transfer["destination"])}
+            owners = {owner_of(transfer["source"]), owner_of(transfer["destination"])}
             if aggregate_id not in owners:
                 fail(position, aggregate_id,
                      f"transfer {transfer['id']} recorded by an aggregate it does not touch")
@@ -168,17 +165,18 @@ def verify_store(
         deal_id = _deal_of(event)
         if deal_id is not None:
             deal_events[deal_id].append(event)
-            if event_name(event) == "SeedRevealed":
+            if isinstance(record_of(event), REVEALS):
                 _check_deal(deal_id, deal_events.pop(deal_id), balances, position, fail)
                 report.deals_checked += 1
         if progress is not None:
             progress(1)
 
     for deal_id, events in deal_events.items():
-        if any(event_name(e) == "Settled" for e in events):
+        if any(isinstance(e, CasinoDeal.Settled) for e in events):
             fail(last_position, deal_id, "deal settled but its seed was never revealed (G2)")
     for transfer_id, transfer in first_copy.items():
-        owners = {o for o in (_owner(transfer["source"]), _owner(transfer["destination"])) if o}
+        owners = {o for o in (owner_of(transfer["source"]), owner_of(transfer["destination"]))
+                  if o}
         missing = owners - recorded_by[transfer_id]
         if missing:
             fail(last_position, ",".join(sorted(missing)),
@@ -267,29 +265,23 @@ def _shape_problem(transfer: Transfer) -> str | None:
 
 def _deal_of(event: Any) -> str | None:
     """The deal an event belongs to: a casino deal's own id, or a table operation's deal_id."""
-    if "CasinoDeal" in type(event).__qualname__:
+    if isinstance(event, CasinoDeal.Event):
         return str(event.originator_id)
-    data = getattr(event, "data", None)
-    if isinstance(data, dict) and data.get("deal_id"):
-        return str(data["deal_id"])
-    return None
-
-
-def _records(events: list[Any]) -> list[tuple[str, dict[str, Any], int]]:
-    return [(event_name(e), event_data(e), e.originator_version) for e in events]
+    record = record_of(event)
+    return record.deal_id if isinstance(record, op.DealStep) else None
 
 
 def _check_deal(
     deal_id: str, events: list[Any], balances: dict[str, int], position: int,
     fail: Callable[[int, Any, str], None],
 ) -> None:
-    if event_name(events[0]) != "Committed":
+    if not isinstance(record_of(events[0]), CasinoDeal.Committed | op.Committed):
         fail(position, deal_id, "deal events do not start at its commitment")
         return
-    report = fairness_of(_records(events))
+    report = fairness_of(events)
     for problem in report.failures():
         fail(position, deal_id, f"fairness: {problem}")
-    stake_account = f"stake:{events[0].originator_id}"
+    stake_account = deal_stake_account(events[0].originator_id)
     stake = balances.get(stake_account, 0)
     if stake:
         fail(position, deal_id, f"finished deal still holds a stake of {stake}")
@@ -300,9 +292,10 @@ def _check_wallets(
     fail: Callable[[int, Any, str], None],
 ) -> None:
     for account, balance in balances.items():
-        if not account.startswith("wallet:"):
+        wallet_id = wallet_of(account)
+        if wallet_id is None:
             continue
-        wallet = app.repository.get(UUID(account.partition(":")[2]))
+        wallet = app.repository.get(UUID(wallet_id))
         if not isinstance(wallet, Wallet) or wallet.balance != balance:
             fail(position, account, f"wallet rebuilt from its events holds "
                  f"{getattr(wallet, 'balance', None)}, its transfers say {balance}")

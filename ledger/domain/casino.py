@@ -9,11 +9,11 @@ from eventsourcing.domain import event
 
 from ledger.cards import Card
 from ledger.domain.base import LedgerAggregate
-from ledger.domain.transfers import HOUSE, Transfer, make_transfer, stake_account
 from ledger.domain.wallet import Wallet
 from ledger.errors import RuleViolation
 from ledger.rules import casino
-from ledger.rules.casino import Opening, OpeningKind, Outcome, Phase, Settlement
+from ledger.rules.casino import Opening, OpeningKind, Phase, Settlement
+from ledger.transfers import HOUSE, Transfer, deal_stake_account, make_transfer
 
 
 class CasinoTable(LedgerAggregate):
@@ -36,10 +36,6 @@ class CasinoTable(LedgerAggregate):
         self.nonce = 0
         self.current_deal_id: UUID | None = None
         self.deals = 0
-
-    def next_deal_id(self) -> UUID:
-        """The id the next deal will have: one per shuffle nonce, so two racing deals conflict."""
-        return CasinoDeal.create_id(self.id, self.nonce + 1)
 
     def start_deal(self) -> int:
         """Take the next shuffle nonce (fairness.md) and record the deal as current."""
@@ -123,7 +119,7 @@ class CasinoDeal(LedgerAggregate):
     # Reading the state.
     @property
     def stake_account(self) -> str:
-        return stake_account(self.id)
+        return deal_stake_account(self.id)
 
     @property
     def opening(self) -> Opening | None:
@@ -152,7 +148,8 @@ class CasinoDeal(LedgerAggregate):
     def open(self, bet: int, wallet: Wallet, pack: list[Card]) -> None:
         """Take the opening bet from the wallet and deal two cards face up (C2, C3)."""
         casino.verify_opening_bet(bet, wallet.balance)
-        transfer = self._transfer("wager", wallet.account, self.stake_account, bet, "Wagered")
+        transfer = self._transfer("wager", wallet.account, self.stake_account, bet,
+                                  CasinoDeal.Wagered)
         wallet.debit(transfer, rule="C2")
         self._wagered(transfer)
         self._card_dealt(str(pack[0]), 0, "player", True)
@@ -179,7 +176,8 @@ class CasinoDeal(LedgerAggregate):
         if self.stood:
             raise RuleViolation("G8", "the player has already stood")
         amount = casino.verify_raise(opening, self.phase, self.bet, self.raised, wallet.balance)
-        transfer = self._transfer("raise", wallet.account, self.stake_account, amount, "Raised")
+        transfer = self._transfer("raise", wallet.account, self.stake_account, amount,
+                                  CasinoDeal.Raised)
         wallet.debit(transfer, rule="C6")
         self._raised(transfer)
 
@@ -194,16 +192,18 @@ class CasinoDeal(LedgerAggregate):
         transfers: list[Transfer] = []
         if settlement.winnings:
             transfers.append(
-                self._transfer("winnings", HOUSE, self.stake_account, settlement.winnings, "Settled")
+                self._transfer("winnings", HOUSE, self.stake_account, settlement.winnings,
+                               CasinoDeal.Settled)
             )
         if settlement.returned:
             transfers.append(
                 self._transfer("payout", self.stake_account, wallet.account, settlement.returned,
-                               "Settled")
+                               CasinoDeal.Settled)
             )
         if settlement.house_takes:
             transfers.append(
-                self._transfer("loss", self.stake_account, HOUSE, settlement.house_takes, "Settled")
+                self._transfer("loss", self.stake_account, HOUSE, settlement.house_takes,
+                               CasinoDeal.Settled)
             )
         self._settled(
             str(settlement.outcome), settlement.odds, settlement.trips, settlement.returned, transfers
@@ -220,11 +220,11 @@ class CasinoDeal(LedgerAggregate):
             raise RuleViolation("G8", "no cards have been dealt in this deal")
         return opening
 
-    def _transfer(self, label: str, source: str, destination: str, amount: int, event_name: str
-                  ) -> Transfer:
+    def _transfer(self, label: str, source: str, destination: str, amount: int,
+                  cause: type[LedgerAggregate.Event]) -> Transfer:
         return make_transfer(
             uuid5(self.id, label), source, destination, amount,
-            {"table": str(self.table_id), "deal": str(self.id), "event": event_name},
+            {"table": str(self.table_id), "deal": str(self.id), "event": cause.__name__},
         )
 
     # Events: apply only; they run again on every replay.
@@ -269,7 +269,3 @@ class CasinoDeal(LedgerAggregate):
         if opening.kind is OpeningKind.PAIR and self.trips:
             return "trips"
         return opening.label
-
-    @property
-    def outcome_enum(self) -> Outcome | None:
-        return Outcome(self.outcome) if self.outcome else None

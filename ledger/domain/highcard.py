@@ -1,7 +1,8 @@
 """The multi-seat table of the high-card family: every operation of the engine is an event.
 
 The engine (`ledger.rules.highcard`) decides; each operation it emits is triggered here as an
-event of its past-tense name, whose `apply` hands it to `HighCardState.apply`. Replaying the
+event of the same name (`ledger.rules.operations`), whose `apply` hands the typed operation back
+to `HighCardState.apply`. Replaying the
 events therefore rebuilds exactly the state the decisions saw.
 """
 
@@ -14,6 +15,7 @@ from eventsourcing.domain import event
 from eventsourcing.persistence import Transcoding
 
 from ledger.domain.base import LedgerAggregate
+from ledger.rules import operations
 from ledger.rules.highcard import HighCardGame
 from ledger.rules.highcard_state import HighCardState
 
@@ -47,16 +49,21 @@ class HighCardTable(LedgerAggregate):
     def _client_seed_changed(self, client_seed: str) -> None:
         self.client_seed = client_seed
 
-    def _record(self, name: str, data: dict[str, Any]) -> None:
-        self.trigger_event(OPERATIONS[name], data=data)
+    def _record(self, operation: operations.Operation) -> None:
+        self.trigger_event(EVENTS[type(operation)], data=operation.to_data())
 
     class Operation(LedgerAggregate.Event):
-        """An operation of the engine; its name says what happened, `data` the details."""
+        """An operation of the engine, recorded under its name with its fields as `data`."""
 
         data: dict[str, Any]
 
+        @property
+        def operation(self) -> operations.Operation:
+            """The typed operation this event records."""
+            return operations.operation_of(type(self).__name__, self.data)
+
         def apply(self, aggregate: HighCardTable) -> None:  # type: ignore[override]
-            aggregate.state.apply(type(self).__name__, self.data)
+            aggregate.state.apply(self.operation)
 
     class Seated(Operation):
         """A player's wallet took a seat (G5)."""
@@ -155,12 +162,11 @@ class HighCardTable(LedgerAggregate):
         """The table closed; the pot went back to its owners (H10)."""
 
 
-OPERATIONS: dict[str, type[HighCardTable.Operation]] = {
-    name: value
-    for name, value in vars(HighCardTable).items()
-    if isinstance(value, type) and issubclass(value, HighCardTable.Operation)
-    and value is not HighCardTable.Operation
+#: The event class that records each kind of operation (the same name, checked here).
+EVENTS: dict[type[operations.Operation], type[HighCardTable.Operation]] = {
+    kind: getattr(HighCardTable, name) for name, kind in operations.KINDS.items()
 }
+assert all(event.__name__ == kind.__name__ for kind, event in EVENTS.items())
 
 
 class HighCardStateAsDict(Transcoding):

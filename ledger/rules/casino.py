@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ledger.cards import Card
-from ledger.errors import RuleViolation
+from ledger.errors import RuleViolation, passes
 
 CHIPS: tuple[int, ...] = (10, 50, 100, 500, 1000)
 CHIP_GRID = 10
 MIN_BET = 10
+#: The variant name of Casino Red Dog (every other variant is a multi-seat table).
+VARIANT = "casino"
 MAX_OPENING_BET = 5000
 MAX_STAKE = 2 * MAX_OPENING_BET
 TRIPS_ODDS = 11
@@ -129,7 +131,7 @@ def verify_opening_bet(bet: object, balance: int) -> int:
 
 def can_open(bet: object, balance: int) -> bool:
     """Whether `verify_opening_bet` would accept this bet."""
-    return _passes(verify_opening_bet, bet, balance)
+    return passes(verify_opening_bet, bet, balance)
 
 
 def verify_raise(opening: Opening, phase: Phase, bet: int, raised: bool, balance: int) -> int:
@@ -149,7 +151,7 @@ def verify_raise(opening: Opening, phase: Phase, bet: int, raised: bool, balance
 
 def can_raise(opening: Opening, phase: Phase, bet: int, raised: bool, balance: int) -> bool:
     """Whether `verify_raise` would accept a raise now."""
-    return _passes(verify_raise, opening, phase, bet, raised, balance)
+    return passes(verify_raise, opening, phase, bet, raised, balance)
 
 
 def verify_stand(opening: Opening, phase: Phase) -> None:
@@ -164,7 +166,7 @@ def verify_stand(opening: Opening, phase: Phase) -> None:
 
 def can_stand(opening: Opening, phase: Phase) -> bool:
     """Whether `verify_stand` would accept a Stand now."""
-    return _passes(verify_stand, opening, phase)
+    return passes(verify_stand, opening, phase)
 
 
 def settle_deal(first: Card, second: Card, third: Card | None, stake: int) -> Settlement:
@@ -183,14 +185,6 @@ def settle_deal(first: Card, second: Card, third: Card | None, stake: int) -> Se
     if low < int(third.rank) < high:
         return Settlement(Outcome.WIN, stake, odds, stake * (1 + odds))
     return Settlement(Outcome.LOSE, stake, odds, 0)
-
-
-def _passes(verify, *args) -> bool:  # type: ignore[no-untyped-def]
-    try:
-        verify(*args)
-    except RuleViolation:
-        return False
-    return True
 
 
 class BetSlip:
@@ -247,7 +241,7 @@ class BetSlip:
             "rebet": lambda: trial.rebet(balance),
             "double": lambda: trial.double(balance),
         }
-        return _passes(calls[action])
+        return passes(calls[action])
 
     def dealt(self) -> int:
         """Hand the total to Deal (checked there against C2) and remember it for Rebet."""

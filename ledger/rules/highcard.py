@@ -2,7 +2,8 @@
 
 Pure: cards come in through a `Shuffle`, balances through `Context`; nothing is random and
 nothing is stored here. Every player action has `verify_*` (raises `RuleViolation` naming the
-rule), `can_*` (the same check as a bool) and a doer that emits operations. Each operation is
+rule; `ledger.errors.passes` asks the same as a bool) and a doer that emits typed operations
+(`ledger.rules.operations`). Each operation is
 applied to the state at once (`HighCardState.apply`), so later steps of the same command see it;
 the aggregate records every operation as an event. The automatic steps are in
 `ledger.rules.highcard_flow`, the table's limits and inputs in `ledger.rules.highcard_table`.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.errors import RuleViolation
+from ledger.errors import RuleViolation, passes
 from ledger.rules.highcard_flow import DealFlow, Emit
 from ledger.rules.highcard_state import Phase
 from ledger.rules.highcard_table import (
@@ -21,9 +22,21 @@ from ledger.rules.highcard_table import (
     Shuffle,
     max_seats_for,
     new_state,
-    passes,
     verify_limits,
     winning_card,
+)
+from ledger.rules.operations import (
+    BankFunded,
+    BetPlaced,
+    CentreBought,
+    Committed,
+    DealerChose,
+    DealPassed,
+    Passed,
+    PotSplit,
+    Seated,
+    TableClosed,
+    Unseated,
 )
 from ledger.rules.variants import Betting, Funding, Target
 
@@ -54,7 +67,7 @@ class HighCardGame(DealFlow):
     def seat(self, seat: int, wallet_id: str, player_id: str) -> None:
         """Seat a player's wallet."""
         self.verify_seat(seat, wallet_id)
-        self._emit("Seated", {"seat": seat, "wallet_id": str(wallet_id), "player_id": player_id})
+        self._emit(Seated(seat=seat, wallet_id=str(wallet_id), player_id=player_id))
 
     def verify_unseat(self, seat: int) -> None:
         s = self.state
@@ -75,9 +88,9 @@ class HighCardGame(DealFlow):
         self.verify_unseat(seat)
         if seat == self.state.dealer:
             others = [x for x in self.state.seats if x != seat]
-            self._emit("DealPassed", {"from_seat": seat, "to_seat": self.state.left_of(
-                seat, others), "rule": "G5"})
-        self._emit("Unseated", {"seat": seat})
+            self._emit(DealPassed(from_seat=seat, to_seat=self.state.left_of(
+                seat, others), rule="G5"))
+        self._emit(Unseated(seat=seat))
 
     # The bank.
     def bank_range(self) -> tuple[int, int | None]:
@@ -106,8 +119,8 @@ class HighCardGame(DealFlow):
         """The dealer or banker stakes the pot or bank (S1, P1, XB1, H11)."""
         self.ctx = ctx
         self.verify_fund(seat, amount, ctx.balances.get(seat, 0))
-        self._emit("BankFunded", {"seat": seat, "transfer": self._transfer(
-            self.state.wallet_account(seat), self.state.pot_account, amount, "BankFunded")})
+        self._emit(BankFunded(seat=seat, transfer=self._transfer(
+            self.state.wallet_account(seat), self.state.pot_account, amount, BankFunded)))
 
     def verify_decline(self, seat: int) -> None:
         s, rule = self.state, self.variant.rule("funding")
@@ -152,21 +165,18 @@ class HighCardGame(DealFlow):
                                 field="amount")
         return amount
 
-    def can_bet(self, seat: int, amount: int, balance: int) -> bool:
-        return passes(self.verify_bet, seat, amount, balance)
-
     def bet(self, seat: int, amount: int, ctx: Context) -> None:
         """Bet (or cover, XB3) and, in sequential variants, settle the turn at once."""
         self.ctx = ctx
         self.verify_bet(seat, amount, ctx.balances.get(seat, 0))
         s, v = self.state, self.variant
         ends_turn = v.betting is not Betting.SEQUENTIAL
-        self._emit("BetPlaced", {
-            "deal_id": s.deal["id"], "seat": seat, "amount": amount,
-            "sealed": v.betting is Betting.SEALED, "ends_turn": ends_turn,
-            "transfer": self._transfer(s.wallet_account(seat), s.stake_account, amount,
-                                       "BetPlaced"),
-        })
+        self._emit(BetPlaced(
+            deal_id=s.deal["id"], seat=seat, amount=amount,
+            sealed=v.betting is Betting.SEALED, ends_turn=ends_turn,
+            transfer=self._transfer(s.wallet_account(seat), s.stake_account, amount,
+                                       BetPlaced),
+        ))
         if v.betting is Betting.SEQUENTIAL:
             self._settle_turn(seat)
         self._advance()
@@ -189,10 +199,10 @@ class HighCardGame(DealFlow):
         self.ctx = ctx
         price = self.verify_buy(seat, ctx.balances.get(seat, 0))
         s = self.state
-        self._emit("CentreBought", {"deal_id": s.deal["id"], "seat": seat, "price": price,
-                                    "transfer": self._transfer(
+        self._emit(CentreBought(deal_id=s.deal["id"], seat=seat, price=price,
+                                    transfer=self._transfer(
                                         s.wallet_account(seat), s.pot_account, price,
-                                        "CentreBought")})
+                                        CentreBought)))
         self._turn_centre(seat)
 
     def verify_pass(self, seat: int) -> None:
@@ -209,8 +219,8 @@ class HighCardGame(DealFlow):
         """Pass without betting: after two bought cards (FW3) or instead of covering (XB3)."""
         self.ctx = ctx
         self.verify_pass(seat)
-        self._emit("Passed", {"deal_id": self.state.deal["id"], "seat": seat,
-                              "rule": "FW3" if self.variant.target is Target.CENTRE else "XB3"})
+        self._emit(Passed(deal_id=self.state.deal["id"], seat=seat,
+                              rule="FW3" if self.variant.target is Target.CENTRE else "XB3"))
         self._advance()
 
     # The dealer's choice (S6), pot splits (H10) and closing.
@@ -227,7 +237,7 @@ class HighCardGame(DealFlow):
         """After three deals: pass now keeping the pot, or deal a fourth time (S6)."""
         self.ctx = ctx
         self.verify_choose(seat, choice)
-        self._emit("DealerChose", {"seat": seat, "choice": choice, "rule": "S6"})
+        self._emit(DealerChose(seat=seat, choice=choice, rule="S6"))
         if choice == "pass":
             self._collect_bank("S6")
             self._pass_deal("S6")
@@ -247,10 +257,10 @@ class HighCardGame(DealFlow):
         self.verify_split()
         s = self.state
         share = s.pot // len(s.seats)
-        transfers = [self._transfer(s.pot_account, s.wallet_account(seat), share, "PotSplit",
+        transfers = [self._transfer(s.pot_account, s.wallet_account(seat), share, PotSplit,
                                     offset=i) for i, seat in enumerate(sorted(s.seats))]
-        self._emit("PotSplit", {"share": share, "remainder": s.pot - share * len(s.seats),
-                                "transfers": transfers, "rule": "H10"})
+        self._emit(PotSplit(share=share, remainder=s.pot - share * len(s.seats),
+                                transfers=transfers, rule="H10"))
 
     def verify_close(self) -> None:
         if self.state.phase in (Phase.BETTING, Phase.CLOSED):
@@ -271,11 +281,11 @@ class HighCardGame(DealFlow):
                     amount = share + (1 if i < remainder else 0)
                     if amount:
                         transfers.append(self._transfer(s.pot_account, s.wallet_account(seat),
-                                                        amount, "TableClosed", offset=i))
+                                                        amount, TableClosed, offset=i))
             elif s.dealer is not None:
                 transfers.append(self._transfer(s.pot_account, s.wallet_account(s.dealer), s.pot,
-                                                "TableClosed"))
-        self._emit("TableClosed", {"transfers": transfers, "rule": "H10"})
+                                                TableClosed))
+        self._emit(TableClosed(transfers=transfers, rule="H10"))
 
     # Legal actions, for the table's state.
     def legal_actions(self, balances: dict[int, int]) -> list[dict[str, Any]]:
@@ -319,7 +329,7 @@ class HighCardGame(DealFlow):
     def may_see(self, viewer: int | None, seat: int) -> bool:
         """Whether the player in seat `viewer` may see the face-down hand of `seat` now."""
         s, v = self.state, self.variant
-        if viewer is None or viewer != seat or s.deal is None or s.deal["purpose"] != "deal":
+        if viewer is None or viewer != seat or s.deal is None or s.deal["purpose"] != Committed.DEAL:
             return False
         if v.visibility.value == "at_once":
             return True

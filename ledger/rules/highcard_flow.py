@@ -13,11 +13,38 @@ from uuid import UUID, uuid5
 
 from ledger.cards import Card, Rank
 from ledger.errors import RuleViolation
-from ledger.rules.highcard_state import HighCardState, Phase, transfers_of
+from ledger.rules.highcard_state import HighCardState, Phase
 from ledger.rules.highcard_table import LOW_CARD_MAX, Context, Shuffle, winning_card
+from ledger.rules.operations import (
+    Anted,
+    BankCollected,
+    BankEmptied,
+    BetsUnsealed,
+    CardBurned,
+    CardDealt,
+    CardDiscarded,
+    CardsReturned,
+    Committed,
+    DealEnded,
+    DealerChoiceNeeded,
+    DealerChosen,
+    DealPassed,
+    DealVoided,
+    HandShown,
+    Operation,
+    PaidOut,
+    PartiallyPaid,
+    SatIn,
+    SatOut,
+    SeedRevealed,
+    StitchDeclared,
+    TargetTurned,
+    TurnSkipped,
+)
 from ledger.rules.variants import Betting, EndOfDeal, Funding, MaxBet, ShortPot, Target, Variant
+from ledger.transfers import Transfer, make_transfer, wallet_movements
 
-Emit = Callable[[str, dict[str, Any]], None]
+Emit = Callable[[Operation], None]
 
 
 class DealFlow:
@@ -68,22 +95,22 @@ class DealFlow:
     def _choose_first_dealer(self) -> None:
         shuffle = self._shuffle()
         s = self.state
-        self._emit("Committed", {"deal_id": shuffle.deal_id, "nonce": shuffle.nonce,
-                                 "commitment": shuffle.commitment,
-                                 "client_seed": shuffle.client_seed, "purpose": "first_dealer"})
+        self._emit(Committed(deal_id=shuffle.deal_id, nonce=shuffle.nonce,
+                                 commitment=shuffle.commitment,
+                                 client_seed=shuffle.client_seed, purpose=Committed.FIRST_DEALER))
         seats = sorted(s.seats)
         chosen = None
         for i, position in enumerate(range(52)):
             seat = seats[i % len(seats)]
             card = shuffle.pack[position]
-            self._emit("CardDealt", {"deal_id": shuffle.deal_id, "seat": seat,
-                                     "position": position, "face_up": True, "card": str(card)})
+            self._emit(CardDealt(deal_id=shuffle.deal_id, seat=seat,
+                                     position=position, face_up=True, card=str(card)))
             if card.rank == Rank.ACE:
                 chosen = seat
                 break
-        self._emit("SeedRevealed", {"deal_id": shuffle.deal_id,
-                                    "server_seed": shuffle.server_seed})
-        self._emit("DealerChosen", {"seat": chosen, "rule": "G7"})
+        self._emit(SeedRevealed(deal_id=shuffle.deal_id,
+                                    server_seed=shuffle.server_seed))
+        self._emit(DealerChosen(seat=chosen, rule="G7"))
 
     def _collect_antes(self, rule: str) -> None:
         s = self.state
@@ -91,31 +118,31 @@ class DealFlow:
             balance = self.ctx.balances.get(seat, 0)
             if balance >= s.limits["ante"]:
                 if s.seats[seat]["out"]:
-                    self._emit("SatIn", {"seat": seat})
-                self._emit("Anted", {"seat": seat, "rule": rule, "transfer": self._transfer(
-                    s.wallet_account(seat), s.pot_account, s.limits["ante"], "Anted")})
+                    self._emit(SatIn(seat=seat))
+                self._emit(Anted(seat=seat, rule=rule, transfer=self._transfer(
+                    s.wallet_account(seat), s.pot_account, s.limits["ante"], Anted)))
             elif not s.seats[seat]["out"]:
-                self._emit("SatOut", {"seat": seat, "rule": "H8" if self.variant.short_pot
+                self._emit(SatOut(seat=seat, rule="H8" if self.variant.short_pot
                                       is ShortPot.REANTE else self.variant.rule("ante"),
-                                      "reason": "cannot pay the ante"})
+                                      reason="cannot pay the ante"))
 
     def _deal(self, shuffle: Shuffle) -> None:
         s, v = self.state, self.variant
         self.ctx.shuffle = shuffle
         hands = [x for x in s.active_seats() if x != s.dealer or v.dealer_plays]
         order = s.order_from_dealer(hands)
-        self._emit("Committed", {"deal_id": shuffle.deal_id, "nonce": shuffle.nonce,
-                                 "commitment": shuffle.commitment,
-                                 "client_seed": shuffle.client_seed, "purpose": "deal",
-                                 "order": order})
+        self._emit(Committed(deal_id=shuffle.deal_id, nonce=shuffle.nonce,
+                                 commitment=shuffle.commitment,
+                                 client_seed=shuffle.client_seed, purpose=Committed.DEAL,
+                                 order=order))
         for _round in range(s.limits["hand_size"]):
             for seat in order:
-                self._emit("CardDealt", {"deal_id": shuffle.deal_id, "seat": seat,
-                                         "position": self._top(), "face_up": False})
+                self._emit(CardDealt(deal_id=shuffle.deal_id, seat=seat,
+                                         position=self._top(), face_up=False))
         if v.target is Target.LOW_CARD and not self._find_low_card():
             self._reveal()
-            self._emit("DealVoided", {"deal_id": shuffle.deal_id, "rule": v.rule("redeal"),
-                                      "reason": "no card of 6 or lower was left"})
+            self._emit(DealVoided(deal_id=shuffle.deal_id, rule=v.rule("redeal"),
+                                      reason="no card of 6 or lower was left"))
             self._deal(self._shuffle())
             return
         self._advance()
@@ -126,11 +153,10 @@ class DealFlow:
         while deal["pack"]:
             position = deal["pack"][0]
             card = self._card(position)
-            data = {"deal_id": deal["id"], "position": position, "card": str(card)}
             if card.rank <= LOW_CARD_MAX:
-                self._emit("TargetTurned", {**data, "seat": None})
+                self._emit(TargetTurned(deal_id=deal["id"], position=position, card=str(card)))
                 return True
-            self._emit("CardDiscarded", data)
+            self._emit(CardDiscarded(deal_id=deal["id"], position=position, card=str(card)))
         return False
 
     # Betting.
@@ -155,8 +181,8 @@ class DealFlow:
             for seat in deal["order"]:
                 if seat not in deal["acted"] and self.ctx.balances.get(
                         seat, 0) < self.bet_range(seat)[0]:
-                    self._emit("TurnSkipped", {"deal_id": deal["id"], "seat": seat,
-                                               "rule": "X4", "reason": "cannot cover the minimum"})
+                    self._emit(TurnSkipped(deal_id=deal["id"], seat=seat,
+                                               rule="X4", reason="cannot cover the minimum"))
             if all(seat in deal["acted"] for seat in deal["order"]):
                 self._settle_all()
                 self._end_deal()
@@ -166,10 +192,10 @@ class DealFlow:
             low, high = self.bet_range(seat)
             if self.ctx.balances.get(seat, 0) < low or high < low:
                 covered = v.betting is Betting.COVER and high < low
-                self._emit("TurnSkipped", {
-                    "deal_id": deal["id"], "seat": seat, "rule": "XB3" if covered
-                    else v.rule("bet"), "reason": "the bank is fully covered" if covered
-                    else "cannot cover the minimum bet"})
+                self._emit(TurnSkipped(
+                    deal_id=deal["id"], seat=seat, rule="XB3" if covered
+                    else v.rule("bet"), reason="the bank is fully covered" if covered
+                    else "cannot cover the minimum bet"))
                 continue
             if v.target is Target.CENTRE and (deal["target"] or {}).get("seat") != seat:
                 self._turn_centre(seat)
@@ -181,23 +207,23 @@ class DealFlow:
     def _turn_centre(self, seat: int) -> None:
         deal = self.state.deal
         position = self._top()
-        self._emit("TargetTurned", {"deal_id": deal["id"], "position": position,
-                                    "card": str(self._card(position)), "seat": seat})
+        self._emit(TargetTurned(deal_id=deal["id"], position=position,
+                                    card=str(self._card(position)), seat=seat))
 
     def _settle_turn(self, seat: int) -> None:
         s, v = self.state, self.variant
         deal = s.deal
         if v.target is Target.PER_TURN:
             burned = self._top()
-            self._emit("CardBurned", {"deal_id": deal["id"], "position": burned,
-                                      "card": str(self._card(burned))})
+            self._emit(CardBurned(deal_id=deal["id"], position=burned,
+                                      card=str(self._card(burned))))
             turned = self._top()
-            self._emit("TargetTurned", {"deal_id": deal["id"], "position": turned,
-                                        "card": str(self._card(turned)), "seat": seat})
+            self._emit(TargetTurned(deal_id=deal["id"], position=turned,
+                                        card=str(self._card(turned)), seat=seat))
         self._pay(seat, ends_turn=True)
         if v.cards_to_bottom:
-            self._emit("CardsReturned", {"deal_id": deal["id"], "seat": seat,
-                                         "positions": list(deal["hands"][seat])})
+            self._emit(CardsReturned(deal_id=deal["id"], seat=seat,
+                                         positions=list(deal["hands"][seat])))
         self._after_settlement()
 
     def _pay(self, seat: int, ends_turn: bool, pool_limited: bool = False) -> bool:
@@ -210,26 +236,26 @@ class DealFlow:
         shown = hand if (v.shows_whole_hand or winner is None) else [
             (p, c) for p, c in hand if c == winner]
         if seat not in deal["shown"]:
-            self._emit("HandShown", {"deal_id": deal["id"], "seat": seat, "cards": [
-                {"position": p, "card": str(c)} for p, c in shown]})
+            self._emit(HandShown(deal_id=deal["id"], seat=seat, cards=[
+                {"position": p, "card": str(c)} for p, c in shown]))
         wallet = s.wallet_account(seat)
-        data: dict[str, Any] = {"deal_id": deal["id"], "seat": seat, "stake": stake,
-                                "target": deal["target"]["card"], "ends_turn": ends_turn}
+        settled = {"deal_id": deal["id"], "seat": seat, "stake": stake,
+                   "target": deal["target"]["card"], "ends_turn": ends_turn}
         if winner is None:
-            self._emit("PaidOut", {**data, "outcome": "lose", "winnings": 0, "returned": 0,
-                                   "transfers": [self._transfer(s.stake_account, s.pot_account,
-                                                                stake, "PaidOut")]})
+            self._emit(PaidOut(**settled, outcome=PaidOut.LOSE, winnings=0, returned=0,
+                               transfers=[self._transfer(s.stake_account, s.pot_account, stake,
+                                                         PaidOut)]))
             return False
         winnings = stake * v.win_multiple
-        name = "PaidOut"
+        kind: type[PaidOut] = PaidOut
         if pool_limited and winnings > s.pot:
-            winnings, name = s.pot, "PartiallyPaid"
-        transfers = [self._transfer(s.stake_account, wallet, stake, name)]
+            winnings, kind = s.pot, PartiallyPaid
+        transfers = [self._transfer(s.stake_account, wallet, stake, kind)]
         if winnings:
-            transfers.append(self._transfer(s.pot_account, wallet, winnings, name, offset=1))
-        self._emit(name, {**data, "outcome": "win", "winnings": winnings,
-                          "returned": stake + winnings, "winning_card": str(winner),
-                          "transfers": transfers})
+            transfers.append(self._transfer(s.pot_account, wallet, winnings, kind, offset=1))
+        self._emit(kind(**settled, outcome=PaidOut.WIN, winnings=winnings,
+                        returned=stake + winnings, winning_card=str(winner),
+                        transfers=transfers))
         return True
 
     def _settle_all(self) -> None:
@@ -239,8 +265,8 @@ class DealFlow:
         deal = s.deal
         bettors = [seat for seat in deal["order"] if seat in deal["bets"]]
         if v.betting is Betting.SEALED:
-            self._emit("BetsUnsealed", {"deal_id": deal["id"], "rule": "X4",
-                                        "bets": {str(k): deal["bets"][k] for k in bettors}})
+            self._emit(BetsUnsealed(deal_id=deal["id"], rule="X4",
+                                        bets={str(k): deal["bets"][k] for k in bettors}))
         target = Card.parse(deal["target"]["card"])
         winners = []
         for seat in bettors:
@@ -263,8 +289,8 @@ class DealFlow:
             min_bet = s.limits["min_bet"]
             usable = s.pot // 2 if v.max_bet is MaxBet.HALF_POT else s.pot
             if usable < min_bet:
-                self._emit("BankEmptied", {"deal_id": deal["id"], "left": s.pot,
-                                           "rule": v.rule("short")})
+                self._emit(BankEmptied(deal_id=deal["id"], left=s.pot,
+                                           rule=v.rule("short")))
                 self._collect_bank(v.rule("short"))
                 self._end_deal(passed=True)
 
@@ -272,7 +298,7 @@ class DealFlow:
         s, v = self.state, self.variant
         deal_id = s.deal["id"]
         self._reveal()
-        self._emit("DealEnded", {"deal_id": deal_id})
+        self._emit(DealEnded(deal_id=deal_id))
         if passed:
             self._pass_deal(v.rule("short"))
             return
@@ -284,7 +310,7 @@ class DealFlow:
                 self._collect_bank("S6")
                 self._pass_deal("S6")
             elif s.dealer_deals >= 3:
-                self._emit("DealerChoiceNeeded", {"seat": s.dealer, "rule": "S6"})
+                self._emit(DealerChoiceNeeded(seat=s.dealer, rule="S6"))
         elif end is EndOfDeal.DEALER_TAKES or end is EndOfDeal.RETURN_BANK:
             self._collect_bank(v.rule("end"))
             self._pass_deal(v.rule("end"))
@@ -293,29 +319,28 @@ class DealFlow:
                 self._collect_bank("P6")
                 self._pass_deal("P6")
             elif s.pot >= 3 * s.banker_start:
-                self._emit("StitchDeclared", {"bank": s.pot, "banker_start": s.banker_start,
-                                              "rule": "P6"})
+                self._emit(StitchDeclared(bank=s.pot, banker_start=s.banker_start,
+                                              rule="P6"))
 
     def _collect_bank(self, rule: str) -> None:
         s = self.state
         if s.pot > 0 and s.dealer is not None and s.dealer in s.seats:
-            self._emit("BankCollected", {"seat": s.dealer, "rule": rule, "transfer":
-                                         self._transfer(s.pot_account, s.wallet_account(s.dealer),
-                                                        s.pot, "BankCollected")})
+            self._emit(BankCollected(seat=s.dealer, rule=rule, transfer=self._transfer(
+                s.pot_account, s.wallet_account(s.dealer), s.pot, BankCollected)))
 
     def _pass_deal(self, rule: str) -> None:
         s = self.state
         if s.dealer is None:
             return
         playing = [x for x in s.seats if not s.seats[x]["out"]]
-        self._emit("DealPassed", {"from_seat": s.dealer, "to_seat": s.left_of(
-            s.dealer, playing or None), "rule": rule})
+        self._emit(DealPassed(from_seat=s.dealer, to_seat=s.left_of(
+            s.dealer, playing or None), rule=rule))
 
     def _reveal(self) -> None:
         shuffle = self.ctx.shuffle
         assert shuffle is not None and self.state.deal is not None
-        self._emit("SeedRevealed", {"deal_id": self.state.deal["id"],
-                                    "server_seed": shuffle.server_seed})
+        self._emit(SeedRevealed(deal_id=self.state.deal["id"],
+                                    server_seed=shuffle.server_seed))
 
     # Plumbing.
     def _shuffle(self) -> Shuffle:
@@ -335,22 +360,20 @@ class DealFlow:
         assert self.ctx.shuffle is not None
         return self.ctx.shuffle.pack[position]
 
-    def _transfer(self, source: str, destination: str, amount: int, event: str,
-                  offset: int = 0) -> dict[str, Any]:
+    def _transfer(self, source: str, destination: str, amount: int,
+                  cause: type[Operation], offset: int = 0) -> Transfer:
         s = self.state
         number = s.transfers_made + offset + 1
-        cause = {"table": s.table_id, "event": event}
+        why: dict[str, Any] = {"table": s.table_id, "event": cause.__name__}
         if s.deal is not None:
-            cause["deal"] = s.deal["id"]
-        return {"id": str(uuid5(UUID(s.table_id), f"transfer:{number}")), "source": source,
-                "destination": destination, "amount": amount, "cause": cause}
+            why["deal"] = s.deal["id"]
+        return make_transfer(uuid5(UUID(s.table_id), f"transfer:{number}"), source,
+                             destination, amount, why)
 
-    def _emit(self, name: str, data: dict[str, Any]) -> None:
-        self._emit_to(name, data)
-        for transfer in transfers_of(data):
-            for account, sign in ((transfer["source"], -1), (transfer["destination"], 1)):
-                if account.startswith("wallet:"):
-                    for seat, info in self.state.seats.items():
-                        if account == f"wallet:{info['wallet']}":
-                            self.ctx.balances[seat] = self.ctx.balances.get(seat, 0) + (
-                                sign * transfer["amount"])
+    def _emit(self, operation: Operation) -> None:
+        self._emit_to(operation)
+        seat_of = {info["wallet"]: seat for seat, info in self.state.seats.items()}
+        for wallet, amount in wallet_movements(operation.moves()):
+            if wallet in seat_of:
+                seat = seat_of[wallet]
+                self.ctx.balances[seat] = self.ctx.balances.get(seat, 0) + amount

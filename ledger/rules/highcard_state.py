@@ -1,6 +1,6 @@
 """The state of a high-card-family table, changed only by applying recorded operations.
 
-`HighCardState.apply(name, data)` is the whole of how state changes: the aggregate calls it from
+`HighCardState.apply(operation)` is the whole of how state changes: the aggregate calls it from
 every event on every replay, so it computes nothing and decides nothing. Decisions live in
 `ledger.rules.highcard`, which emits operations through `emit`.
 """
@@ -8,9 +8,55 @@ every event on every replay, so it computes nothing and decides nothing. Decisio
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
+from ledger.rules.operations import (
+    BankEmptied,
+    BankFunded,
+    BetPlaced,
+    BetsUnsealed,
+    CardBurned,
+    CardDealt,
+    CardDiscarded,
+    CardsReturned,
+    CentreBought,
+    Committed,
+    DealEnded,
+    DealerChoiceNeeded,
+    DealerChose,
+    DealerChosen,
+    DealPassed,
+    DealVoided,
+    HandShown,
+    Operation,
+    PaidOut,
+    PartiallyPaid,
+    Passed,
+    PotSplit,
+    SatIn,
+    SatOut,
+    Seated,
+    StitchDeclared,
+    TableClosed,
+    TargetTurned,
+    TurnSkipped,
+    Unseated,
+)
 from ledger.rules.variants import VARIANTS, Funding, Variant
+from ledger.transfers import Transfer, pot_account, table_stake_account, wallet_account
+
+_HANDLERS: dict[type[Operation], Callable[[HighCardState, Any], None]] = {}
+
+
+def _handles(kind: type[Operation]) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register a `HighCardState` method as what applying one kind of operation does."""
+
+    def register(method: Callable[..., None]) -> Callable[..., None]:
+        _HANDLERS[kind] = method
+        return method
+
+    return register
 
 COUNTERS = (
     "deals", "turns", "wins", "wagered", "returned", "stitch_rounds", "banks_emptied",
@@ -60,14 +106,14 @@ class HighCardState:
 
     @property
     def pot_account(self) -> str:
-        return f"pot:{self.table_id}"
+        return pot_account(self.table_id)
 
     @property
     def stake_account(self) -> str:
-        return f"stake:{self.table_id}"
+        return table_stake_account(self.table_id)
 
     def wallet_account(self, seat: int) -> str:
-        return f"wallet:{self.seats[seat]['wallet']}"
+        return wallet_account(self.seats[seat]["wallet"])
 
     def active_seats(self) -> list[int]:
         """Seats not sitting out, in increasing order (G5)."""
@@ -104,15 +150,15 @@ class HighCardState:
         return state
 
     # Applying operations.
-    def apply(self, name: str, data: dict[str, Any]) -> None:
+    def apply(self, operation: Operation) -> None:
         """Apply one recorded operation. Money moves only through the transfers it carries."""
-        for transfer in transfers_of(data):
+        for transfer in operation.moves():
             self._move(transfer)
-        handler = getattr(self, f"_on_{name}", None)
+        handler = _HANDLERS.get(type(operation))
         if handler is not None:
-            handler(data)
+            handler(self, operation)
 
-    def _move(self, transfer: dict[str, Any]) -> None:
+    def _move(self, transfer: Transfer) -> None:
         amount = transfer["amount"]
         for account, sign in ((transfer["source"], -1), (transfer["destination"], 1)):
             if account == self.pot_account:
@@ -121,125 +167,154 @@ class HighCardState:
                 self.stake += sign * amount
         self.transfers_made += 1
 
-    def _on_Seated(self, d: dict[str, Any]) -> None:
-        self.seats[d["seat"]] = {"wallet": d["wallet_id"], "player": d["player_id"], "out": False}
+    @_handles(Seated)
+    def _on_Seated(self, d: Seated) -> None:
+        self.seats[d.seat] = {"wallet": d.wallet_id, "player": d.player_id, "out": False}
 
-    def _on_Unseated(self, d: dict[str, Any]) -> None:
-        self.seats.pop(d["seat"], None)
+    @_handles(Unseated)
+    def _on_Unseated(self, d: Unseated) -> None:
+        self.seats.pop(d.seat, None)
 
-    def _on_SatOut(self, d: dict[str, Any]) -> None:
-        self.seats[d["seat"]]["out"] = True
+    @_handles(SatOut)
+    def _on_SatOut(self, d: SatOut) -> None:
+        self.seats[d.seat]["out"] = True
 
-    def _on_SatIn(self, d: dict[str, Any]) -> None:
-        self.seats[d["seat"]]["out"] = False
+    @_handles(SatIn)
+    def _on_SatIn(self, d: SatIn) -> None:
+        self.seats[d.seat]["out"] = False
 
-    def _on_Committed(self, d: dict[str, Any]) -> None:
-        self.nonce = d["nonce"]
-        self.phase = Phase.BETTING if d["purpose"] == "deal" else self.phase
+    @_handles(Committed)
+    def _on_Committed(self, d: Committed) -> None:
+        self.nonce = d.nonce
+        self.phase = Phase.BETTING if d.purpose == "deal" else self.phase
         self.deal = {
-            "id": d["deal_id"], "nonce": d["nonce"], "purpose": d["purpose"],
-            "pack": list(range(52)), "hands": {}, "order": list(d.get("order", [])), "turn": 0,
+            "id": d.deal_id, "nonce": d.nonce, "purpose": d.purpose,
+            "pack": list(range(52)), "hands": {}, "order": list(d.order), "turn": 0,
             "target": None, "bets": {}, "sealed": True, "buys": 0, "acted": [], "shown": {},
-            "covered": 0, "client_seed": d["client_seed"], "commitment": d["commitment"],
+            "covered": 0, "client_seed": d.client_seed, "commitment": d.commitment,
         }
 
-    def _on_CardDealt(self, d: dict[str, Any]) -> None:
+    @_handles(CardDealt)
+    def _on_CardDealt(self, d: CardDealt) -> None:
         deal = self._deal()
         deal["pack"].pop(0)
-        deal["hands"].setdefault(d["seat"], []).append(d["position"])
+        deal["hands"].setdefault(d.seat, []).append(d.position)
 
-    def _on_CardBurned(self, d: dict[str, Any]) -> None:
+    @_handles(CardBurned)
+    def _on_CardBurned(self, d: CardBurned) -> None:
         deal = self._deal()
         deal["pack"].append(deal["pack"].pop(0))
 
-    def _on_CardDiscarded(self, d: dict[str, Any]) -> None:
+    @_handles(CardDiscarded)
+    def _on_CardDiscarded(self, d: CardDiscarded) -> None:
         self._deal()["pack"].pop(0)
 
-    def _on_TargetTurned(self, d: dict[str, Any]) -> None:
+    @_handles(TargetTurned)
+    def _on_TargetTurned(self, d: TargetTurned) -> None:
         deal = self._deal()
         deal["pack"].pop(0)
-        deal["target"] = {"position": d["position"], "card": d["card"]}
+        deal["target"] = {"position": d.position, "card": d.card}
 
-    def _on_CardsReturned(self, d: dict[str, Any]) -> None:
-        self._deal()["pack"].extend(d["positions"])
+    @_handles(CardsReturned)
+    def _on_CardsReturned(self, d: CardsReturned) -> None:
+        self._deal()["pack"].extend(d.positions)
 
-    def _on_DealerChosen(self, d: dict[str, Any]) -> None:
-        self._new_dealer(d["seat"])
+    @_handles(DealerChosen)
+    def _on_DealerChosen(self, d: DealerChosen) -> None:
+        self._new_dealer(d.seat)
         self.deal = None
 
-    def _on_BankFunded(self, d: dict[str, Any]) -> None:
+    @_handles(BankFunded)
+    def _on_BankFunded(self, d: BankFunded) -> None:
         self.banker_start = self.pot
         self.dealer_deals = 0
         self.phase = Phase.READY
 
-    def _on_BetPlaced(self, d: dict[str, Any]) -> None:
+    @_handles(BetPlaced)
+    def _on_BetPlaced(self, d: BetPlaced) -> None:
         deal = self._deal()
-        deal["bets"][d["seat"]] = d["amount"]
-        deal["covered"] += d["amount"]
-        self.counters["wagered"] += d["amount"]
-        if d.get("ends_turn"):
-            self._finish_turn(d["seat"])
+        deal["bets"][d.seat] = d.amount
+        deal["covered"] += d.amount
+        self.counters["wagered"] += d.amount
+        if d.ends_turn:
+            self._finish_turn(d.seat)
 
-    def _on_BetsUnsealed(self, d: dict[str, Any]) -> None:
+    @_handles(BetsUnsealed)
+    def _on_BetsUnsealed(self, d: BetsUnsealed) -> None:
         self._deal()["sealed"] = False
 
-    def _on_CentreBought(self, d: dict[str, Any]) -> None:
+    @_handles(CentreBought)
+    def _on_CentreBought(self, d: CentreBought) -> None:
         self._deal()["buys"] += 1
         self.counters["centre_cards_bought"] += 1
 
-    def _on_Passed(self, d: dict[str, Any]) -> None:
-        self._finish_turn(d["seat"])
+    @_handles(Passed)
+    def _on_Passed(self, d: Passed) -> None:
+        self._finish_turn(d.seat)
 
-    def _on_TurnSkipped(self, d: dict[str, Any]) -> None:
-        self._finish_turn(d["seat"])
+    @_handles(TurnSkipped)
+    def _on_TurnSkipped(self, d: TurnSkipped) -> None:
+        self._finish_turn(d.seat)
 
-    def _on_HandShown(self, d: dict[str, Any]) -> None:
-        self._deal()["shown"][d["seat"]] = list(d["cards"])
+    @_handles(HandShown)
+    def _on_HandShown(self, d: HandShown) -> None:
+        self._deal()["shown"][d.seat] = list(d.cards)
 
-    def _on_PaidOut(self, d: dict[str, Any]) -> None:
+    @_handles(PaidOut)
+    def _on_PaidOut(self, d: PaidOut) -> None:
         self.counters["turns"] += 1
-        self.counters["wins"] += d["outcome"] == "win"
-        self.counters["returned"] += d["returned"]
+        self.counters["wins"] += d.outcome == "win"
+        self.counters["returned"] += d.returned
         deal = self._deal()
-        deal["bets"].pop(d["seat"], None)
-        if d.get("ends_turn", True):
-            self._finish_turn(d["seat"])
+        deal["bets"].pop(d.seat, None)
+        if d.ends_turn:
+            self._finish_turn(d.seat)
 
-    def _on_PartiallyPaid(self, d: dict[str, Any]) -> None:
+    @_handles(PartiallyPaid)
+    def _on_PartiallyPaid(self, d: PartiallyPaid) -> None:
         self.counters["partial_payouts"] += 1
         self._on_PaidOut(d)
 
-    def _on_BankEmptied(self, d: dict[str, Any]) -> None:
+    @_handles(BankEmptied)
+    def _on_BankEmptied(self, d: BankEmptied) -> None:
         self.counters["banks_emptied"] += 1
 
-    def _on_DealVoided(self, d: dict[str, Any]) -> None:
+    @_handles(DealVoided)
+    def _on_DealVoided(self, d: DealVoided) -> None:
         self.counters["redeals"] += 1
         self.deal = None
 
-    def _on_DealEnded(self, d: dict[str, Any]) -> None:
+    @_handles(DealEnded)
+    def _on_DealEnded(self, d: DealEnded) -> None:
         self.deal = None
         self.counters["deals"] += 1
         self.dealer_deals += 1
         self.phase = Phase.READY
 
-    def _on_StitchDeclared(self, d: dict[str, Any]) -> None:
+    @_handles(StitchDeclared)
+    def _on_StitchDeclared(self, d: StitchDeclared) -> None:
         self.stitch = True
         self.counters["stitch_rounds"] += 1
 
-    def _on_DealerChoiceNeeded(self, d: dict[str, Any]) -> None:
+    @_handles(DealerChoiceNeeded)
+    def _on_DealerChoiceNeeded(self, d: DealerChoiceNeeded) -> None:
         self.phase = Phase.CHOICE
 
-    def _on_DealerChose(self, d: dict[str, Any]) -> None:
-        self.last_deal = d["choice"] == "deal_fourth"
+    @_handles(DealerChose)
+    def _on_DealerChose(self, d: DealerChose) -> None:
+        self.last_deal = d.choice == "deal_fourth"
         self.phase = Phase.READY
 
-    def _on_DealPassed(self, d: dict[str, Any]) -> None:
-        self._new_dealer(d["to_seat"])
+    @_handles(DealPassed)
+    def _on_DealPassed(self, d: DealPassed) -> None:
+        self._new_dealer(d.to_seat)
 
-    def _on_PotSplit(self, d: dict[str, Any]) -> None:
+    @_handles(PotSplit)
+    def _on_PotSplit(self, d: PotSplit) -> None:
         self.counters["pot_splits"] += 1
 
-    def _on_TableClosed(self, d: dict[str, Any]) -> None:
+    @_handles(TableClosed)
+    def _on_TableClosed(self, d: TableClosed) -> None:
         self.phase = Phase.CLOSED
         self.deal = None
 
@@ -264,12 +339,6 @@ class HighCardState:
         if self.deal is None:
             raise ValueError("no deal in progress")
         return self.deal
-
-
-def transfers_of(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """The transfers an operation's (or any event's) data carries."""
-    found = [data["transfer"]] if isinstance(data.get("transfer"), dict) else []
-    return found + [t for t in data.get("transfers") or [] if isinstance(t, dict)]
 
 
 def _keys_to_str(deal: dict[str, Any]) -> dict[str, Any]:

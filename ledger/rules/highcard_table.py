@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from ledger.cards import Card, Rank
 from ledger.errors import RuleViolation
@@ -119,11 +118,3 @@ def new_state(table_id: str, variant: str, limits: dict[str, int]) -> HighCardSt
     if variant not in VARIANTS:
         raise RuleViolation("G8", f"unknown variant {variant!r}", field="variant")
     return HighCardState(table_id, variant, verify_limits(VARIANTS[variant], limits))
-
-
-def passes(verify: Callable[..., Any], *args: Any) -> bool:
-    try:
-        verify(*args)
-    except RuleViolation:
-        return False
-    return True

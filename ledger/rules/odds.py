@@ -15,7 +15,8 @@ from itertools import combinations
 from math import comb
 
 from ledger.cards import CANONICAL_PACK, Rank
-from ledger.rules.variants import Betting, Target, Variant
+from ledger.rules import casino
+from ledger.rules.variants import VARIANTS, Betting, ShortPot, Target, Variant
 
 
 @cache
@@ -49,3 +50,18 @@ def exact_win_rate(variant: Variant, hand_size: int) -> Fraction | None:
     if variant.target is Target.LOW_CARD and variant.betting is not Betting.SEQUENTIAL:
         return low_target_win_rate(hand_size)
     return None
+
+
+#: Casino Red Dog's return per opening bet, raising on spreads 7-11 (C5, C7, C9).
+CASINO_RTP = 1 + Fraction(-523, 16575)
+
+
+def theoretical_rtp(variant: str) -> float | None:
+    """Return to player per chip bet where the rules fix it exactly; None where play selects it."""
+    spec = VARIANTS.get(variant)
+    if spec is None:
+        return float(CASINO_RTP) if variant == casino.VARIANT else None
+    rate = exact_win_rate(spec, spec.default_hand_size)
+    if rate is None or spec.short_pot is ShortPot.PARTIAL:
+        return None
+    return float(Fraction(1 + spec.win_multiple) * rate)

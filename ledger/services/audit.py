@@ -16,17 +16,18 @@ from typing import Any
 from uuid import UUID
 
 from ledger import validation
-from ledger.domain.casino import CasinoTable
-from ledger.domain.highcard import HighCardTable
-from ledger.domain.transfers import net_effect
+from ledger.domain.records import aggregate_type, kind_of, record_of
 from ledger.domain.wallet import Wallet
 from ledger.errors import InvalidInput, NotFound
 from ledger.eventlog import select_positions
 from ledger.readstore import SCAN, FeedQuery
+from ledger.rules import operations as op
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
 from ledger.services.base import LedgerBase
+from ledger.services.deals import TABLES, table_as_audited
 from ledger.services.folds import listed_topic
+from ledger.transfers import net_effect
 
 
 class Budget:
@@ -93,7 +94,7 @@ class AuditService(LedgerBase):
         current = self._get(aggregate_id, object, "table or wallet")
         if isinstance(current, Wallet):
             require(actor, Action.READ_WALLET, owner=current.player_id)
-        elif isinstance(current, (CasinoTable, HighCardTable)):
+        elif isinstance(current, TABLES):
             require(actor, Action.AUDIT)
         else:
             raise NotFound(f"no table or wallet {aggregate_id}")
@@ -106,12 +107,8 @@ class AuditService(LedgerBase):
         if version is not None and not 1 <= version <= current.version:
             raise InvalidInput(f"version must be 1 to {current.version}", field="version")
         past = self.repository.get(aggregate_id, version=version) if version else current
-        if isinstance(past, Wallet):
-            view = views.wallet_view(past)
-        elif isinstance(past, HighCardTable):
-            view = views.high_card_table_view(past, None, {}, [], hide=True)
-        else:
-            view = views.table_view(past, None, None)
+        view = (views.wallet_view(past) if isinstance(past, Wallet)
+                else table_as_audited(past))
         return {"as_of_version": past.version, "as_of": past.modified_on.isoformat(),
                 "state": view}
 
@@ -147,7 +144,7 @@ class AuditService(LedgerBase):
             balance += net_effect(transfer, wallet.account)
             rows.append({
                 "time": event.timestamp.isoformat(), "version": event.originator_version,
-                "type": views.event_name(event), "transfer_id": transfer["id"],
+                "type": kind_of(event), "transfer_id": transfer["id"],
                 "counterparty": transfer["source"] if transfer["destination"] ==
                 wallet.account else transfer["destination"],
                 "amount": net_effect(transfer, wallet.account), "cause": transfer["cause"],
@@ -204,15 +201,14 @@ class AuditService(LedgerBase):
     def _entry(self, notification: Any) -> dict[str, Any]:
         event = self.mapper.to_domain_event(notification)
         return {"position": notification.id,
-                "aggregate_type": type(event).__qualname__.split(".")[0],
+                "aggregate_type": aggregate_type(event),
                 **self._listed(event)}
 
     def _listed(self, event: Any) -> dict[str, Any]:
-        data = getattr(event, "data", None)
-        if isinstance(data, dict):
-            revealed = not data.get("sealed") or self.projection.store.has_key(
-                f"revealed:{data.get('deal_id')}")
-            return views.operation_view(event, revealed)
+        record = record_of(event)
+        if isinstance(record, op.BetPlaced) and record.sealed:
+            revealed = self.projection.store.has_key(f"revealed:{record.deal_id}")
+            return views.event_view(event, revealed)
         return views.event_view(event)
 
     def _wallet_events(self, wallet_id: UUID, after: int, last: int) -> Iterator[Any]:

@@ -24,27 +24,28 @@ from eventsourcing.domain import Aggregate
 from ledger import fairness
 from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
 from ledger.domain.highcard import HighCardTable
+from ledger.domain.records import fields_of, record_of
 from ledger.domain.wallet import Wallet
 from ledger.errors import InvalidInput, NotFound, RuleViolation
+from ledger.rules import operations as op
 from ledger.rules.variants import VARIANTS
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
 from ledger.services.base import CommandKey, Decision
 from ledger.services.casino import CasinoService
 from ledger.services.tables import TableService, seated_players
+from ledger.validation import CASINO_VARIANT
 
-PACK_STEP_KINDS = {"CardDealt": "take", "TargetTurned": "take", "CardDiscarded": "take",
-                   "CardBurned": "burn", "CardsReturned": "return", "HandShown": "show"}
+#: Events that take a card from the top of the pack, in either family.
+TAKES = (CasinoDeal.CardDealt, *op.TAKES_CARD)
+#: Events that reveal a deal's server seed, in either family.
+REVEALS = (CasinoDeal.SeedRevealed, op.SeedRevealed)
 
 
 class Family:
     """How one family keeps its deals: subclassed once per family."""
 
     variant_of: Any = None
-
-    def data(self, event: Any) -> dict[str, Any]:
-        """The event's recorded facts."""
-        raise NotImplementedError
 
     def event_view(self, event: Any, finished: bool) -> dict[str, Any]:
         raise NotImplementedError
@@ -56,12 +57,13 @@ class Family:
         """Whether the event is one of the deal's own (not the table's between deals)."""
         return True
 
+    def seats(self, log: DealLog) -> dict[int, tuple[str, str]]:
+        """Who sat where for the deal: seat → (player id, wallet id)."""
+        raise NotImplementedError
+
 
 class CasinoFamily(Family):
     """Casino deals: a `CasinoDeal` aggregate each."""
-
-    def data(self, event: Any) -> dict[str, Any]:
-        return views.event_data(event)
 
     def event_view(self, event: Any, finished: bool) -> dict[str, Any]:
         return views.event_view(event)
@@ -69,18 +71,23 @@ class CasinoFamily(Family):
     def state_view(self, aggregate: Any) -> dict[str, Any]:
         return views.deal_view(aggregate)
 
+    def seats(self, log: DealLog) -> dict[int, tuple[str, str]]:
+        return {1: (log.committed["player_id"], str(log.committed["wallet_id"]))}
+
 
 class TableFamily(Family):
     """Multi-seat deals: a run of the table's events; sealed bets stay sealed until the end."""
 
-    def data(self, event: Any) -> dict[str, Any]:
-        return views.event_data(event)
-
     def event_view(self, event: Any, finished: bool) -> dict[str, Any]:
-        return views.operation_view(event, finished)
+        return views.event_view(event, finished)
 
     def of_deal(self, event: Any, deal_id: UUID) -> bool:
-        return self.data(event).get("deal_id") == str(deal_id)
+        record = record_of(event)
+        return isinstance(record, op.DealStep) and record.deal_id == str(deal_id)
+
+    def seats(self, log: DealLog) -> dict[int, tuple[str, str]]:
+        return {seat: (info["player"], info["wallet"])
+                for seat, info in sorted(log.before.state.seats.items())}
 
     def state_view(self, aggregate: Any) -> dict[str, Any]:
         # The aggregate goes on changing as the replay goes on: keep a copy of this state.
@@ -88,6 +95,21 @@ class TableFamily(Family):
 
 
 CASINO, TABLE = CasinoFamily(), TableFamily()
+
+
+def family_of(variant: str) -> Family:
+    """The family that keeps a variant's deals."""
+    return CASINO if variant == CASINO_VARIANT else TABLE
+
+#: Tables of either family.
+TABLES = (CasinoTable, HighCardTable)
+
+
+def table_as_audited(table: CasinoTable | HighCardTable) -> dict[str, Any]:
+    """A table of either family as an auditor sees it (no hand hidden by seat, no balances)."""
+    if isinstance(table, HighCardTable):
+        return views.high_card_table_view(table, None, {}, [], hide=True)
+    return views.table_view(table, None, None)
 
 
 @dataclass
@@ -104,16 +126,16 @@ class DealLog:
 
     @property
     def finished(self) -> bool:
-        return any(views.event_name(e) == "SeedRevealed" for e in self.events)
+        return any(isinstance(record_of(e), REVEALS) for e in self.events)
 
     @property
     def committed(self) -> dict[str, Any]:
-        return self.family.data(self.events[0])
+        return fields_of(self.events[0])
 
     @property
     def server_seed(self) -> str | None:
-        return next((self.family.data(e)["server_seed"] for e in self.events
-                     if views.event_name(e) == "SeedRevealed"), None)
+        return next((record_of(e).server_seed for e in self.events
+                     if isinstance(record_of(e), REVEALS)), None)
 
     def steps(self) -> list[dict[str, Any]]:
         """Every event with the state after it."""
@@ -139,8 +161,7 @@ class DealLog:
 
     def fairness(self) -> fairness.FairnessReport:
         """Check the deal against its commitment (docs/fairness.md)."""
-        return fairness_of([(views.event_name(e), self.family.data(e), e.originator_version)
-                            for e in self.events if self.family.of_deal(e, self.deal_id)])
+        return fairness_of([e for e in self.events if self.family.of_deal(e, self.deal_id)])
 
 
 class DealService(CasinoService, TableService):
@@ -159,7 +180,7 @@ class DealService(CasinoService, TableService):
     ) -> dict[str, Any]:
         """Open a casino table (one seat, `wallet_id`) or a multi-seat table (`limits`)."""
         require(actor, Action.OPEN_TABLE)
-        if variant == "casino":
+        if family_of(variant) is CASINO:
             if wallet_id is None:
                 raise InvalidInput("a casino table needs the wallet_id of its player",
                                    field="wallet_id")
@@ -260,7 +281,7 @@ class DealService(CasinoService, TableService):
         table = self._get(sealed.table_id, HighCardTable, "table")
         events = []
         for event in self.events.get(table.id, gt=sealed.table_version - 1):
-            if events and views.event_name(event) == "Committed":
+            if events and isinstance(record_of(event), op.Committed):
                 break
             events.append(event)
         before = self.repository.get(table.id, version=sealed.table_version - 1)
@@ -269,31 +290,32 @@ class DealService(CasinoService, TableService):
 
     def _any_table(self, table_id: UUID) -> CasinoTable | HighCardTable:
         table = self._get(table_id, Aggregate, "table")
-        if not isinstance(table, (CasinoTable, HighCardTable)):
+        if not isinstance(table, TABLES):
             raise NotFound(f"no table {table_id}")
         return table
 
 
-def fairness_of(records: list[tuple[str, dict[str, Any], int]]) -> fairness.FairnessReport:
-    """Check one deal against docs/fairness.md from its (event name, data, version) records,
-    the commitment first."""
-    _name, committed, committed_version = records[0]
+def fairness_of(events: list[Any]) -> fairness.FairnessReport:
+    """Check one deal against docs/fairness.md from its events, the commitment first."""
+    committed = fields_of(events[0])
     steps: list[fairness.PackStep] = []
     seed = ""
-    for name, data, version in records:
-        kind = PACK_STEP_KINDS.get(name)
-        if name == "SeedRevealed":
-            seed = data["server_seed"]
-        elif kind == "return":
+    for event in events:
+        record, version = record_of(event), event.originator_version
+        if isinstance(record, REVEALS):
+            seed = record.server_seed
+        elif isinstance(record, op.CardsReturned):
             steps.append(fairness.PackStep("return", version=version,
-                                           positions=tuple(data["positions"])))
-        elif kind == "show":
+                                           positions=tuple(record.positions)))
+        elif isinstance(record, op.HandShown):
             steps.extend(fairness.PackStep("show", c["position"], c["card"], version)
-                         for c in data["cards"])
-        elif kind is not None:
-            steps.append(fairness.PackStep(kind, data["position"], data.get("card"), version))
+                         for c in record.cards)
+        elif isinstance(record, op.CardBurned):
+            steps.append(fairness.PackStep("burn", record.position, record.card, version))
+        elif isinstance(record, TAKES):
+            steps.append(fairness.PackStep("take", record.position, record.card, version))
     return fairness.verify_deal(
         server_seed=seed, commitment_hex=committed["commitment"],
         client_seed=committed["client_seed"], nonce=committed["nonce"],
-        commitment_version=committed_version, steps=steps,
+        commitment_version=events[0].originator_version, steps=steps,
     )

@@ -19,9 +19,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ledger.domain.access import ApiKey, CommandRecord
+from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
+from ledger.domain.checkpoint import ChainKeyFingerprint, Checkpoints
+from ledger.domain.highcard import HighCardTable
+from ledger.domain.records import fields_of, kind_of, record_of, transfers_in
+from ledger.domain.wallet import Wallet
 from ledger.fairness import shuffled_pack
-from ledger.rules.highcard_state import transfers_of
-from ledger.services import views
+from ledger.rules import operations as op
+from ledger.transfers import Transfer, wallet_movements
 
 RECALL_KEPT = 50
 TOP_WINS = 5
@@ -30,12 +36,13 @@ TOP_WINS = 5
 TABLE_ROW = "#"
 COUNTS = ("deals", "turns", "wins", "handle", "returned", "paid_in", "paid_out", "banker_in",
           "banker_out", "stitch_rounds", "pot_splits", "partial_payouts")
-BETS = {"Wagered", "Raised", "BetPlaced"}
-RETURNS = {"Settled", "PaidOut", "PartiallyPaid"}
+BETS = (CasinoDeal.Wagered, CasinoDeal.Raised, op.BetPlaced)
+RETURNS = (CasinoDeal.Settled, op.PaidOut)  # a partial payout is a PaidOut too
 #: Aggregates whose events the projection never reads: secrets and request bookkeeping.
-UNFOLDED = ("SealedSeed.", "CommandRecord.", "Checkpoints.", "ChainKeyFingerprint.")
+UNFOLDED = tuple(f"{cls.__qualname__}." for cls in (
+    SealedSeed, CommandRecord, Checkpoints, ChainKeyFingerprint))
 #: Aggregates folded into documents but never listed in the feed.
-UNLISTED = (*UNFOLDED, "ApiKey.")
+UNLISTED = (*UNFOLDED, f"{ApiKey.__qualname__}.")
 
 
 def listed_topic(topic: str) -> bool:
@@ -81,24 +88,23 @@ class Fold:
         return row
 
     def fold(self, position: int, event: Any) -> None:
-        name = type(event).__qualname__
-        data = event.data if isinstance(getattr(event, "data", None), dict) else vars(event)
-        if name.startswith("ApiKey."):
-            self._key(event, name, data)
+        data = fields_of(event)
+        if isinstance(event, ApiKey.Event):
+            self._key(event, data)
             return
-        self._index(position, event, name, data)
-        self._fold(event, name, data)
+        self._index(position, event, data)
+        self._fold(event, data)
 
     # API keys.
-    def _key(self, event: Any, name: str, data: dict[str, Any]) -> None:
+    def _key(self, event: Any, data: dict[str, Any]) -> None:
         key_id = str(event.originator_id)
-        if name == "ApiKey.Issued":
+        if isinstance(event, ApiKey.Issued):
             self.put(f"k|{key_id}", {
                 "key_id": key_id, "role": data["role"], "player_id": data.get("player_id"),
                 "label": data.get("label", ""), "issued_at": event.timestamp.isoformat(),
                 "expires_at": data.get("expires_at"), "rate_limit": data.get("rate_limit"),
                 "revoked_at": None, "issued_by": data.get("issued_by")})
-        elif name == "ApiKey.Revoked":
+        elif isinstance(event, ApiKey.Revoked):
             record = self.get(f"k|{key_id}")
             if record is not None:
                 record.update(revoked_at=event.timestamp.isoformat(),
@@ -106,19 +112,18 @@ class Fold:
                 self.put(f"k|{key_id}", record)
 
     # The feed index.
-    def _index(self, position: int, event: Any, name: str, data: dict[str, Any]) -> None:
-        kind = views.event_name(event)
-        keys = {f"type:{kind}"}
+    def _index(self, position: int, event: Any, data: dict[str, Any]) -> None:
+        keys = {f"type:{kind_of(event)}"}
         aggregate = str(event.originator_id)
         tables: set[str] = set()
         wallets: set[str] = set()
         players: set[str] = set()
         deals: set[str] = set()
-        if name.startswith("Wallet."):
+        if isinstance(event, Wallet.Event):
             wallets.add(aggregate)
-        elif name.startswith(("CasinoTable.", "HighCardTable.")):
+        elif isinstance(event, CasinoTable.Event | HighCardTable.Event):
             tables.add(aggregate)
-        elif name.startswith("CasinoDeal."):
+        elif isinstance(event, CasinoDeal.Event):
             deals.add(aggregate)
             deal = self.get(f"d|{aggregate}") or {}
             table = data.get("table_id") or deal.get("table")
@@ -131,10 +136,7 @@ class Fold:
             players.add(data["player_id"])
         if data.get("wallet_id") is not None:
             wallets.add(str(data["wallet_id"]))
-        for transfer in transfers_of(data):
-            for account in (transfer["source"], transfer["destination"]):
-                if account.startswith("wallet:"):
-                    wallets.add(account.partition(":")[2])
+        wallets.update(wallet for wallet, _ in wallet_movements(transfers_in(event)))
         seat = data.get("seat")
         if isinstance(seat, int) and tables:
             info = (self.get(f"t|{aggregate}") or {}).get("seats", {}).get(str(seat))
@@ -144,7 +146,7 @@ class Fold:
             owner = (self.get(f"w|{wallet}") or {}).get("player")
             if owner:
                 players.add(owner)
-        if kind == "SeedRevealed":
+        if isinstance(record_of(event), CasinoDeal.SeedRevealed | op.SeedRevealed):
             keys.update(f"revealed:{deal}" for deal in deals)
         keys.update(f"table:{t}" for t in tables)
         keys.update(f"wallet:{w}" for w in wallets)
@@ -154,30 +156,19 @@ class Fold:
         self.keys.extend((key, position) for key in sorted(keys))
 
     # Reports and recall.
-    def _fold(self, event: Any, name: str, data: dict[str, Any]) -> None:
-        kind = views.event_name(event)
+    def _fold(self, event: Any, data: dict[str, Any]) -> None:
         aggregate = str(event.originator_id)
-        day = event.timestamp.date().isoformat()
-        when = event.timestamp.isoformat()
-        if name == "Wallet.Opened":
-            self.put(f"w|{aggregate}", {"player": data["player_id"], "balance": 0})
+        if isinstance(event, Wallet.Event):
+            self._wallet_fact(event, aggregate, data)
             return
-        if name == "Wallet.Granted":
-            wallet = self.get(f"w|{aggregate}")
-            wallet["balance"] += data["transfer"]["amount"]
-            self.put(f"w|{aggregate}", wallet)
+        if isinstance(event, CasinoTable.Opened | HighCardTable.Opened):
+            self.put(f"t|{aggregate}", {"variant": event.variant if isinstance(
+                event, HighCardTable.Opened) else "casino", "seats": {}, "dealer": None})
             return
-        if name.startswith("Wallet."):
-            return  # the table or deal event holds the first record of the same transfer
-        if name == "CasinoTable.Opened":
-            self.put(f"t|{aggregate}", {"variant": "casino", "seats": {}, "dealer": None})
-            return
-        if name == "HighCardTable.Opened":
-            self.put(f"t|{aggregate}", {"variant": data["variant"], "seats": {}, "dealer": None})
-            return
-        if name.startswith("CasinoDeal."):
-            deal_id = aggregate
-            table_id = str(data["table_id"]) if kind == "Committed" else (
+        record = record_of(event)
+        if isinstance(event, CasinoDeal.Event):
+            deal_id: str | None = aggregate
+            table_id = str(data["table_id"]) if isinstance(event, CasinoDeal.Committed) else (
                 self.get(f"d|{deal_id}") or {}).get("table")
         else:
             deal_id = data.get("deal_id")
@@ -185,43 +176,53 @@ class Fold:
         table = self.get(f"t|{table_id}") if table_id else None
         if table is None:
             return
+        day, when = event.timestamp.date().isoformat(), event.timestamp.isoformat()
         variant = table["variant"]
-        self._table_fact(kind, data, table, table_id, day, variant)
-        if kind == "Committed" and (name.startswith("CasinoDeal.") or data.get("purpose") == "deal"):
-            self._start_deal(deal_id, table_id, table, data, when, day, variant)
+        self._table_fact(record, table, table_id, day, variant)
+        if isinstance(record, CasinoDeal.Committed) or (
+                isinstance(record, op.Committed) and record.purpose == op.Committed.DEAL):
+            self._start_deal(deal_id, table_id, table, record, data, when, day, variant)
         deal = self.get(f"d|{deal_id}") if deal_id else None
-        for transfer in transfers_of(data):
-            self._move(transfer, kind, deal, table_id, day, variant)
+        for transfer in transfers_in(event):
+            self._move(transfer, record, deal, table_id, day, variant)
         if deal is not None:
-            self._deal_fact(kind, data, deal, table, day, variant, table_id)
+            self._deal_fact(record, data, deal, day, variant, table_id)
             self.put(f"d|{deal_id}", deal)
-            if kind in ("SeedRevealed", "DealEnded") and (
-                    name.startswith("CasinoDeal.") or kind == "DealEnded"):
+            if isinstance(record, CasinoDeal.SeedRevealed | op.DealEnded):
                 self._finish_deal(deal_id, deal, day, table_id, variant, when)
-            elif kind == "DealVoided":
+            elif isinstance(record, op.DealVoided):
                 self.put(f"d|{deal_id}", None)
                 self.row(day, table_id, TABLE_ROW, variant)["deals"] -= 1
         self.put(f"t|{table_id}", table)
 
-    def _table_fact(self, kind: str, data: dict[str, Any], table: dict[str, Any],
-                    table_id: str, day: str, variant: str) -> None:
-        if kind == "Seated":
-            table["seats"][str(data["seat"])] = {"player": data["player_id"],
-                                                 "wallet": data["wallet_id"]}
-        elif kind == "Unseated":
-            table["seats"].pop(str(data["seat"]), None)
-        elif kind == "DealerChosen":
-            table["dealer"] = data["seat"]
-        elif kind == "DealPassed":
-            table["dealer"] = data["to_seat"]
-        elif kind == "StitchDeclared":
+    def _wallet_fact(self, event: Any, aggregate: str, data: dict[str, Any]) -> None:
+        if isinstance(event, Wallet.Opened):
+            self.put(f"w|{aggregate}", {"player": data["player_id"], "balance": 0})
+        elif isinstance(event, Wallet.Granted):
+            wallet = self.get(f"w|{aggregate}")
+            wallet["balance"] += data["transfer"]["amount"]
+            self.put(f"w|{aggregate}", wallet)
+        # Debits and credits: the table or deal event holds the first record of the transfer.
+
+    def _table_fact(self, record: Any, table: dict[str, Any], table_id: str, day: str,
+                    variant: str) -> None:
+        if isinstance(record, op.Seated):
+            table["seats"][str(record.seat)] = {"player": record.player_id,
+                                                "wallet": record.wallet_id}
+        elif isinstance(record, op.Unseated):
+            table["seats"].pop(str(record.seat), None)
+        elif isinstance(record, op.DealerChosen):
+            table["dealer"] = record.seat
+        elif isinstance(record, op.DealPassed):
+            table["dealer"] = record.to_seat
+        elif isinstance(record, op.StitchDeclared):
             self.row(day, table_id, TABLE_ROW, variant)["stitch_rounds"] += 1
-        elif kind == "PotSplit":
+        elif isinstance(record, op.PotSplit):
             self.row(day, table_id, TABLE_ROW, variant)["pot_splits"] += 1
 
-    def _start_deal(self, deal_id: str, table_id: str, table: dict[str, Any],
+    def _start_deal(self, deal_id: str, table_id: str, table: dict[str, Any], record: Any,
                     data: dict[str, Any], when: str, day: str, variant: str) -> None:
-        if variant == "casino":
+        if isinstance(record, CasinoDeal.Committed):  # one player, in seat 1
             seats = {"1": {"player": data["player_id"], "wallet": str(data["wallet_id"])}}
         else:
             seats = {str(seat): table["seats"][str(seat)] for seat in data.get("order", [])
@@ -238,70 +239,68 @@ class Fold:
                                   "client_seed": data["client_seed"], "nonce": data["nonce"]})
         self.row(day, table_id, TABLE_ROW, variant)["deals"] += 1
 
-    def _move(self, transfer: dict[str, Any], kind: str, deal: dict[str, Any] | None,
+    def _move(self, transfer: Transfer, record: Any, deal: dict[str, Any] | None,
               table_id: str, day: str, variant: str) -> None:
-        for account, sign in ((transfer["source"], -1), (transfer["destination"], 1)):
-            if not account.startswith("wallet:"):
-                continue
-            wallet_id = account.partition(":")[2]
+        for wallet_id, signed in wallet_movements([transfer]):
             wallet = self.get(f"w|{wallet_id}")
-            wallet["balance"] += sign * transfer["amount"]
+            wallet["balance"] += signed
             self.put(f"w|{wallet_id}", wallet)
             row = self.row(day, table_id, wallet["player"], variant)
-            amount = transfer["amount"]
-            row["paid_in" if sign < 0 else "paid_out"] += amount
-            if sign < 0 and kind in BETS:
-                row["handle"] += amount
-            if sign > 0 and kind in RETURNS:
-                row["returned"] += amount
-            if kind == "BankFunded":
-                row["banker_in"] += amount
-            if kind == "BankCollected":
-                row["banker_out"] += amount
+            amount = abs(signed)
+            row["paid_in" if signed < 0 else "paid_out"] += amount
+            bet, paid = signed < 0 and isinstance(record, BETS), signed > 0 and isinstance(
+                record, RETURNS)
+            row["handle"] += amount if bet else 0
+            row["returned"] += amount if paid else 0
+            row["banker_in"] += amount if isinstance(record, op.BankFunded) else 0
+            row["banker_out"] += amount if isinstance(record, op.BankCollected) else 0
             player = (deal or {}).get("players", {}).get(wallet["player"])
-            if player is not None and sign < 0 and kind in BETS:
+            if player is not None and bet:
                 player["bets"] += amount
-            elif player is not None and sign > 0 and kind in RETURNS:
+            elif player is not None and paid:
                 player["returned"] += amount
 
-    def _deal_fact(self, kind: str, data: dict[str, Any], deal: dict[str, Any],
-                   table: dict[str, Any], day: str, variant: str, table_id: str) -> None:
+    def _deal_fact(self, record: Any, data: dict[str, Any], deal: dict[str, Any], day: str,
+                   variant: str, table_id: str) -> None:
         by_seat = {p["seat"]: name for name, p in deal["players"].items()}
-        if kind == "CardDealt" and variant == "casino":
+        casino = isinstance(record, CasinoDeal.Event)
+        if isinstance(record, CasinoDeal.CardDealt):
             player = next(iter(deal["players"]), None)
             if player:
-                deal["players"][player]["cards"].append(data["card"])
-        elif kind == "CardDealt":
-            player = by_seat.get(data.get("seat"))
+                deal["players"][player]["cards"].append(record.card)
+        elif isinstance(record, op.CardDealt):
+            player = by_seat.get(record.seat)
             if player:
-                deal["players"][player]["positions"].append(data["position"])
-        elif kind == "TargetTurned":
-            player = by_seat.get(data.get("seat"))
+                deal["players"][player]["positions"].append(record.position)
+        elif isinstance(record, op.TargetTurned):
+            player = by_seat.get(record.seat)
             if player:
-                deal["players"][player]["target"] = data["card"]
+                deal["players"][player]["target"] = record.card
             else:
-                deal["target"] = data["card"]
-        elif kind == "SeedRevealed" and variant != "casino":
-            pack = shuffled_pack(data["server_seed"], deal["client_seed"], deal["nonce"])
+                deal["target"] = record.card
+        elif isinstance(record, op.SeedRevealed):
+            pack = shuffled_pack(record.server_seed, deal["client_seed"], deal["nonce"])
             for info in deal["players"].values():
                 info["cards"] = [str(pack[p]) for p in info["positions"]]
-        elif kind in ("PaidOut", "PartiallyPaid", "Settled"):
-            player = by_seat.get(data.get("seat", 1)) if variant != "casino" else next(
-                iter(deal["players"]))
-            if player is None:
-                return
-            row = self.row(day, table_id, player, variant)
-            row["turns"] += 1
-            won = data["outcome"] == "win"
-            row["wins"] += won
-            row["partial_payouts"] += kind == "PartiallyPaid"
-            deal["players"][player]["outcome"] = data["outcome"]
-            winnings = data.get("winnings", max(data.get("returned", 0) - (
-                deal["players"][player]["bets"]), 0))
-            if won and winnings:
-                row["top_wins"] = sorted(row["top_wins"] + [{
-                    "winnings": winnings, "player": player, "deal": data.get("deal_id") or "",
-                    "table": table_id}], key=lambda w: -w["winnings"])[:TOP_WINS]
+        elif isinstance(record, RETURNS):
+            player = next(iter(deal["players"])) if casino else by_seat.get(record.seat)
+            if player is not None:
+                self._settled(record, data, deal, player, day, variant, table_id)
+
+    def _settled(self, record: Any, data: dict[str, Any], deal: dict[str, Any], player: str,
+                 day: str, variant: str, table_id: str) -> None:
+        row = self.row(day, table_id, player, variant)
+        row["turns"] += 1
+        won = data["outcome"] == op.PaidOut.WIN
+        row["wins"] += won
+        row["partial_payouts"] += isinstance(record, op.PartiallyPaid)
+        deal["players"][player]["outcome"] = data["outcome"]
+        winnings = data.get("winnings", max(data.get("returned", 0) - (
+            deal["players"][player]["bets"]), 0))
+        if won and winnings:
+            row["top_wins"] = sorted(row["top_wins"] + [{
+                "winnings": winnings, "player": player, "deal": data.get("deal_id") or "",
+                "table": table_id}], key=lambda w: -w["winnings"])[:TOP_WINS]
 
     def _finish_deal(self, deal_id: str, deal: dict[str, Any], day: str, table_id: str,
                      variant: str, when: str) -> None:

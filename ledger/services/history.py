@@ -56,10 +56,20 @@ from eventsourcing.utils import get_topic
 
 from ledger.domain.casino import CasinoDeal
 from ledger.domain.highcard import HighCardTable
+from ledger.domain.records import fields_of, record_of
 from ledger.errors import InvalidInput, RuleViolation
+from ledger.rules import operations as op
 from ledger.rules.highcard_state import HighCardState
 from ledger.services.access import SYSTEM
-from ledger.services.deals import CASINO, TABLE, DealLog, DealService
+from ledger.services.deals import (
+    CASINO,
+    REVEALS,
+    TABLE,
+    DealLog,
+    DealService,
+    Family,
+    family_of,
+)
 from ledger.services.rdhh import (
     CASINO_EVENTS,
     HEADERS,
@@ -80,11 +90,8 @@ def export_history(app: DealService, deal_id: UUID) -> str:
     if not log.finished:
         raise RuleViolation("G2", "only a finished deal, its seed revealed, has a hand history")
     committed = log.committed
-    if log.before is None:
-        seats = [f"seat 1: {committed['player_id']} wallet={committed['wallet_id']}"]
-    else:
-        seats = [f"seat {seat}: {info['player']} wallet={info['wallet']}"
-                 for seat, info in sorted(log.before.state.seats.items())]
+    seats = [f"seat {seat}: {player} wallet={wallet}"
+             for seat, (player, wallet) in log.family.seats(log).items()]
     lines = [
         MAGIC,
         f"variant: {log.variant}",
@@ -130,7 +137,7 @@ def import_history(app: Any, source: HistorySource) -> dict[str, Any]:
             raise refused(number, "a line is 'name: value', a comment or 'end'")
         if key == "event":
             if replay is None:
-                replay = _Replay(app, header, number)
+                replay = _replay_for(app, header, number)
             replay.apply(number, value)
         elif replay is not None:
             raise refused(number, "only events follow the first event")
@@ -143,32 +150,126 @@ def import_history(app: Any, source: HistorySource) -> dict[str, Any]:
     return replay.finish(number)
 
 
+def _replay_for(app: Any, header: Header, number: int) -> _Replay:
+    """The replay of the family the header's variant belongs to, once the header is whole."""
+    for key in HEADERS:
+        if key not in header.values:
+            raise refused(number, f"the header has no {key} line before the first event")
+    if not header.seats:
+        raise refused(number, "the header has no seat line before the first event")
+    family = family_of(header["variant"])
+    replay = _CasinoReplay if family is CASINO else _TableReplay
+    return replay(app, header, number)
+
+
 class _Replay:
-    """The deal's events applied one at a time, each checked against the header first."""
+    """The deal's events applied one at a time, each checked against the header first;
+    `_CasinoReplay` and `_TableReplay` hold what differs between the families."""
+
+    family: Family
+    what = "a deal's"
+    owner_kind = "deal"
+    originator: type[Any]
+    classes: dict[str, type[Any]]
 
     def __init__(self, app: Any, header: Header, number: int) -> None:
-        for key in HEADERS:
-            if key not in header.values:
-                raise refused(number, f"the header has no {key} line before the first event")
-        if not header.seats:
-            raise refused(number, "the header has no seat line before the first event")
         self.app, self.header = app, header
         self.deal: UUID = header["deal"]
         self.table: UUID = header["table"]
         if self.deal != CasinoDeal.create_id(self.table, header["nonce"]):
             raise refused(header.where["deal"], f"deal {self.deal} is not the deal of table "
                            f"{self.table} at nonce {header['nonce']}")
-        self.multi_seat = header["variant"] != "casino"
         self.aggregate: Any = None
         self.events: list[tuple[int, Any]] = []
         self.revealed = False
         self.version = 0
-        if self.multi_seat:
-            self._start_table(header, number)
-        else:
-            self._start_casino(header, number)
+        self.owner = self.deal
+        self.start(header, number)
 
-    def _start_casino(self, header: Header, number: int) -> None:
+    def start(self, header: Header, number: int) -> None:
+        """Check the header's seats (and state before) against the family's."""
+        raise NotImplementedError
+
+    def expected_commitment(self) -> dict[str, Any]:
+        """What the commitment must say besides the nonce, seeds and commitment."""
+        raise NotImplementedError
+
+    def names_another_deal(self, record: Any) -> bool:
+        """Whether an event names a deal other than the header's."""
+        return False
+
+    def apply(self, number: int, text: str) -> None:
+        event = decode(self.app, number, text, self.classes, f"{self.what} event")
+        if event.originator_id != self.owner:
+            raise refused(number, f"an event of {event.originator_id}, not of the "
+                           f"{self.owner_kind} {self.owner} the header names")
+        if event.originator_version != self.version + 1:
+            raise refused(number, f"event version {event.originator_version}, expected "
+                           f"{self.version + 1}")
+        self.version += 1
+        try:
+            record = record_of(event)
+        except (TypeError, ValueError, KeyError):
+            raise refused(number, f"the event's data is not what {self.what} "
+                          f"{type(event).__name__} records") from None
+        payload = fields_of(event)
+        committed = isinstance(record, CasinoDeal.Committed | op.Committed)
+        if committed != (not self.events):
+            raise refused(number, "a deal's first event, and only its first, is its commitment")
+        if "originator_topic" in vars(event) and event.originator_topic != get_topic(
+                self.originator):
+            raise refused(number, "the event's originator_topic is not the deal's class")
+        if self.names_another_deal(record):
+            raise refused(number, f"an event of deal {str(payload['deal_id'])[:40]!r}, not the "
+                           f"header's {self.deal}")
+        if committed:
+            self._check_commitment(number, event, payload)
+        if isinstance(record, REVEALS):
+            if payload.get("server_seed") != self.header["server-seed"]:
+                raise refused(number, "the seed revealed is not the header's server-seed")
+            self.revealed = True
+        self.events.append((number, event))
+
+    def _check_commitment(self, number: int, event: Any, payload: dict[str, Any]) -> None:
+        header = self.header
+        expected = self.expected_commitment() | {"nonce": header["nonce"], "client_seed": header["client-seed"],
+                     "commitment": header["commitment"]}
+        for key, value in expected.items():
+            if payload.get(key) != value or type(payload.get(key)) is not type(value):
+                raise refused(number, f"the commitment's {key} is not the header's")
+        if event.timestamp != header["started"]:
+            raise refused(number, "the commitment's time is not the header's started")
+
+    def finish(self, number: int) -> dict[str, Any]:
+        """Replay the events through the deal log, as a deal read from the store is."""
+        if not self.revealed:
+            raise refused(number, "the deal never reveals the header's server-seed")
+        log = DealLog(self.family, self.deal, self.table,
+                      [event for _number, event in self.events], before=self.aggregate,
+                      variant=self.header["variant"])
+        steps, size = [], 0
+        lines = iter(number for number, _event in self.events)
+        try:
+            for step in log.iter_steps():
+                line = next(lines)
+                size += len(json.dumps(step))
+                if size > MAX_REPLAY_BYTES:
+                    raise refused(line, "the replay would be larger than "
+                                  f"{MAX_REPLAY_BYTES} bytes")
+                steps.append(step)
+        except InvalidInput:
+            raise
+        except Exception as error:  # noqa: BLE001 - an event that cannot apply is refused
+            raise refused(line, f"the event does not apply: {error!r}"[:200]) from None
+        return {**log.replay_header(), "steps": steps}
+
+
+class _CasinoReplay(_Replay):
+    family = CASINO
+    what = "a casino deal's"
+    classes, originator = CASINO_EVENTS, CasinoDeal
+
+    def start(self, header: Header, number: int) -> None:
         if header.before is not None:
             raise refused(header.where["table-before"], "a casino deal has no table-before")
         for seat, (_player, _wallet, line) in header.seats.items():
@@ -176,9 +277,20 @@ class _Replay:
                 raise refused(line, "a casino deal has one seat, seat 1")
         if 1 not in header.seats:
             raise refused(number, "a casino deal has seat 1")
-        self.classes, self.owner, self.originator = CASINO_EVENTS, self.deal, CasinoDeal
 
-    def _start_table(self, header: Header, number: int) -> None:
+    def expected_commitment(self) -> dict[str, Any]:
+        player, wallet, _n = self.header.seats[1]
+        return {"table_id": self.table, "player_id": player, "wallet_id": wallet}
+
+
+class _TableReplay(_Replay):
+    family = TABLE
+    what = "a multi-seat table's"
+    owner_kind = "table"
+    classes, originator = TABLE_EVENTS, HighCardTable
+
+    def start(self, header: Header, number: int) -> None:
+        self.owner = self.table
         before, line = header.before, header.where.get("table-before", number)
         if before is None:
             raise refused(number, "a multi-seat deal needs table-before before its events")
@@ -204,79 +316,12 @@ class _Replay:
         if named != seats:
             raise refused(line, "the seats of table-before are not the header's seats")
         self.aggregate, self.version = table, before.originator_version
-        self.classes, self.owner, self.originator = TABLE_EVENTS, self.table, HighCardTable
 
-    def apply(self, number: int, text: str) -> None:
-        what = "a multi-seat table's" if self.multi_seat else "a casino deal's"
-        event = decode(self.app, number, text, self.classes, f"{what} event")
-        if event.originator_id != self.owner:
-            raise refused(number, f"an event of {event.originator_id}, not of the "
-                           f"{'table' if self.multi_seat else 'deal'} {self.owner} the header "
-                           f"names")
-        if event.originator_version != self.version + 1:
-            raise refused(number, f"event version {event.originator_version}, expected "
-                           f"{self.version + 1}")
-        self.version += 1
-        name = type(event).__name__
-        payload = _payload(event)
-        if (name == "Committed") != (not self.events):
-            raise refused(number, "a deal's first event, and only its first, is its commitment")
-        if "originator_topic" in vars(event) and event.originator_topic != get_topic(
-                self.originator):
-            raise refused(number, "the event's originator_topic is not the deal's class")
-        if self.multi_seat and "deal_id" in payload and payload["deal_id"] != str(self.deal):
-            raise refused(number, f"an event of deal {str(payload['deal_id'])[:40]!r}, not the "
-                           f"header's {self.deal}")
-        if name == "Committed":
-            self._check_commitment(number, event, payload)
-        if name == "SeedRevealed":
-            if payload.get("server_seed") != self.header["server-seed"]:
-                raise refused(number, "the seed revealed is not the header's server-seed")
-            self.revealed = True
-        self.events.append((number, event))
+    def expected_commitment(self) -> dict[str, Any]:
+        return {"deal_id": str(self.deal)}
 
-    def _check_commitment(self, number: int, event: Any, payload: dict[str, Any]) -> None:
-        header = self.header
-        if not self.multi_seat:
-            player, wallet, _n = header.seats[1]
-            expected = {"table_id": self.table, "player_id": player, "wallet_id": wallet}
-        else:
-            expected = {"deal_id": str(self.deal)}
-        expected |= {"nonce": header["nonce"], "client_seed": header["client-seed"],
-                     "commitment": header["commitment"]}
-        for key, value in expected.items():
-            if payload.get(key) != value or type(payload.get(key)) is not type(value):
-                raise refused(number, f"the commitment's {key} is not the header's")
-        if event.timestamp != header["started"]:
-            raise refused(number, "the commitment's time is not the header's started")
-
-    def finish(self, number: int) -> dict[str, Any]:
-        """Replay the events through the deal log, as a deal read from the store is."""
-        if not self.revealed:
-            raise refused(number, "the deal never reveals the header's server-seed")
-        log = DealLog(TABLE if self.multi_seat else CASINO, self.deal, self.table,
-                      [event for _number, event in self.events], before=self.aggregate,
-                      variant=self.header["variant"])
-        steps, size = [], 0
-        lines = iter(number for number, _event in self.events)
-        try:
-            for step in log.iter_steps():
-                line = next(lines)
-                size += len(json.dumps(step))
-                if size > MAX_REPLAY_BYTES:
-                    raise refused(line, "the replay would be larger than "
-                                  f"{MAX_REPLAY_BYTES} bytes")
-                steps.append(step)
-        except InvalidInput:
-            raise
-        except Exception as error:  # noqa: BLE001 - an event that cannot apply is refused
-            raise refused(line, f"the event does not apply: {error!r}"[:200]) from None
-        return {**log.replay_header(), "steps": steps}
-
-
-def _payload(event: Any) -> dict[str, Any]:
-    data = getattr(event, "data", None)
-    return data if isinstance(data, dict) else vars(event)
+    def names_another_deal(self, record: Any) -> bool:
+        return isinstance(record, op.DealStep) and record.deal_id != str(self.deal)
 
 
 def _encode(app: Any, event: Any) -> str:

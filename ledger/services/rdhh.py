@@ -20,7 +20,7 @@ from eventsourcing.utils import get_topic
 
 from ledger import validation
 from ledger.domain.casino import CasinoDeal
-from ledger.domain.highcard import OPERATIONS, HighCardTable
+from ledger.domain.highcard import EVENTS, HighCardTable
 from ledger.errors import InvalidInput
 
 MAGIC = "RDHH/1"
@@ -44,7 +44,7 @@ CASINO_EVENTS: Mapping[str, type] = {get_topic(cls): cls for cls in (
     CasinoDeal.Raised, CasinoDeal.Settled, CasinoDeal.SeedRevealed)}
 #: The events of a multi-seat table a deal's range may hold (not the table's opening).
 TABLE_EVENTS: Mapping[str, type] = {get_topic(cls): cls for cls in (
-    *OPERATIONS.values(), HighCardTable.ClientSeedChanged)}
+    *EVENTS.values(), HighCardTable.ClientSeedChanged)}
 #: The only class of `table-before`.
 SNAPSHOTS: Mapping[str, type] = {get_topic(Snapshot): Snapshot}
 _CHAIN = frozenset({"chain_prev", "chain_mac"})

@@ -10,30 +10,17 @@ from __future__ import annotations
 import csv
 import io
 from datetime import date, timedelta
-from fractions import Fraction
 from typing import Any
 
 from ledger import validation
 from ledger.errors import InvalidInput
-from ledger.rules.odds import exact_win_rate
-from ledger.rules.variants import VARIANTS
+from ledger.rules.odds import theoretical_rtp
 from ledger.services.access import Action, Principal, require
 from ledger.services.base import LedgerBase
 from ledger.services.folds import COUNTS, RECALL_KEPT, TABLE_ROW, TOP_WINS
 
 GROUPS = validation.REPORT_GROUPS
 VARIANT_NAMES = validation.VARIANT_NAMES
-
-
-def theoretical_rtp(variant: str) -> float | None:
-    """Return to player per chip bet where the rules fix it exactly."""
-    if variant == "casino":
-        return float(1 + Fraction(-523, 16575))  # per opening bet, raising on spreads 7-11
-    spec = VARIANTS.get(variant)
-    rate = exact_win_rate(spec, spec.default_hand_size) if spec else None
-    if rate is None or spec.short_pot.value == "partial":
-        return None
-    return float(Fraction(1 + spec.win_multiple) * rate)
 
 
 class ReportService(LedgerBase):

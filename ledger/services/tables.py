@@ -15,10 +15,10 @@ from uuid import UUID, uuid4, uuid5
 from ledger import fairness
 from ledger.domain.casino import SealedSeed
 from ledger.domain.highcard import HighCardTable
+from ledger.domain.records import transfers_in
 from ledger.domain.wallet import Wallet
 from ledger.errors import InvalidInput, RuleViolation
 from ledger.rules.highcard import Context, HighCardGame, Shuffle, verify_limits
-from ledger.rules.highcard_state import transfers_of
 from ledger.rules.variants import VARIANTS
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
@@ -219,7 +219,7 @@ class TableService(LedgerBase):
         by_account = {wallet.account: wallet for wallet in wallets.values()}
         touched: dict[str, Wallet] = {}
         for event in table.pending_events:
-            for transfer in transfers_of(getattr(event, "data", None) or {}):
+            for transfer in transfers_in(event):
                 source = by_account.get(transfer["source"])
                 destination = by_account.get(transfer["destination"])
                 if source is not None:

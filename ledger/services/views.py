@@ -7,14 +7,15 @@ from typing import Any
 from uuid import UUID
 
 from ledger.domain.casino import CasinoDeal, CasinoTable
+from ledger.domain.records import fields_of, kind_of, record_of
 from ledger.domain.wallet import Wallet
 from ledger.rules import casino
+from ledger.rules import operations as op
 
-_EVENT_HEADER = {"originator_id", "originator_version", "timestamp", "originator_topic",
-                 "chain_prev", "chain_mac"}
 #: Event fields that hold secrets; only the events that reveal them may carry them.
 _SECRET_FIELDS = {"server_seed"}
-_REVEALING_EVENTS = {"SeedRevealed"}
+#: Events that reveal a secret, in either family.
+_REVEALING = (CasinoDeal.SeedRevealed, op.SeedRevealed)
 
 
 def jsonable(value: Any) -> Any:
@@ -30,34 +31,19 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def event_name(event: object) -> str:
-    """The past-tense name of an event class (`CardDealt`)."""
-    return type(event).__qualname__.rsplit(".", 1)[-1]
-
-
-def event_data(event: Any) -> dict[str, Any]:
-    """What an event records: a multi-seat table operation's `data`, else its attributes."""
-    data = getattr(event, "data", None)
-    return data if isinstance(data, dict) else vars(event)
-
-
-def event_view(event: Any) -> dict[str, Any]:
-    """One stored event as an auditor sees it: version, type, UTC time and revealed payload."""
-    name = event_name(event)
-    payload = {
-        key: jsonable(value)
-        for key, value in vars(event).items()
-        if key not in _EVENT_HEADER
-        and not (key in _SECRET_FIELDS and name not in _REVEALING_EVENTS)
-    }
-    return _entry(event, name, payload)
-
-
-def _entry(event: Any, name: str, payload: dict[str, Any]) -> dict[str, Any]:
+def event_view(event: Any, deal_finished: bool = True) -> dict[str, Any]:
+    """One stored event as an auditor sees it: version, type, UTC time and revealed payload.
+    A sealed six-spot bet stays sealed until everyone has bet (X4): pass `deal_finished`."""
+    record = record_of(event)
+    reveals = isinstance(record, _REVEALING)
+    payload = {key: jsonable(value) for key, value in fields_of(event).items()
+               if reveals or key not in _SECRET_FIELDS}
+    if isinstance(record, op.BetPlaced) and record.sealed and not deal_finished:
+        payload.update(amount=None, transfer=None)
     return {
         "aggregate_id": str(event.originator_id),
         "version": event.originator_version,
-        "type": name,
+        "type": kind_of(event),
         "timestamp": event.timestamp.isoformat(),
         "payload": payload,
     }
@@ -146,17 +132,6 @@ def table_view(
         "legal_actions": legal,
         "version": table.version,
     }
-
-
-def operation_view(event: Any, deal_finished: bool) -> dict[str, Any]:
-    """One event of a multi-seat table; sealed bets stay sealed until everyone has bet (X4)."""
-    if not isinstance(getattr(event, "data", None), dict):  # the table's own events
-        return event_view(event)
-    name = event_name(event)
-    payload = jsonable(dict(event.data))
-    if name == "BetPlaced" and payload.get("sealed") and not deal_finished:
-        payload.update(amount=None, transfer=None)
-    return _entry(event, name, payload)
 
 
 def high_card_table_view(

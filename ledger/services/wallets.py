@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID, uuid4
 
-from ledger.domain.transfers import check_amount
 from ledger.domain.wallet import Wallet
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
 from ledger.services.base import CommandKey, Decision, LedgerBase
+from ledger.transfers import check_amount
 from ledger.validation import PLAYER_ID
 
 

@@ -14,13 +14,13 @@ import pytest
 
 from ledger.domain.casino import CasinoDeal
 from ledger.domain.highcard import HighCardTable
+from ledger.domain.records import kind_of as event_name
 from ledger.domain.wallet import Wallet
 from ledger.projection import PROJECTION
 from ledger.readstore import LostRace
-from ledger.rules.highcard_state import transfers_of
 from ledger.services.access import SYSTEM
-from ledger.services.views import event_name
 from ledger.simulate import simulate_casino, simulate_table
+from ledger.transfers import transfers_of
 from ledger.verify import read_log
 
 

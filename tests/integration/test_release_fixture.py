@@ -18,11 +18,11 @@ from uuid import UUID
 
 import pytest
 
+from ledger.domain.records import kind_of as event_name
 from ledger.errors import Unauthenticated
 from ledger.services.access import SYSTEM
 from ledger.services.application import LedgerApplication
 from ledger.services.history import export_history, import_history
-from ledger.services.views import event_name
 from ledger.settings import Settings
 from ledger.verify import read_log, verify_store
 

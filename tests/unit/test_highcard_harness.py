@@ -25,6 +25,7 @@ from ledger.errors import RuleViolation
 from ledger.fairness import commitment, shuffled_pack
 from ledger.rules.highcard import Context, HighCardGame, Shuffle, new_state
 from ledger.rules.highcard_state import HighCardState
+from ledger.rules.operations import Operation
 from ledger.rules.variants import VARIANTS, Funding
 
 CLIENT_SEED = "highcard-tests"
@@ -82,14 +83,12 @@ class Table:
             self.sit(seat, chips if isinstance(chips, int) else chips[seat])
 
     # Recording.
-    def _record(self, name: str, data: dict[str, Any]) -> None:
+    def _record(self, operation: Operation) -> None:
         self.check()  # the state and balances agree with every operation before this one
-        for transfer in [data["transfer"]] if isinstance(data.get("transfer"), dict) else []:
+        for transfer in operation.moves():
             self._book(transfer)
-        for transfer in data.get("transfers") or []:
-            self._book(transfer)
-        self.log.append((name, data))
-        self.state.apply(name, data)
+        self.log.append((type(operation).__name__, operation.to_data()))
+        self.state.apply(operation)
 
     def _book(self, transfer: dict[str, Any]) -> None:
         amount = transfer["amount"]

@@ -102,3 +102,69 @@ def test_no_function_of_the_services_is_longer_than_sixty_lines():
                 if length > MAX_SERVICE_FUNCTION_LINES:
                     long.append(f"{path.name}:{node.name} ({length})")
     assert not long, long
+
+
+def event_names() -> set[str]:
+    """The name of every stored event class: the engine's operations and every `@event`."""
+    from ledger.rules.operations import KINDS
+
+    names = set(KINDS)
+    for path in modules().values():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and ast.unparse(node.func) == "event" and node.args
+                    and isinstance(node.args[0], ast.Constant)):
+                names.add(node.args[0].value)
+    return names
+
+
+def string_literals(path: Path) -> list[tuple[int, str]]:
+    """Every string literal of a module with its line, except `@event("Name")` arguments."""
+    tree = ast.parse(path.read_text())
+    declared = {id(node.args[0]) for node in ast.walk(tree) if isinstance(node, ast.Call)
+                and ast.unparse(node.func) == "event" and node.args}
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and id(node) not in declared]
+
+
+def test_no_event_is_named_by_a_string_outside_the_operations_module():
+    names = event_names()
+    assert {"BetPlaced", "Wagered", "Granted", "SeedRevealed"} <= names
+    found = [f"{name}:{line} {text!r}" for name, path in modules().items()
+             if name != "ledger.rules.operations"
+             for line, text in string_literals(path) if text in names]
+    assert not found, "readers dispatch on classes, not names: " + ", ".join(found)
+
+
+def test_account_names_are_parsed_only_in_the_transfers_module():
+    found = []
+    for name, path in modules().items():
+        if name == "ledger.transfers":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("startswith", "partition", "split")
+                    and any(isinstance(arg, ast.Constant) and str(arg.value).startswith(
+                        ("wallet:", "stake:", "pot:")) for arg in node.args)):
+                found.append(f"{name}:{node.lineno} {ast.unparse(node)}")
+    assert not found, ", ".join(found)
+
+
+#: Where the two families of tables may be told apart: the deal log and the engines.
+FAMILY_ROOMS = {"ledger.services.deals", "ledger.services.casino", "ledger.services.tables",
+                "ledger.validation"}
+
+
+def test_no_family_branch_outside_the_deal_log_and_the_engines():
+    found = []
+    for name, path in modules().items():
+        if name in FAMILY_ROOMS or name.startswith(("ledger.rules.", "ledger.domain.")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            text = ast.unparse(node) if isinstance(node, ast.Compare | ast.Call) else ""
+            if isinstance(node, ast.Compare) and ("CASINO_VARIANT" in text or "'casino'" in text):
+                found.append(f"{name}:{node.lineno} {text}")
+            if (isinstance(node, ast.Call) and text.startswith("isinstance(")
+                    and ("HighCardTable)" in text or "CasinoTable)" in text)):
+                found.append(f"{name}:{node.lineno} {text}")
+    assert not found, "branch on the family in ledger.services.deals: " + ", ".join(found)
