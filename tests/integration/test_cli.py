@@ -181,6 +181,11 @@ def test_simulate_plays_a_multi_seat_variant_and_the_store_verifies(runner, tmp_
     summary = json.loads(result.stdout)
     assert summary["turns"] >= 120 and summary["wins"] <= summary["turns"]
     assert summary["win_rate"] == pytest.approx(summary["wins"] / summary["turns"])
+    # Check the output shows how often each rarer rule was reached, and which rules were
+    for key in ("partial_payouts", "banks_covered", "turns_skipped_covered", "stitch_rounds",
+                "banks_emptied", "redeals", "centre_cards_bought", "bets_at_max"):
+        assert isinstance(summary[key], int)
+    assert "G7" in summary["rules_reached"]
     verified = runner.invoke(main, ["verify", "--store", store, "--json"])
     assert verified.exit_code == 0, verified.stdout
     assert json.loads(verified.stdout)["deals_checked"] >= summary["deals"]
