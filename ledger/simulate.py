@@ -46,7 +46,7 @@ class CasinoTally:
         self.openings[label] += 1
         won = state["outcome"] == "win"
         self.by_opening.setdefault(label, Counter()).update({
-            "deals": 1, "wins": won, "wagered": stake, "won_wagered": stake if won else 0,
+            "deals": 1, "wins": int(won), "wagered": stake, "won_wagered": stake if won else 0,
             "returned": returned})
 
     def summary(self, strategy: str) -> dict[str, Any]:

@@ -189,3 +189,19 @@ def check_table_simulation(result: dict[str, Any]) -> None:
     p, n = float(exact), result["turns"]
     assert _within(result["wins"] / n, p, p * (1 - p), n), (
         f"{result['variant']}: {result['wins']} wins in {n} turns, exact rate {p:.5f}")
+
+
+def one_step(monkeypatch: Any, label: str, odds: int) -> None:
+    """Change the casino paytable by one step, where the engine reads it."""
+    if label == "trips":
+        monkeypatch.setattr(casino, "TRIPS_ODDS", odds)
+    else:
+        real = casino.spread_odds
+        spread = int(label.removeprefix("spread_"))
+        monkeypatch.setattr(casino, "spread_odds",
+                            lambda s: odds if s == spread else real(s))
+    monkeypatch.setitem(casino.PAYTABLE, label, odds)
+
+
+#: Each paytable entry one step off: spread 3 at 3:1 instead of 2:1, trips at 10:1 not 11:1, ...
+ONE_STEP = [("spread_3", 3), ("trips", 10), ("spread_1", 4), ("spread_2", 5), ("spread_11", 2)]

@@ -12,8 +12,10 @@ from ledger.rules import casino
 from ledger.simulate import EXACT_EV
 from tests.odds_checks import (
     LABELS,
+    ONE_STEP,
     PUBLISHED_ODDS,
     check_casino_exact,
+    one_step,
     published_chance,
     published_return,
 )
@@ -38,22 +40,6 @@ def test_C3_C5_C7_every_deal_through_the_engine_pays_the_published_odds(strategy
     assert ev == EXACT_EV[strategy]
     if strategy == "optimal":
         assert round(float(-ev) * 100, 3) == 3.155  # the house edge of the best play
-
-
-def one_step(monkeypatch: pytest.MonkeyPatch, label: str, odds: int) -> None:
-    """Change the casino paytable by one step, where the engine reads it."""
-    if label == "trips":
-        monkeypatch.setattr(casino, "TRIPS_ODDS", odds)
-    else:
-        real = casino.spread_odds
-        spread = int(label.removeprefix("spread_"))
-        monkeypatch.setattr(casino, "spread_odds",
-                            lambda s: odds if s == spread else real(s))
-    monkeypatch.setitem(casino.PAYTABLE, label, odds)
-
-
-#: Each paytable entry one step off: spread 3 at 3:1 instead of 2:1, trips at 10:1 not 11:1, ...
-ONE_STEP = [("spread_3", 3), ("trips", 10), ("spread_1", 4), ("spread_2", 5), ("spread_11", 2)]
 
 
 @pytest.mark.parametrize(("label", "odds"), ONE_STEP)
