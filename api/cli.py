@@ -95,7 +95,7 @@ def demo_setup(ledger: LedgerApplication, base: str) -> list[str]:
 
 
 @main.command()
-@click.option("--variant", type=click.Choice(validation.VARIANT_NAMES), default="casino",
+@click.option("--variant", type=click.Choice(validation.VARIANT_NAMES), default=validation.CASINO_VARIANT,
               show_default=True)
 @click.option("--deals", "count", type=click.IntRange(min=1), default=None,
               help="Deals to play.")
@@ -113,22 +113,20 @@ def demo_setup(ledger: LedgerApplication, base: str) -> list[str]:
 def simulate(variant: str, count: int | None, turns: int | None, players: int, strategy: str,
              bet: int, seed: str | None, as_json: bool, store: str | None) -> None:
     """Bots play N deals through the application service (the real aggregates and store)."""
-    from ledger.simulate import simulate_casino, simulate_table
+    from ledger.simulate import Run
+    from ledger.simulate import simulate as play
 
-    if count is None and (turns is None or variant == "casino"):
+    try:
+        run = Run(variant, deals=count, turns=turns)
+    except LedgerError:
         raise click.BadParameter("give --deals (or --turns for a multi-seat variant)",
-                                 param_hint="--deals")
+                                 param_hint="--deals") from None
     ledger = open_ledger(store)
     started = time.perf_counter()
-    length = turns if turns is not None and variant != "casino" else count
-    unit = "turns" if turns is not None and variant != "casino" else "deals"
+    length, unit = run.length
     with click.progressbar(length=length, label=f"{variant} {unit}", file=sys.stderr) as bar:
         try:
-            if variant == "casino":
-                result = simulate_casino(ledger, count, strategy, seed, bet, progress=bar.update)
-            else:
-                result = simulate_table(ledger, variant, players, deals=count, turns=turns,
-                                        seed=seed, progress=bar.update)
+            result = play(ledger, run, players, strategy, seed, bet, progress=bar.update)
         except LedgerError as error:
             raise click.BadParameter(error.detail) from None
     elapsed = time.perf_counter() - started

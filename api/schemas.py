@@ -86,6 +86,9 @@ class TableLimitsArgs(Schema):
     bank_min = Chips(validate=validate.Range(min=1), metadata={"description": "S1, P1"})
     bank_max = Chips(validate=validate.Range(min=1), metadata={"description": "S1"})
     bank_fixed = Chips(validate=validate.Range(min=1), metadata={"description": "P1"})
+    centre_price = Chips(validate=validate.Range(min=0), metadata={
+        "description": "Fort Wayne only (FW2): the agreed price of a centre card; 0 (default) "
+                       "is a fifth of the pot at the turn's first purchase, the second the same"})
     max_seats = Chips(validate=validate.Range(min=2),
                       metadata={"description": "G9 (the variant's range)", "maximum": MAX_SEATS})
 

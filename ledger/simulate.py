@@ -13,8 +13,10 @@ from fractions import Fraction
 from typing import Any
 from uuid import UUID, uuid4
 
+from ledger.domain.records import record_of
 from ledger.errors import InvalidInput
 from ledger.rules import casino
+from ledger.rules import operations as op
 from ledger.services.access import SYSTEM
 from ledger.services.application import LedgerApplication
 
@@ -34,6 +36,20 @@ class CasinoTally:
     returned: int = 0
     events: int = 0
     openings: Counter[str] = field(default_factory=Counter)
+    by_opening: dict[str, Counter[str]] = field(default_factory=dict)
+
+    def add(self, state: dict[str, Any]) -> None:
+        """Count one finished deal: its opening, and per opening the deals, wins, chips wagered,
+        chips wagered on wins and chips returned (so paid odds can be checked exactly)."""
+        label, stake, returned = state["opening"]["label"], state["stake"], state["returned"]
+        self.deals += 1
+        self.wagered += stake
+        self.returned += returned
+        self.openings[label] += 1
+        won = state["outcome"] == "win"
+        self.by_opening.setdefault(label, Counter()).update({
+            "deals": 1, "wins": int(won), "wagered": stake, "won_wagered": stake if won else 0,
+            "returned": returned})
 
     def summary(self, strategy: str) -> dict[str, Any]:
         exact_rtp = 1 + EXACT_EV[strategy]
@@ -53,6 +69,9 @@ class CasinoTally:
             "rtp_per_wagered": self.returned / self.wagered if self.wagered else None,
             "exact_rtp_per_initial": float(exact_rtp),
             **{label: self.openings[label] for label in OPENING_LABELS},
+            "by_opening": {label: {key: self.by_opening.get(label, Counter())[key] for key in (
+                "deals", "wins", "wagered", "won_wagered", "returned")}
+                for label in OPENING_LABELS},
         }
 
 
@@ -64,6 +83,38 @@ def deal_seed(master: bytes, index: int) -> str:
 def should_raise(strategy: str, spread: int | None) -> bool:
     """`optimal` raises on spreads 7 to 11 (the published best play); `never` never raises."""
     return strategy == "optimal" and spread is not None and spread >= 7
+
+
+@dataclass(frozen=True)
+class Run:
+    """What a simulation plays: how many deals, or (multi-seat tables) settled turns."""
+
+    variant: str
+    deals: int | None = None
+    turns: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.deals is None and (self.turns is None or self.variant == casino.VARIANT):
+            raise InvalidInput("give a number of deals (or of turns, for a multi-seat variant)",
+                               field="deals")
+
+    @property
+    def length(self) -> tuple[int, str]:
+        """How long the run is, and in what: deals or turns."""
+        if self.turns is not None and self.variant != casino.VARIANT:
+            return self.turns, "turns"
+        return self.deals or 0, "deals"
+
+
+def simulate(
+    app: LedgerApplication, run: Run, players: int = 4, strategy: str = "optimal",
+    seed: str | None = None, bet: int = 100, progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Bots play a run of any variant: one casino player, or `players` at a multi-seat table."""
+    if run.variant == casino.VARIANT:
+        return simulate_casino(app, run.deals or 0, strategy, seed, bet, progress=progress)
+    return simulate_table(app, run.variant, players, deals=run.deals, turns=run.turns,
+                          seed=seed, progress=progress)
 
 
 def simulate_casino(
@@ -98,11 +149,8 @@ def simulate_casino(
                 state = app.raise_bet(SYSTEM, UUID(state["id"]))
             else:
                 state = app.stand(SYSTEM, UUID(state["id"]))
-        tally.deals += 1
-        tally.wagered += state["stake"]
-        tally.returned += state["returned"]
+        tally.add(state)
         balance += state["returned"] - state["stake"]
-        tally.openings[state["opening"]["label"]] += 1
         if progress is not None:
             progress(1)
     tally.events = (app.recorder.max_notification_id() or 0) - position_before
@@ -125,7 +173,7 @@ def simulate_table(
     drawn from the legal range; wallets running low get fresh operator grants between deals.
     """
     from ledger.rules.odds import exact_win_rate
-    from ledger.rules.variants import VARIANTS
+    from ledger.rules.variants import VARIANTS, Betting
 
     if variant not in VARIANTS:
         raise InvalidInput(f"variant must be casino or one of {sorted(VARIANTS)}",
@@ -154,6 +202,7 @@ def simulate_table(
     floor = 50 * max(limits_now["bank_min"], limits_now["ante"], limits_now["min_bet"], 10)
     position_before = app.recorder.max_notification_id() or 0
     reported = 0
+    bots: Counter[str] = Counter()
 
     def done(counters: dict[str, int]) -> bool:
         return (deals is not None and counters["deals"] >= deals) or (
@@ -174,11 +223,13 @@ def simulate_table(
         if kind == "deal":
             view = app.start_deal(SYSTEM, table_id, seed_source=seeds)
         elif kind == "fund_bank":
-            high = action["max"]
-            view = app.fund_bank(SYSTEM, table_id, rng.randint(action["min"], min(
-                high, 4 * action["min"])))
+            amount = _bot_amount(rng, action["min"], action["max"])
+            bots.update(_extremes("banks", amount, action))
+            view = app.fund_bank(SYSTEM, table_id, amount)
         elif kind == "bet":
-            view = app.bet(SYSTEM, table_id, action["seat"], _bot_amount(rng, action))
+            amount = _bot_amount(rng, action["min"], action["max"])
+            bots.update(_extremes("bets", amount, action))
+            view = app.bet(SYSTEM, table_id, action["seat"], amount)
         elif kind == "buy":
             view = app.buy_centre_card(SYSTEM, table_id, action["seat"])
         elif kind == "pass":
@@ -191,6 +242,8 @@ def simulate_table(
             reported = measure
     counters = view["counters"]
     exact = exact_win_rate(VARIANTS[variant], limits_now["hand_size"])
+    reached = rules_reached(app.events.get(table_id),
+                            covers=VARIANTS[variant].betting is Betting.COVER)
     result: dict[str, Any] = {
         "variant": variant,
         "players": players,
@@ -208,12 +261,79 @@ def simulate_table(
         "pot_splits": counters["pot_splits"],
         "partial_payouts": counters["partial_payouts"],
         "centre_cards_bought": counters["centre_cards_bought"],
+        **{key: reached.counts[key] for key in REACHED},
+        **{key: bots[key] for key in BOT_EXTREMES},
+        "rules_reached": sorted(reached.rules),
         "events": (app.recorder.max_notification_id() or 0) - position_before,
     }
     if exact is not None and counters["turns"]:
         sd = (float(exact) * (1 - float(exact)) / counters["turns"]) ** 0.5
         result["standard_deviations"] = (result["win_rate"] - float(exact)) / sd
     return result
+
+
+#: What `rules_reached` counts from a table's events, beside the table's own counters.
+REACHED = ("banks_covered", "turns_skipped_covered", "turns_skipped", "passes",
+           "second_centre_cards", "reantes", "sat_out", "banks_collected", "dealer_choices",
+           "fourth_deals")
+#: Rules an event shows it reached though its data names none.
+NAMED_BY_EVENT: dict[type[op.Operation], str] = {op.PartiallyPaid: "X5", op.CentreBought: "FW2"}
+#: How often the bots staked or bet the least or the most the rules allowed them.
+BOT_EXTREMES = ("banks_at_min", "banks_at_max", "bets_at_min", "bets_at_max")
+
+
+@dataclass
+class Reached:
+    """Which rules a table's events reached, and how often the rarer steps happened."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    rules: set[str] = field(default_factory=set)
+
+
+def rules_reached(events: Any, covers: bool = False) -> Reached:
+    """Tally a multi-seat table's recorded events: every rule ID they name, and the steps the
+    table's counters do not keep (covered banks XB3, passes FW3, re-antes H8, choices S6...)."""
+    reached = Reached()
+    count = reached.counts
+    bank = covered = buys = 0
+    for event in events:
+        record = record_of(event)
+        if not isinstance(record, op.Operation):
+            continue
+        rule = record.to_data().get("rule")
+        if isinstance(rule, str):
+            reached.rules.add(rule)
+        reached.rules.update(r for kind, r in NAMED_BY_EVENT.items() if isinstance(record, kind))
+        if isinstance(record, op.BankFunded):
+            bank = record.transfer["amount"]
+        elif isinstance(record, op.Committed):
+            covered = buys = 0
+        elif isinstance(record, op.BetPlaced):
+            covered += record.amount
+            if covers and covered == bank:
+                count["banks_covered"] += 1
+                reached.rules.add("XB3")
+        elif isinstance(record, op.CentreBought):
+            buys += 1
+            count["second_centre_cards"] += buys == 2
+        elif isinstance(record, op.Passed | op.TurnSkipped | op.PaidOut):
+            buys = 0
+        if isinstance(record, op.TurnSkipped):
+            count["turns_skipped"] += 1
+            count["turns_skipped_covered"] += "covered" in record.reason
+        count["passes"] += isinstance(record, op.Passed)
+        count["reantes"] += isinstance(record, op.Anted) and record.rule == "H8"
+        count["sat_out"] += isinstance(record, op.SatOut)
+        count["banks_collected"] += isinstance(record, op.BankCollected)
+        count["dealer_choices"] += isinstance(record, op.DealerChose)
+        count["fourth_deals"] += (isinstance(record, op.DealerChose)
+                                  and record.choice == "deal_fourth")
+    return reached
+
+
+def _extremes(kind: str, amount: int, action: dict[str, Any]) -> Counter[str]:
+    return Counter({f"{kind}_at_min": amount == action["min"],
+                    f"{kind}_at_max": amount == action["max"]})
 
 
 def _bot_choice(rng: random.Random, actions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -229,7 +349,17 @@ def _bot_choice(rng: random.Random, actions: list[dict[str, Any]]) -> dict[str, 
     return rng.choice(actions)
 
 
-def _bot_amount(rng: random.Random, action: dict[str, Any]) -> int:
-    """A legal amount, weighted towards small bets so wallets last."""
-    low, high = action["min"], action["max"]
-    return rng.randint(low, max(low, min(high, low + (high - low) // 4)))
+def _bot_amount(rng: random.Random, low: int, high: int) -> int:
+    """A legal amount from anywhere in [low, high]: the least or the most a tenth of the time
+    each, else evenly over the range or evenly on a log scale (so small amounts of a large range
+    occur too), half the time each."""
+    if high <= low:
+        return low
+    draw = rng.random()
+    if draw < 0.1:
+        return low
+    if draw < 0.2:
+        return high
+    if draw < 0.6:
+        return rng.randint(low, high)
+    return min(high, max(low, round(low * (high / low) ** rng.random())))

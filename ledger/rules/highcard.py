@@ -20,6 +20,7 @@ from ledger.rules.highcard_table import (
     BUYS_PER_TURN,
     Context,
     Shuffle,
+    centre_price,
     max_seats_for,
     new_state,
     verify_limits,
@@ -189,13 +190,14 @@ class HighCardGame(DealFlow):
         self.verify_turn(seat)
         if self.state.deal["buys"] >= BUYS_PER_TURN:
             raise RuleViolation("FW2", "at most two centre cards may be bought in a turn")
-        price = max(self.state.pot // 5, 1)
+        price = centre_price(self.state)
         if price > balance:
             raise RuleViolation("G8", f"the price {price} exceeds the balance {balance}")
         return price
 
     def buy(self, seat: int, ctx: Context) -> None:
-        """Pay a fifth of the pot (at least 1) for a new centre card (FW2)."""
+        """Pay for a new centre card (FW2): the table's agreed price, or a fifth of the pot
+        (at least 1) at the turn's first purchase, the second at the same price."""
         self.ctx = ctx
         price = self.verify_buy(seat, ctx.balances.get(seat, 0))
         s = self.state
@@ -317,7 +319,7 @@ class HighCardGame(DealFlow):
                                     "max": min(high, balance)})
                 if passes(self.verify_buy, seat, balance):
                     actions.append({"action": "buy", "seat": seat,
-                                    "price": max(s.pot // 5, 1)})
+                                    "price": centre_price(s)})
                 if passes(self.verify_pass, seat):
                     actions.append({"action": "pass", "seat": seat})
         if s.phase == Phase.READY and passes(self.verify_split):

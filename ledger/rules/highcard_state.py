@@ -245,7 +245,10 @@ class HighCardState:
 
     @_handles(CentreBought)
     def _on_CentreBought(self, d: CentreBought) -> None:
-        self._deal()["buys"] += 1
+        deal = self._deal()
+        if not deal["buys"]:
+            deal["price"] = d.price  # the turn's second purchase costs the same (FW2)
+        deal["buys"] += 1
         self.counters["centre_cards_bought"] += 1
 
     @_handles(Passed)
@@ -332,6 +335,7 @@ class HighCardState:
         if seat not in deal["acted"]:
             deal["acted"].append(seat)
         deal["buys"] = 0
+        deal.pop("price", None)
         while deal["turn"] < len(deal["order"]) and deal["order"][deal["turn"]] in deal["acted"]:
             deal["turn"] += 1
 

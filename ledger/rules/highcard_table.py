@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ledger.cards import Card, Rank
 from ledger.errors import RuleViolation
 from ledger.rules.highcard_state import HighCardState
-from ledger.rules.variants import VARIANTS, Funding, MaxBet, Variant
+from ledger.rules.variants import VARIANTS, Funding, MaxBet, Target, Variant
 
 LOW_CARD_MAX = Rank.SIX
 BUYS_PER_TURN = 2
@@ -56,6 +56,11 @@ def verify_limits(variant: Variant, limits: dict[str, int]) -> dict[str, int]:
         "bank_max": 0,
         "bank_fixed": 0, "max_seats": variant.max_players,
     }
+    if variant.target is Target.CENTRE:
+        full["centre_price"] = 0
+    elif "centre_price" in limits:
+        raise RuleViolation("FW2", f"{variant.title} has no centre card to price",
+                            field="centre_price")
     for key, value in limits.items():
         if key not in full:
             raise RuleViolation("G8", f"unknown table limit {key!r}", field=key)
@@ -102,6 +107,16 @@ def verify_limits(variant: Variant, limits: dict[str, int]) -> dict[str, int]:
         raise RuleViolation("S1", "a player's minimum bet must be below the dealer's minimum "
                             "stake", field="min_bet")
     return full
+
+
+def centre_price(state: HighCardState) -> int:
+    """What a centre card costs now (FW2): the table's agreed price, or else one fifth of the
+    pot (rounded down, at least 1) at the turn's first purchase; the second costs the same."""
+    agreed = state.limits.get("centre_price", 0)
+    if agreed:
+        return agreed
+    first = (state.deal or {}).get("price")
+    return first if first else max(state.pot // 5, 1)
 
 
 def max_seats_for(variant: Variant, hand_size: int) -> int:

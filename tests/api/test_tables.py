@@ -508,6 +508,28 @@ def test_G2_G9_refusals_of_seeds_and_configurations(tables, keys):
     assert answer["phase"] == "betting"
 
 
+@pytest.mark.parametrize(("variant", "price", "rule", "field"), [
+    ("fort_wayne", -1, None, "limits"), ("fort_wayne", "5", None, "limits"),
+    ("polish", 5, "FW2", "centre_price")])
+def test_FW2_a_bad_centre_card_price_is_refused_naming_the_option(tables, keys, variant, price,
+                                                                  rule, field):
+    with records_nothing(tables.ledger):
+        response = tables.client.post("/tables", headers=keys.operator, json={
+            "variant": variant, "limits": {"centre_price": price}})
+        problem = assert_problem(response, 422, rule=rule, field=field)
+    # Check the answer names the option: the limit itself, or the limits object and, in it,
+    # centre_price
+    errors = problem["errors"]
+    assert "centre_price" in (errors if rule else errors["limits"]), problem
+
+
+def test_FW2_a_fort_wayne_table_opens_with_an_agreed_centre_card_price(tables, keys):
+    response = tables.client.post("/tables", headers=keys.operator, json={
+        "variant": "fort_wayne", "limits": {"centre_price": 7}})
+    assert response.status_code == 201, response.get_json()
+    assert response.get_json()["limits"]["centre_price"] == 7
+
+
 @memory_only
 @pytest.mark.parametrize(("endpoint", "body", "field"), [
     ("bets", {"seat": 0, "amount": 10}, "seat"),

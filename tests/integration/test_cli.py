@@ -4,7 +4,6 @@ input every option takes."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from pathlib import Path
@@ -13,7 +12,6 @@ import pytest
 from click.testing import CliRunner
 
 from api.cli import main
-from ledger.simulate import EXACT_EV
 from tests.unit.test_fairness import VECTOR_1, VECTOR_2
 
 
@@ -142,17 +140,6 @@ def test_G10_a_5000_deal_sqlite_session_passes_verify(runner, tmp_path):
     assert summary["deals_checked"] == 5000
 
 
-@pytest.mark.slow
-def test_C7_simulated_return_lands_within_four_standard_errors_of_the_exact_one(runner):
-    deals = 20_000
-    result = json.loads(runner.invoke(main, [
-        "simulate", "--deals", str(deals), "--seed", "c0ffee", "--store", "memory", "--json",
-    ]).stdout)
-    exact = 1 + float(EXACT_EV["optimal"])
-    # The per-deal result (in opening bets) has a standard deviation under 1.5.
-    assert abs(result["rtp_per_initial"] - exact) < 4 * 1.5 / math.sqrt(deals)
-
-
 def test_verify_exits_non_zero_and_names_what_failed(runner, tmp_path):
     import sqlite3
 
@@ -181,6 +168,11 @@ def test_simulate_plays_a_multi_seat_variant_and_the_store_verifies(runner, tmp_
     summary = json.loads(result.stdout)
     assert summary["turns"] >= 120 and summary["wins"] <= summary["turns"]
     assert summary["win_rate"] == pytest.approx(summary["wins"] / summary["turns"])
+    # Check the output shows how often each rarer rule was reached, and which rules were
+    for key in ("partial_payouts", "banks_covered", "turns_skipped_covered", "stitch_rounds",
+                "banks_emptied", "redeals", "centre_cards_bought", "bets_at_max"):
+        assert isinstance(summary[key], int)
+    assert "G7" in summary["rules_reached"]
     verified = runner.invoke(main, ["verify", "--store", store, "--json"])
     assert verified.exit_code == 0, verified.stdout
     assert json.loads(verified.stdout)["deals_checked"] >= summary["deals"]

@@ -12,6 +12,7 @@ from ledger.cards import CANONICAL_PACK, Rank
 from ledger.errors import RuleViolation
 from ledger.rules.highcard import new_state
 from ledger.rules.highcard_state import Phase
+from ledger.rules.operations import operation_of
 from tests.unit.test_highcard_harness import Table, round_robin, stack
 
 HANDS = {2: "2c 3c 4c", 3: "5c 6c 7c", 4: "8c 9c Tc"}  # clubs only: a heart target beats them all
@@ -366,6 +367,7 @@ def test_FW1_players_see_their_hands_and_each_turn_starts_with_a_centre_card_of_
 def test_FW2_a_player_may_buy_a_new_centre_card_for_a_fifth_of_the_pot_at_most_twice():
     table = wayne(pack=stack(round_robin([2, 3], {2: "5d 2c 3c", 3: "2h 3h 4h"}),
                              "2d 3d 4d", "Ks"))
+    assert table.state.limits["centre_price"] == 0  # a fifth of the pot, by default
     assert table.one("TargetTurned")["card"] == "2d"
     table.refuse("FW3", "pass_turn", 2)  # no passing before two purchases
     # Check: 103 // 5 = 20 (rounded down) paid into the pot, and a new centre card turned
@@ -376,10 +378,11 @@ def test_FW2_a_player_may_buy_a_new_centre_card_for_a_fifth_of_the_pot_at_most_t
     bought = table.one("CentreBought", mark)
     assert (bought["price"], bought["transfer"]["amount"]) == (20, 20)
     assert table.state.pot == 123 and table.events("TargetTurned")[-1]["card"] == "3d"
+    # Check the second costs the same as the first ("at the same price", seed 003), not 123 // 5
+    assert buy_price(table) == 20
     table.buy(2)
-    # Check the second costs a fifth of the pot as it now stands: 123 // 5 = 24
-    assert table.events("CentreBought")[-1]["price"] == 24 and table.state.pot == 147
-    assert table.balance(2) == 1000 - 44
+    assert table.events("CentreBought")[-1]["price"] == 20 and table.state.pot == 143
+    assert table.balance(2) == 1000 - 40
     # Check a third purchase is refused, and no longer offered
     table.refuse("FW2", "buy", 2)
     assert buy_price(table) is None
@@ -387,10 +390,47 @@ def test_FW2_a_player_may_buy_a_new_centre_card_for_a_fifth_of_the_pot_at_most_t
     # Check the bet is settled against the last centre card bought (5d beats 4d)
     paid = table.events("PaidOut")[-1]
     assert (paid["target"], paid["outcome"], paid["winnings"]) == ("4d", "win", 30)
-    # Check the next player's turn starts afresh: a new card and two purchases again
+    # Check the next player's turn starts afresh: a new card, two purchases, a fresh price
     turned = table.events("TargetTurned")[-1]
     assert (turned["card"], turned["seat"]) == ("Ks", 3)
-    assert table.state.deal["buys"] == 0 and buy_price(table) == 117 // 5
+    assert table.state.deal["buys"] == 0 and "price" not in table.state.deal
+    assert buy_price(table) == 113 // 5
+
+
+def test_FW2_the_second_centre_card_costs_the_same_as_the_first_also_on_replay():
+    table = wayne(pack=stack(round_robin([2, 3], {2: "5d 2c 3c", 3: "2h 3h 4h"}),
+                             "2d 3d 4d", "Ks"))
+    table.buy(2)
+    # Check the price of the turn's first purchase is state rebuilt from the recorded events
+    replayed = new_state(table.state.table_id, "fort_wayne", table.state.limits)
+    for name, data in table.log:
+        replayed.apply(operation_of(name, data))
+    assert replayed.deal["price"] == 20 and replayed.deal["buys"] == 1
+    assert replayed.to_dict() == table.state.to_dict()
+
+
+def test_FW2_a_table_may_agree_a_fixed_centre_card_price():
+    table = wayne(pack=stack(round_robin([2, 3], {2: "5d 2c 3c", 3: "2h 3h 4h"}),
+                             "2d 3d 4d", "Ks"), centre_price=7)
+    # Check the agreed 7 is charged for both purchases, whatever the pot holds
+    assert buy_price(table) == 7
+    table.buy(2)
+    assert buy_price(table) == 7
+    table.buy(2)
+    assert [b["price"] for b in table.events("CentreBought")] == [7, 7]
+    assert table.state.pot == 117 and table.balance(2) == 1000 - 14
+
+
+@pytest.mark.parametrize(("variant", "limits", "rule"), [
+    ("fort_wayne", {"centre_price": -1}, "G4"),
+    ("fort_wayne", {"centre_price": True}, "G4"),
+    ("polish", {"centre_price": 5}, "FW2"),
+    ("slippery_sam", {"centre_price": 0}, "FW2"),
+])
+def test_FW2_a_bad_centre_card_price_is_refused_naming_the_option(variant, limits, rule):
+    with pytest.raises(RuleViolation) as refused:
+        new_state(str(uuid4()), variant, limits)
+    assert (refused.value.rule, refused.value.field) == (rule, "centre_price")
 
 
 def test_FW2_a_centre_card_costs_at_least_one_chip():
@@ -415,10 +455,10 @@ def test_FW3_after_the_second_purchase_the_player_may_pass_without_betting():
     # Check the pass moves no stake, ends seat 2's turn and starts seat 3's with a new card
     assert table.names(mark) == ["Passed", "TargetTurned"]
     assert table.one("Passed", mark)["rule"] == "FW3"
-    assert table.events("TargetTurned")[-1]["seat"] == 3 and table.state.pot == 147
-    assert table.balance(2) == 956 and table.state.stake == 0
-    assert table.bettable() == {3: (10, 147)}
+    assert table.events("TargetTurned")[-1]["seat"] == 3 and table.state.pot == 143
+    assert table.balance(2) == 960 and table.state.stake == 0
+    assert table.bettable() == {3: (10, 143)}
     table.bet(3, 10)
     # Check the dealer then takes the pot, purchases included
-    assert table.one("BankCollected")["transfer"]["amount"] == 157
-    assert table.ctx.balances == {1: 1054, 2: 956, 3: 990}
+    assert table.one("BankCollected")["transfer"]["amount"] == 153
+    assert table.ctx.balances == {1: 1050, 2: 960, 3: 990}
