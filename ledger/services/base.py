@@ -41,7 +41,7 @@ from ledger.validation import IDEMPOTENCY_KEY
 
 A = TypeVar("A", bound=Aggregate)
 Decision = tuple[list[Aggregate], dict[str, Any]]
-StackedPacks = Callable[[UUID, int], "list[Card] | None"]
+StackedPacks = Callable[[UUID, int], list[Card] | None]
 """For scenario tests only: (table id, nonce) -> the 52 cards that shuffle of that high-card table
 deals, in order, or None for the provably fair pack. See `LedgerBase.__init__`."""
 MAX_ATTEMPTS = 5
