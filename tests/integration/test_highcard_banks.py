@@ -27,8 +27,7 @@ def no_low_card_pack(order: list[int]) -> list:
 
 
 def fund_seat(table: Table) -> int | None:
-    found = [a["seat"] for a in table.legal_actions()
-             if a["action"] == "fund_bank"]
+    found = [a["seat"] for a in table.legal_actions() if a["action"] == "fund_bank"]
     return found[0] if found else None
 
 

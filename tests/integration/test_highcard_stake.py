@@ -340,8 +340,7 @@ def wayne(bank=103, seats=(1, 2, 3), pack=None, **limits) -> Table:
 
 
 def buy_price(table: Table) -> int | None:
-    prices = [a["price"] for a in table.legal_actions()
-              if a["action"] == "buy"]
+    prices = [a["price"] for a in table.legal_actions() if a["action"] == "buy"]
     return prices[0] if prices else None
 
 
