@@ -24,6 +24,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, OperationalError
 from eventsourcing.utils import Environment, EnvType
 
+from ledger.cards import Card
 from ledger.chain import ChainedMapper, find_chain_key
 from ledger.domain.access import CommandRecord
 from ledger.domain.casino import CasinoTable
@@ -40,6 +41,9 @@ from ledger.validation import IDEMPOTENCY_KEY
 
 A = TypeVar("A", bound=Aggregate)
 Decision = tuple[list[Aggregate], dict[str, Any]]
+StackedPacks = Callable[[UUID, int], list[Card] | None]
+"""For scenario tests only: (table id, nonce) -> the 52 cards that shuffle of that high-card table
+deals, in order, or None for the provably fair pack. See `LedgerBase.__init__`."""
 MAX_ATTEMPTS = 5
 
 
@@ -66,8 +70,17 @@ class LedgerBase(Application[UUID]):
     snapshotting_intervals = {Wallet: 100, CasinoTable: 100, HighCardTable: 100}  # noqa: RUF012
     env = {"AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}  # noqa: RUF012
 
-    def __init__(self, settings: Settings | None = None) -> None:
+    def __init__(self, settings: Settings | None = None,
+                 stacked_packs: StackedPacks | None = None) -> None:
+        """`stacked_packs` is a seam for scenario tests only, given in process and never read from
+        settings, the environment or the API: the high-card tables (`ledger.services.tables`)
+        deal the pack it returns instead of the provably fair one. Each deal still draws, seals
+        and reveals a real server seed and records its real commitment, but its cards are not
+        the ones that seed shuffles: such deals fail the fairness check, and replays, reports and
+        hand histories (which rebuild the pack from the seed) show other cards. The source must
+        answer the same pack every time it is asked for the same table and nonce."""
         self.settings = settings or Settings.from_env()
+        self.stacked_packs = stacked_packs
         self.store = locate(self.settings.store)
         self._projection: Projection | None = None
         self._follower: Follower | None = None

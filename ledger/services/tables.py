@@ -13,6 +13,7 @@ from typing import Any
 from uuid import UUID, uuid4, uuid5
 
 from ledger import fairness
+from ledger.cards import CANONICAL_PACK, Card
 from ledger.domain.casino import SealedSeed
 from ledger.domain.highcard import HighCardTable
 from ledger.domain.records import transfers_in
@@ -239,7 +240,7 @@ class TableService(LedgerBase):
         sealed.append(SealedSeed(deal_id=deal_id, server_seed=seed, table_id=table.id,
                                  table_version=table.version + 1))
         return Shuffle(str(deal_id), nonce, fairness.commitment(seed), table.client_seed, seed,
-                       fairness.shuffled_pack(seed, table.client_seed, nonce))
+                       self._pack(table.id, seed, table.client_seed, nonce))
 
     def _current_shuffle(self, table: HighCardTable) -> Shuffle | None:
         deal = table.state.deal
@@ -248,7 +249,17 @@ class TableService(LedgerBase):
         deal_id = UUID(deal["id"])
         seed = self._get(SealedSeed.create_id(deal_id), SealedSeed, "sealed seed").server_seed
         return Shuffle(str(deal_id), deal["nonce"], deal["commitment"], deal["client_seed"], seed,
-                       fairness.shuffled_pack(seed, deal["client_seed"], deal["nonce"]))
+                       self._pack(table.id, seed, deal["client_seed"], deal["nonce"]))
+
+    def _pack(self, table_id: UUID, seed: str, client_seed: str, nonce: int) -> list[Card]:
+        """The provably fair pack of this shuffle, unless the application was given stacked
+        packs (scenario tests only, `LedgerBase.__init__`)."""
+        stacked = self.stacked_packs(table_id, nonce) if self.stacked_packs is not None else None
+        if stacked is None:
+            return fairness.shuffled_pack(seed, client_seed, nonce)
+        if sorted(stacked) != sorted(CANONICAL_PACK):
+            raise ValueError("a stacked pack must hold each of the 52 cards once")
+        return list(stacked)
 
     def _table_answer(self, table: HighCardTable, actor: Principal, ctx: Context
                       ) -> dict[str, Any]:

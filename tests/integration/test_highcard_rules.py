@@ -1,14 +1,15 @@
 """High-card family rules for every variant (G5-G9) and Red Dog / High Card Pool (H1-H11),
-played through the pure engine with stacked packs (`tests/unit/test_highcard_harness.py`).
+played through the application service with stacked packs (`tests/integration/highcard_client.py`);
+table limits and the high-card comparison are checked on the pure engine directly.
 
-Every scenario checks conservation after every operation: wallets + pot + stakes in play never
-change and no balance goes negative (the harness does it).
+Every scenario checks conservation after every command on the application's own wallets and
+table: wallets + pot + stakes in play never change and nothing goes negative (the client does it).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 import pytest
 
@@ -17,7 +18,7 @@ from ledger.errors import RuleViolation
 from ledger.rules.highcard import max_seats_for, new_state, verify_limits, winning_card
 from ledger.rules.highcard_state import Phase
 from ledger.rules.variants import VARIANTS
-from tests.unit.test_highcard_harness import Table, cards, first_ace, round_robin, stack
+from tests.integration.highcard_client import Table, cards, first_ace, round_robin, stack
 
 POOL = "high_card_pool"
 LOSING = {  # three-card hands of clubs and diamonds; the targets below are hearts and spades
@@ -58,22 +59,18 @@ def test_G5_turn_order_starts_left_of_the_dealer_and_the_deal_passes_to_the_next
 
 def test_G5_a_seat_is_refused_when_taken_out_of_range_held_by_the_wallet_or_mid_deal():
     table = pool(seats=(1, 2, 3))
-    game, wallet = table.game, table.wallets[1]
+    spare = table.new_wallet(1000)
 
     def refused(seat, wallet_id):
-        before = (table.state.to_dict(), len(table.log))
-        with pytest.raises(RuleViolation) as error:
-            game.seat(seat, wallet_id, "someone")
-        assert error.value.rule == "G5"
-        assert (table.state.to_dict(), len(table.log)) == before
+        table.refuse("G5", "seat", seat, wallet_id)
 
     # Check every bad seat names G5 and records nothing
-    refused(2, str(uuid4()))  # taken
-    refused(0, str(uuid4()))  # seats are numbered from 1
-    refused(9, str(uuid4()))  # beyond the table's 8 seats
-    refused(4, wallet)  # this wallet already sits in seat 1
+    refused(2, spare)  # taken
+    refused(0, spare)  # seats are numbered from 1
+    refused(9, spare)  # beyond the table's 8 seats
+    refused(4, UUID(table.wallets[1]))  # this wallet already sits in seat 1
     table.open(dealer=1, pack=losing_pack([2, 3, 1]))
-    refused(4, str(uuid4()))  # a deal is in progress
+    refused(4, spare)  # a deal is in progress
     table.refuse("G5", "unseat", 2)
 
 
@@ -139,7 +136,7 @@ def test_G7_a_staked_variant_waits_for_the_first_dealer_to_stake_after_the_draw(
     # Check the draw chose seat 3, and nothing is dealt before seat 3 stakes the pot
     assert table.state.dealer == 3 and table.state.phase == Phase.FUNDING
     assert [c["purpose"] for c in table.events("Committed")] == ["first_dealer"]
-    assert next(a for a in table.game.legal_actions(table.ctx.balances)
+    assert next(a for a in table.legal_actions()
                 if a["action"] == "fund_bank")["seat"] == 3
 
 
@@ -184,7 +181,7 @@ def test_G9_a_deal_needing_exactly_52_cards_fits_and_one_card_more_is_refused():
 
 def test_G9_a_full_seven_seat_five_card_table_plays_a_deal_without_running_out():
     table = Table(POOL, seats=list(range(1, 8)))
-    table.refuse("G5", "sit", 8, 1000)
+    table.refuse("G5", "seat", 8, table.new_wallet(1000))
     table.start()  # fair shuffles: the draw, then the deal
     for _ in range(7):
         seat = table.state.deal["order"][table.state.deal["turn"]]
@@ -231,7 +228,7 @@ def test_H2_every_player_antes_before_each_deal_from_the_dealers_left():
     assert [(a["seat"], a["rule"], a["transfer"]["amount"]) for a in antes] == [
         (2, "H2", 25), (3, "H2", 25), (1, "H2", 25)]
     assert table.names()[draw_end + 1:deal_commit] == ["Anted"] * 3
-    assert table.state.pot == 75 and table.ctx.balances == {1: 975, 2: 975, 3: 975}
+    assert table.state.pot == 75 and table.balances == {1: 975, 2: 975, 3: 975}
     # Check the minimum bet is the ante
     assert table.bettable() == {2: (25, 75)}
 
@@ -240,13 +237,12 @@ def test_H2_every_player_antes_before_each_deal_from_the_dealers_left():
 def test_H3_each_player_may_look_at_their_own_hand_at_once_and_at_no_other():
     table = pool()
     table.open(dealer=1, pack=losing_pack([2, 3, 1]))
-    game = table.game
     # Check every player sees their own hand as soon as it is dealt, before their turn
-    assert [game.may_see(s, s) for s in (1, 2, 3)] == [True, True, True]
-    assert not game.may_see(2, 3) and not game.may_see(3, 2) and not game.may_see(None, 2)
+    assert [table.may_see(s, s) for s in (1, 2, 3)] == [True, True, True]
+    assert not table.may_see(2, 3) and not table.may_see(3, 2) and not table.may_see(None, 2)
     assert all(not d["face_up"] and "card" not in d for d in table.events("CardDealt")[5:])
     table.bet(2, 10)
-    assert game.may_see(3, 3) and not game.may_see(2, 1)
+    assert table.may_see(3, 3) and not table.may_see(2, 1)
 
 
 # H4 Turn order.
@@ -408,7 +404,7 @@ def _pool_after_one_deal(losses: dict[int, int], wins: dict[int, int]) -> Table:
 def test_H10_a_pot_split_gives_every_seat_an_equal_share_and_the_remainder_stays():
     table = _pool_after_one_deal(losses={2: 10, 3: 11, 1: 10}, wins={})
     assert table.state.pot == 61 and table.state.phase == Phase.READY
-    before = dict(table.ctx.balances)
+    before = dict(table.balances)
     table.split_pot()
     # Check 61 over three seats: 20 each, the one indivisible chip stays in the pot
     split = table.one("PotSplit")
@@ -433,7 +429,7 @@ def test_H10_a_split_is_refused_mid_deal_and_for_a_staked_pot():
 def test_H10_closing_splits_the_pot_and_gives_the_remainder_a_chip_at_a_time_from_the_dealers_left():
     table = _pool_after_one_deal(losses={2: 10, 3: 11}, wins={1: 10})
     assert table.state.pot == 41 and table.state.dealer == 2
-    before = dict(table.ctx.balances)
+    before = dict(table.balances)
     table.close()
     # Check 41 = 3 x 13 + 2: seats 3 and 1 (left of dealer 2) get the two spare chips
     closed = table.one("TableClosed")
@@ -454,7 +450,8 @@ def test_H11_banked_variant_the_dealer_stakes_a_bank_and_players_do_not_ante():
     # Check the dealer must stake first; refusals name H11 (or G8 for the wallet)
     assert table.state.phase == Phase.FUNDING
     table.refuse("H11", "start")
-    table.refuse("H11", "fund", 2, 200)
+    table.forbidden("fund", 2, 200)  # the service takes the stake from the dealer only
+    table.engine_refuses("H11", "verify_fund", 2, 200, table.balance(2))
     table.refuse("H11", "fund", 1, 99)
     table.refuse("G8", "fund", 1, 1001)
     table.fund(1, 200)
@@ -469,7 +466,7 @@ def test_H11_banked_variant_the_dealer_stakes_a_bank_and_players_do_not_ante():
     table.bet(2, 50)
     table.bet(3, 20)
     # Check the players' bets are settled against the dealer's bank
-    assert table.state.pot == 170 and table.ctx.balances == {1: 800, 2: 1050, 3: 980}
+    assert table.state.pot == 170 and table.balances == {1: 800, 2: 1050, 3: 980}
     # Check the same dealer deals again while money remains (S6)
     assert table.state.dealer == 1 and table.state.phase == Phase.READY
     assert table.events("DealPassed") == []
@@ -481,4 +478,4 @@ def test_H11_banked_variant_the_dealer_stakes_a_bank_and_players_do_not_ante():
     assert table.one("DealPassed", mark) == {"from_seat": 1, "to_seat": 2, "rule": "S5"}
     assert [b["seat"] for b in table.events("BetPlaced", mark)] == [2]
     assert table.state.phase == Phase.FUNDING and table.state.dealer == 2
-    assert table.ctx.balances == {1: 800, 2: 1220, 3: 980}
+    assert table.balances == {1: 800, 2: 1220, 3: 980}

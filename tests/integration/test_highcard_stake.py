@@ -1,6 +1,7 @@
-"""Staked-pot variants through the pure engine: Shoot (S1-S6), Slippery Sam (SS1-SS6) and the
-Fort Wayne variation (FW1-FW3), with stacked packs. The harness checks conservation after every
-operation (wallets + pot + stakes in play constant, no negative balance)."""
+"""Staked-pot variants through the application service: Shoot (S1-S6), Slippery Sam (SS1-SS6) and
+the Fort Wayne variation (FW1-FW3), with stacked packs. The test client
+(`tests/integration/highcard_client.py`) checks conservation after every command on the
+application's own wallets and table (wallets + pot + stakes in play constant, nothing negative)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ledger.errors import RuleViolation
 from ledger.rules.highcard import new_state
 from ledger.rules.highcard_state import Phase
 from ledger.rules.operations import operation_of
-from tests.unit.test_highcard_harness import Table, round_robin, stack
+from tests.integration.highcard_client import Table, round_robin, stack
 
 HANDS = {2: "2c 3c 4c", 3: "5c 6c 7c", 4: "8c 9c Tc"}  # clubs only: a heart target beats them all
 
@@ -27,7 +28,7 @@ def shoot_pack(order, hands=None, turns=("2h Ah", "3h Kh", "4h Qh")):
 
 
 def fund_options(table: Table) -> list[dict]:
-    return [a for a in table.game.legal_actions(table.ctx.balances) if a["action"] == "fund_bank"]
+    return [a for a in table.legal_actions() if a["action"] == "fund_bank"]
 
 
 # S: Shoot.
@@ -41,14 +42,15 @@ def test_S1_the_dealer_alone_stakes_the_pot_between_the_agreed_minimum_and_maxim
     table = shoot(bank_max=500)
     table.open(dealer=1)
     # Check only the dealer stakes, from 100 to 500, within the wallet
-    table.refuse("S1", "fund", 2, 200)
+    table.forbidden("fund", 2, 200)  # the service takes the stake from the dealer only
+    table.engine_refuses("S1", "verify_fund", 2, 200, table.balance(2))
     table.refuse("S1", "fund", 1, 99)
     table.refuse("S1", "fund", 1, 501)
     table.fund(1, 500)
     funded = table.one("BankFunded")
     assert funded["seat"] == 1 and funded["transfer"]["amount"] == 500
     assert table.state.pot == 500 and table.state.banker_start == 500
-    assert table.ctx.balances == {1: 500, 2: 1000, 3: 1000}
+    assert table.balances == {1: 500, 2: 1000, 3: 1000}
     # Check a second stake is refused once the pot is staked
     table.refuse("S1", "fund", 1, 100)
 
@@ -56,17 +58,16 @@ def test_S1_the_dealer_alone_stakes_the_pot_between_the_agreed_minimum_and_maxim
 def test_S2_three_cards_to_each_player_but_the_dealer_hidden_from_the_owner_until_their_turn():
     table = shoot(seats=(1, 2, 3, 4))
     table.open(dealer=1, bank=100, pack=shoot_pack([2, 3, 4]))
-    game = table.game
     # Check three face-down cards each to 2, 3 and 4, one at a time; the dealer has no hand
     dealt = table.events("CardDealt")[1:]
     assert [d["seat"] for d in dealt] == [2, 3, 4] * 3
     assert all(not d["face_up"] and "card" not in d for d in dealt)
     assert sorted(table.state.deal["hands"]) == [2, 3, 4]
     # Check only the player whose turn it is sees their hand
-    assert [game.may_see(s, s) for s in (2, 3, 4)] == [True, False, False]
+    assert [table.may_see(s, s) for s in (2, 3, 4)] == [True, False, False]
     table.bet(2, 10)
-    assert [game.may_see(s, s) for s in (2, 3, 4)] == [True, True, False]
-    assert not game.may_see(3, 4) and not game.may_see(1, 3)
+    assert [table.may_see(s, s) for s in (2, 3, 4)] == [True, True, False]
+    assert not table.may_see(3, 4) and not table.may_see(1, 3)
 
 
 def test_S3_a_bet_is_from_the_minimum_to_the_whole_pot_then_a_burn_and_the_target():
@@ -117,7 +118,7 @@ def test_S5_an_emptied_pot_ends_the_deal_at_once_and_the_deal_passes_left():
     assert table.state.pot == 0 and table.state.dealer == 2
     assert table.state.phase == Phase.FUNDING and fund_options(table)[0]["seat"] == 2
     table.refuse("G8", "bet", 3, 10)
-    assert table.ctx.balances == {1: 900, 2: 1100, 3: 1000, 4: 1000}
+    assert table.balances == {1: 900, 2: 1100, 3: 1000, 4: 1000}
 
 
 def test_S5_a_pot_below_the_minimum_bet_counts_as_empty_and_the_dealer_takes_it_back():
@@ -133,7 +134,7 @@ def test_S5_a_pot_below_the_minimum_bet_counts_as_empty_and_the_dealer_takes_it_
     assert table.names(mark)[-5:] == ["BankEmptied", "BankCollected", "SeedRevealed",
                                       "DealEnded", "DealPassed"]
     assert table.events("BetPlaced", mark)[-1]["seat"] == 2
-    assert table.ctx.balances == {1: 905, 2: 1095, 3: 1000, 4: 1000} and table.state.pot == 0
+    assert table.balances == {1: 905, 2: 1095, 3: 1000, 4: 1000} and table.state.pot == 0
 
 
 def _three_losing_deals(table: Table) -> None:
@@ -157,7 +158,8 @@ def test_S6_after_three_deals_the_dealer_may_pass_the_deal_now_keeping_the_pot()
     assert table.one("DealerChoiceNeeded") == {"seat": 1, "rule": "S6"}
     # Check: the choice must come first; only the dealer makes it; only pass or deal_fourth
     table.refuse("S6", "start")
-    table.refuse("S6", "choose", 2, "pass")
+    table.forbidden("choose", 2, "pass")  # the service takes the choice from the dealer only
+    table.engine_refuses("S6", "verify_choose", 2, "pass")
     table.refuse("S6", "choose", 1, "stay")
     table.refuse("G5", "unseat", 1)  # nobody leaves while the choice is pending
     mark = table.mark()
@@ -166,7 +168,7 @@ def test_S6_after_three_deals_the_dealer_may_pass_the_deal_now_keeping_the_pot()
     assert table.names(mark) == ["DealerChose", "BankCollected", "DealPassed"]
     assert table.one("BankCollected", mark)["transfer"]["amount"] == 160
     assert table.one("DealPassed", mark) == {"from_seat": 1, "to_seat": 2, "rule": "S6"}
-    assert table.ctx.balances == {1: 1060, 2: 970, 3: 970}
+    assert table.balances == {1: 1060, 2: 970, 3: 970}
     assert table.state.phase == Phase.FUNDING and table.state.dealer == 2
 
 
@@ -186,7 +188,7 @@ def test_S6_a_dealer_who_deals_a_fourth_time_then_passes_keeping_what_remains():
     # Check what remains (160 - 30 + 10 = 140) goes back to the dealer and the deal passes
     assert table.one("BankCollected", mark)["transfer"]["amount"] == 140
     assert table.one("DealPassed", mark) == {"from_seat": 1, "to_seat": 2, "rule": "S6"}
-    assert table.ctx.balances == {1: 1040, 2: 1000, 3: 960}
+    assert table.balances == {1: 1040, 2: 1000, 3: 960}
 
 
 # SS: Slippery Sam.
@@ -200,7 +202,8 @@ def test_SS1_stakes_and_bets_follow_shoot_from_the_minimum_to_the_whole_pot():
     # Check the dealer's stake is within the table's minimum and maximum
     table.refuse("SS1", "fund", 1, 99)
     table.refuse("SS1", "fund", 1, 301)
-    table.refuse("SS1", "fund", 2, 100)
+    table.forbidden("fund", 2, 100)  # the service takes the stake from the dealer only
+    table.engine_refuses("SS1", "verify_fund", 2, 100, table.balance(2))
     table.fund(1, 120)
     table.deal(stack(round_robin([2, 3], {2: "Ac Kc Qc", 3: "Ad Kd Qd"}), "4h"))
     # Check a bet is from the minimum to the whole pot
@@ -215,16 +218,15 @@ def test_SS2_three_cards_to_each_player_but_the_dealer_seen_by_nobody():
     table = sam()
     table.open(dealer=1, bank=100, pack=stack(
         round_robin([2, 3], {2: "Ac Kc Qc", 3: "Ad Kd Qd"}), "4h"))
-    game = table.game
     dealt = table.events("CardDealt")[1:]
     # Check three face-down cards each, none to the dealer
     assert [d["seat"] for d in dealt] == [2, 3] * 3
     assert all(not d["face_up"] and "card" not in d for d in dealt)
     # Check nobody may look, not even at their own hand on their turn
-    assert not any(game.may_see(v, s) for v in (1, 2, 3, None) for s in (2, 3))
+    assert not any(table.may_see(v, s) for v in (1, 2, 3, None) for s in (2, 3))
     table.bet(2, 10)
     assert table.bettable() == {3: (10, 110)}
-    assert not any(game.may_see(v, s) for v in (1, 2, 3, None) for s in (2, 3))
+    assert not any(table.may_see(v, s) for v in (1, 2, 3, None) for s in (2, 3))
 
 
 def test_SS3_the_dealer_turns_cards_until_one_of_six_or_lower_is_the_target_for_everyone():
@@ -310,7 +312,7 @@ def test_SS5_a_pot_emptied_in_the_middle_of_a_hand_passes_the_deal_at_once():
     assert table.one("BankEmptied", mark)["rule"] == "SS5"
     assert table.one("DealPassed", mark) == {"from_seat": 1, "to_seat": 2, "rule": "SS5"}
     assert table.state.phase == Phase.FUNDING and table.state.dealer == 2
-    assert table.ctx.balances == {1: 900, 2: 1100, 3: 1000, 4: 1000}
+    assert table.balances == {1: 900, 2: 1100, 3: 1000, 4: 1000}
 
 
 def test_SS6_at_the_end_of_the_hand_the_dealer_takes_the_pot_and_the_deal_passes_left():
@@ -328,7 +330,7 @@ def test_SS6_at_the_end_of_the_hand_the_dealer_takes_the_pot_and_the_deal_passes
     assert table.one("DealPassed", mark) == {"from_seat": 1, "to_seat": 2, "rule": "SS6"}
     assert table.state.pot == 0 and table.state.dealer == 2
     assert table.state.phase == Phase.FUNDING
-    assert table.ctx.balances == {1: 1030, 2: 990, 3: 980}
+    assert table.balances == {1: 1030, 2: 990, 3: 980}
 
 
 # FW: Fort Wayne.
@@ -339,20 +341,18 @@ def wayne(bank=103, seats=(1, 2, 3), pack=None, **limits) -> Table:
 
 
 def buy_price(table: Table) -> int | None:
-    prices = [a["price"] for a in table.game.legal_actions(table.ctx.balances)
-              if a["action"] == "buy"]
+    prices = [a["price"] for a in table.legal_actions() if a["action"] == "buy"]
     return prices[0] if prices else None
 
 
 def test_FW1_players_see_their_hands_and_each_turn_starts_with_a_centre_card_of_any_rank():
     table = wayne(pack=stack(round_robin([2, 3], {2: "Ad 2c 3c", 3: "2h 3h 4h"}), "Kd Qs"))
-    game = table.game
     # Check a king is the centre card: any rank, nothing discarded
     assert table.events("CardDiscarded") == []
     first = table.one("TargetTurned")
     assert (first["card"], first["seat"], first["position"]) == ("Kd", 2, 6)
     # Check players may look at their own hands at once
-    assert game.may_see(2, 2) and game.may_see(3, 3) and not game.may_see(2, 3)
+    assert table.may_see(2, 2) and table.may_see(3, 3) and not table.may_see(2, 3)
     table.refuse("FW1", "bet", 2, 104)
     table.bet(2, 50)
     assert table.events("PaidOut")[-1]["winnings"] == 50 and table.state.pot == 53
@@ -448,7 +448,7 @@ def test_FW3_after_the_second_purchase_the_player_may_pass_without_betting():
     table.buy(2)
     table.refuse("FW3", "pass_turn", 2)  # one purchase is not enough
     table.buy(2)
-    passes = [a for a in table.game.legal_actions(table.ctx.balances) if a["action"] == "pass"]
+    passes = [a for a in table.legal_actions() if a["action"] == "pass"]
     assert passes == [{"action": "pass", "seat": 2}]
     mark = table.mark()
     table.pass_turn(2)
@@ -461,4 +461,4 @@ def test_FW3_after_the_second_purchase_the_player_may_pass_without_betting():
     table.bet(3, 10)
     # Check the dealer then takes the pot, purchases included
     assert table.one("BankCollected")["transfer"]["amount"] == 153
-    assert table.ctx.balances == {1: 1050, 2: 960, 3: 990}
+    assert table.balances == {1: 1050, 2: 960, 3: 990}

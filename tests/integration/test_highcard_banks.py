@@ -1,6 +1,7 @@
-"""Banks and pools through the pure engine: Polish Red Dog / Stitch (P1-P8), Six-Spot Red Dog's
-pool (X1-X6) and banking (XB1-XB5) versions, with stacked packs. The harness checks conservation
-after every operation (wallets + pot + stakes in play constant, no negative balance)."""
+"""Banks and pools through the application service: Polish Red Dog / Stitch (P1-P8), Six-Spot Red
+Dog's pool (X1-X6) and banking (XB1-XB5) versions, with stacked packs. The test client
+(`tests/integration/highcard_client.py`) checks conservation after every command on the
+application's own wallets and table (wallets + pot + stakes in play constant, nothing negative)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ledger.cards import CANONICAL_PACK, Rank
 from ledger.errors import RuleViolation
 from ledger.rules.highcard import new_state
 from ledger.rules.highcard_state import Phase
-from tests.unit.test_highcard_harness import Table, round_robin, stack
+from tests.integration.highcard_client import Table, round_robin, stack
 
 CLUBS = {2: "2c 3c 4c", 3: "5c 6c 7c", 4: "8c 9c Tc", 1: "Jc Qc Kc"}
 LOW = [str(c) for c in CANONICAL_PACK if c.rank <= Rank.SIX]
@@ -26,8 +27,7 @@ def no_low_card_pack(order: list[int]) -> list:
 
 
 def fund_seat(table: Table) -> int | None:
-    found = [a["seat"] for a in table.game.legal_actions(table.ctx.balances)
-             if a["action"] == "fund_bank"]
+    found = [a["seat"] for a in table.legal_actions() if a["action"] == "fund_bank"]
     return found[0] if found else None
 
 
@@ -59,7 +59,8 @@ def test_P1_two_to_ten_players_and_a_bank_of_at_least_the_tables_minimum():
     # Check the bank is the table's fixed 150: less or more is refused
     table.refuse("P1", "fund", 1, 149)
     table.refuse("P1", "fund", 1, 151)
-    table.refuse("P1", "fund", 2, 150)
+    table.forbidden("fund", 2, 150)  # the service takes the stake from the dealer only
+    table.engine_refuses("P1", "verify_fund", 2, 150, table.balance(2))
     table.fund(1, 150)
     assert table.state.pot == 150 and table.state.banker_start == 150
     free = polish(seats=(1, 2))
@@ -83,9 +84,8 @@ def test_P2_three_cards_face_down_one_at_a_time_to_each_player_except_the_banker
 def test_P3_players_bet_unseen_from_the_bankers_left_up_to_half_the_bank_rounded_down():
     table = polish()
     table.open(dealer=1, bank=101, pack=polish_pack([2, 3, 4]))
-    game = table.game
     # Check nobody sees their cards before they are turned
-    assert not any(game.may_see(s, s) for s in (1, 2, 3, 4))
+    assert not any(table.may_see(s, s) for s in (1, 2, 3, 4))
     # Check 101 // 2 = 50 is the most; the minimum is 10; seat 2 (banker's left) goes first
     assert table.bettable() == {2: (10, 50)}
     table.refuse("P3", "bet", 2, 51)
@@ -136,7 +136,7 @@ def test_P5_a_bank_too_small_for_the_minimum_bet_counts_as_emptied_and_the_deal_
     assert table.one("BankCollected", mark)["transfer"]["amount"] == 10
     assert table.one("DealPassed", mark) == {"from_seat": 1, "to_seat": 2, "rule": "P5"}
     assert [b["seat"] for b in table.events("BetPlaced", mark)] == [2]
-    assert table.ctx.balances == {1: 910, 2: 1090, 3: 1000, 4: 1000}
+    assert table.balances == {1: 910, 2: 1090, 3: 1000, 4: 1000}
     # Check a new round begins with the new banker's bank, from seat 2's left
     assert table.state.phase == Phase.FUNDING and fund_seat(table) == 2
     table.fund(2, 100)
@@ -156,7 +156,7 @@ def test_P5_an_emptied_bank_passes_the_bank_and_deal_left_at_once():
     assert table.events("BankCollected", mark) == []
     assert table.one("DealPassed", mark)["to_seat"] == 2
     assert table.state.pot == 0 and table.state.counters["banks_emptied"] == 1
-    assert table.ctx.balances == {1: 900, 2: 1100, 3: 1000, 4: 1000}
+    assert table.balances == {1: 900, 2: 1100, 3: 1000, 4: 1000}
 
 
 def test_P5_a_table_whose_smallest_bank_could_not_take_the_minimum_bet_is_refused():
@@ -198,7 +198,7 @@ def test_P6_stitch_round_declared_at_three_times_the_bank_then_collected_after_o
         1, "P6", 300)
     assert table.one("DealPassed", mark) == {"from_seat": 1, "to_seat": 2, "rule": "P6"}
     assert table.events("StitchDeclared", mark) == []
-    assert table.ctx.balances == {1: 1200, 2: 970, 3: 915, 4: 915}
+    assert table.balances == {1: 1200, 2: 970, 3: 915, 4: 915}
     assert table.state.phase == Phase.FUNDING and not table.state.stitch
 
 
@@ -255,7 +255,7 @@ def test_X1_everyone_the_dealer_too_antes_into_the_pool_before_each_deal():
     # Check four antes, the dealer's included, from the dealer's left
     assert [(a["seat"], a["rule"]) for a in table.events("Anted")] == [
         (2, "X1"), (3, "X1"), (4, "X1"), (1, "X1")]
-    assert table.state.pot == 40 and table.ctx.balances == {1: 990, 2: 990, 3: 990, 4: 990}
+    assert table.state.pot == 40 and table.balances == {1: 990, 2: 990, 3: 990, 4: 990}
 
 
 def test_X2_three_cards_face_down_to_everyone_the_dealer_too_from_the_dealers_left():
@@ -297,10 +297,9 @@ def test_X3_with_no_low_card_left_the_deal_is_void_and_dealt_again_without_new_a
 def test_X4_everyone_bets_at_once_unseen_sealed_several_may_bet_the_whole_pool():
     table = six()
     table.open(dealer=1, pack=stack(round_robin([2, 3, 4, 1], SIX_HANDS), "5h"))
-    game = table.game
     # Check nobody sees a hand, and everyone may bet now, from 1 chip (the default) to the pool
     assert table.state.limits["min_bet"] == 1
-    assert not any(game.may_see(s, s) for s in (1, 2, 3, 4))
+    assert not any(table.may_see(s, s) for s in (1, 2, 3, 4))
     assert table.bettable() == {2: (1, 40), 3: (1, 40), 4: (1, 40), 1: (1, 40)}
     table.refuse("X4", "bet", 4, 41)
     table.bet(4, 40)
@@ -330,7 +329,7 @@ def test_X5_losers_pay_the_pool_first_then_winners_from_the_dealers_left_until_i
                            ("PartiallyPaid", 3, "win", 10, 50)]
     assert settled[3][1:] == (1, "win", 0, 10)
     assert table.state.pot == 0
-    assert table.ctx.balances == {1: 990, 2: 1030, 3: 1000, 4: 980}
+    assert table.balances == {1: 990, 2: 1030, 3: 1000, 4: 980}
     assert [h["seat"] for h in table.events("HandShown")] == [4, 2, 3, 1]
 
 
@@ -370,7 +369,8 @@ def test_XB1_the_banker_stakes_gets_no_hand_and_does_not_bet_players_do_not_ante
     table = banking(bank_min=1)
     table.open(dealer=1)
     table.refuse("XB1", "start")
-    table.refuse("XB1", "fund", 2, 37)
+    table.forbidden("fund", 2, 37)  # the service takes the stake from the dealer only
+    table.engine_refuses("XB1", "verify_fund", 2, 37, table.balance(2))
     table.fund(1, 37)  # any amount the table allows
     mark = table.mark()
     table.deal(stack(round_robin([2, 3, 4], CLUBS), "6h"))
@@ -379,7 +379,7 @@ def test_XB1_the_banker_stakes_gets_no_hand_and_does_not_bet_players_do_not_ante
     assert table.one("Committed", mark)["order"] == [2, 3, 4]
     assert sorted(table.state.deal["hands"]) == [2, 3, 4]
     table.refuse("XB3", "bet", 1, 5)
-    assert table.ctx.balances == {1: 963, 2: 1000, 3: 1000, 4: 1000}
+    assert table.balances == {1: 963, 2: 1000, 3: 1000, 4: 1000}
 
 
 def test_XB1_by_default_the_banker_may_stake_any_amount():
@@ -438,7 +438,7 @@ def test_XB4_settlement_as_six_spot_and_the_uncovered_bank_is_never_at_risk():
     assert table.one("Passed")["rule"] == "XB3"
     # Check the banker gets back 100 - 30 + 20 = 90
     assert table.one("BankCollected")["transfer"]["amount"] == 90
-    assert table.ctx.balances == {1: 990, 2: 1030, 3: 980, 4: 1000}
+    assert table.balances == {1: 990, 2: 1030, 3: 980, 4: 1000}
 
 
 def test_XB4_a_fully_covered_bank_pays_every_winner_in_full_and_may_be_emptied():
@@ -450,7 +450,7 @@ def test_XB4_a_fully_covered_bank_pays_every_winner_in_full_and_may_be_emptied()
     assert [(p["seat"], p["winnings"]) for p in table.events("PaidOut")] == [(2, 50), (3, 50)]
     # Check nothing is left for the banker, and the bank and deal still pass
     assert table.events("BankCollected") == [] and table.state.pot == 0
-    assert table.ctx.balances == {1: 900, 2: 1050, 3: 1050, 4: 1000}
+    assert table.balances == {1: 900, 2: 1050, 3: 1050, 4: 1000}
     assert table.one("DealPassed")["rule"] == "XB5"
 
 
