@@ -43,6 +43,7 @@ function renderCards() {
     outcome = "Stand or Raise?";
   }
   $("#outcome").textContent = outcome;
+  $("#outcome").dataset.deal = d ? `${d.id} ${d.phase}` : "";
 }
 
 function renderControls() {

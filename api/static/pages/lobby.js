@@ -55,9 +55,14 @@ function tableHtml(t) {
     <div class="actions">${actions.join("")}</div></article>`;
 }
 
+let shown = "";
+
 async function load() {
   const status = $("#filter").value;
   const tables = await listAll(`/tables?limit=100${status ? `&status=${status}` : ""}`, "tables");
+  const now = JSON.stringify(tables);
+  if (now === shown) return;  // unchanged: keep the page (and the keyboard focus) as it is
+  shown = now;
   const groups = new Map();
   for (const t of tables) {
     if (!groups.has(t.title)) groups.set(t.title, []);
@@ -92,12 +97,24 @@ $("#tables").addEventListener("click", async (event) => {
 });
 $("#filter").addEventListener("change", () => load().catch(fail));
 
-me = await signedIn();
-if (me.role === "player") {
+async function loadWallet() {
   const wallets = await listAll(`/wallets?player_id=${encodeURIComponent(me.player_id)}`, "wallets");
-  wallet = wallets.find((w) => w.player_id === me.player_id) || null;
+  const found = wallets.find((w) => w.player_id === me.player_id) || null;
+  const changed = JSON.stringify(found) !== JSON.stringify(wallet);
+  wallet = found;
   $("#wallet").innerHTML = wallet ? `Your balance: <strong id="balance">${chips(wallet.balance)}</strong> play credits`
     : "You have no wallet yet: ask the cashier.";
+  if (changed) shown = "";  // "Sit down" needs a wallet
 }
+
+async function keepCurrent() {  // seats fill, tables open and grants arrive while it is open
+  try {
+    if (me.role === "player") await loadWallet();
+    await load();
+  } catch (error) { fail(error); }
+  setTimeout(keepCurrent, 2000);
+}
+
+me = await signedIn();
 if (me.role === "operator") openTableForm($("#staff"), () => load().catch(fail));
-await load().catch(fail);
+keepCurrent();
