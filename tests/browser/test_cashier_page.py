@@ -16,6 +16,7 @@ def test_the_cashier_creates_a_player_grants_chips_and_the_player_signs_in_by_li
         open_page, server, size):
     from playwright.sync_api import expect
 
+    shoot(open_page("/sign-in"), "sign-in", size)
     cashier = open_page("/pages/cashier", server.operator)
     expect(cashier.locator(".signed-in")).to_contain_text("operator")
     name = f"c-{uuid4().hex[:8]}"

@@ -69,6 +69,9 @@ def test_three_players_see_only_what_the_rules_let_them_and_each_others_moves_li
     # The first player sits down from the lobby; the others over the API.
     lobby = open_page("/", players[0]["key"])
     listing = lobby.locator(f"article[data-table='{table_id}']")
+    _expect()(listing).to_be_visible()
+    if variant == "polish":
+        shoot(lobby, "lobby", size)
     listing.get_by_role("button", name="Sit down").click()
     lobby.wait_for_url(re.compile(r"/pages/table\?table="))
     for seat, player in ((2, players[1]), (3, players[2])):

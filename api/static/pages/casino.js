@@ -127,7 +127,8 @@ $("#deal").addEventListener("click", () => act(async () => {
 }));
 for (const name of ["stand", "raise"]) {
   $(`#${name}`).addEventListener("click", () => act(async () => {
-    await post(`/deals/${deal().id}/${name}`);
+    const id = deal().id;
+    await (name === "raise" ? post(`/deals/${id}/raise`) : post(`/deals/${id}/stand`));
     await refresh();
     await askSlip();
     say(name === "raise" ? "Raised." : "Stood.");
