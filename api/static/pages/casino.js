@@ -63,7 +63,7 @@ function renderControls() {
   for (const name of ["undo", "clear", "rebet", "double", "deal"]) {
     $(`#${name}`).disabled = deciding || !allowed[name];
   }
-  $("#bet-total").textContent = chips(slip ? slip.total : 0);
+  $("#bet-total").textContent = chips(deciding ? d.stake : slip ? slip.total : 0);
   $("#bet-chips").textContent = slip && slip.chips.length ? `(${slip.chips.join(" + ")})` : "";
   $("#balance").textContent = chips(view.balance);
 }
