@@ -65,9 +65,19 @@ def test_a_casino_deal_through_every_control(open_page, server, size):
     # Check nothing down: no Undo, Double, Rebet or Deal; Bet waits for a chosen chip.
     for name in ("undo", "double", "rebet", "deal", "bet"):
         expect(controls[name]).to_be_disabled()
-    page.locator(".chip[data-chip='100']").click()
-    expect(page.locator(".chip[data-chip='100']")).to_have_attribute("aria-pressed", "true")
-    controls["bet"].click()
+    # Check the keyboard alone lays a chip: Tab to the 100 chip, Enter, Tab on to Bet, Space;
+    # the focused control has a visible focus ring.
+    page.locator(".chip[data-chip='50']").focus()
+    page.keyboard.press("Tab")
+    chip_100 = page.locator(".chip[data-chip='100']")
+    expect(chip_100).to_be_focused()
+    expect(chip_100).to_have_css("outline-style", "solid")
+    page.keyboard.press("Enter")
+    expect(chip_100).to_have_attribute("aria-pressed", "true")
+    for _ in range(3):  # past the 500 and 1,000 chips
+        page.keyboard.press("Tab")
+    expect(controls["bet"]).to_be_focused()
+    page.keyboard.press(" ")
     expect(total).to_have_text("100")
     page.locator(".chip[data-chip='50']").click()
     controls["bet"].click()
@@ -93,6 +103,10 @@ def test_a_casino_deal_through_every_control(open_page, server, size):
         expect(controls[name]).to_be_hidden()
     expect(controls["stand"]).to_be_visible()
     expect(controls["raise"]).to_be_enabled()
+    # Check each card says what it is to a screen reader.
+    for slot in ("#slot-1 .card", "#slot-2 .card"):
+        expect(page.locator(slot)).to_have_attribute("aria-label", re.compile(
+            r"^(Ace|King|Queen|Jack|10|[2-9]) of (clubs|diamonds|hearts|spades)$"))
     stand_box, raise_box = controls["stand"].bounding_box(), controls["raise"].bounding_box()
     assert abs(stand_box["y"] - raise_box["y"]) < 2, "Stand and Raise share one row"
     shoot(page, "casino-deciding", size)
