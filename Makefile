@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench lint clean
+.PHONY: run test bench lint clean screenshots
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m tests.bench
 	$(BIN)/python -m tests.bench_audit
+
+# Pictures of every page at desktop and phone sizes, taken by the browser tests as they play.
+screenshots: $(STAMP)
+	REDDOG_SCREENSHOTS=docs/screenshots $(BIN)/pytest -q -p no:xdist -m browser tests/browser
 
 lint: $(STAMP)
 	$(BIN)/ruff check ledger api tests

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import swagger_ui_bundle
 from flask import Flask, send_from_directory
 from flask_smorest import Api
 
-from api import errors, gate
-from api.resources import audit, deals, keys, tables, wallets
+from api import errors, gate, pages
+from api.resources import audit, deals, keys, session, tables, wallets
 from ledger.services.application import LedgerApplication
 
 DOCS_ASSETS = "/docs/assets/"
@@ -58,8 +57,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     _ = ledger.runtime
 
     api = LedgerApi(app)
-    for blueprint in (wallets.blp, tables.blp, deals.blp, audit.blp, keys.blp):
+    for blueprint in (wallets.blp, tables.blp, deals.blp, audit.blp, keys.blp, session.blp):
         api.register_blueprint(blueprint)
+    app.register_blueprint(pages.blp)
     errors.init_app(app)
     settings = ledger.settings
     gate.init_app(app, settings.audit_slots, settings.audit_queue, settings.audit_seconds)
@@ -68,11 +68,6 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     def docs_assets(filename: str) -> Any:
         """Serve the Swagger UI files shipped with the package (no CDN needed)."""
         return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename)
-
-    @app.get("/pages/audit")
-    def audit_page() -> Any:
-        """Serve the audit page: replay a deal, check its fairness, reports with a chart."""
-        return send_from_directory(Path(__file__).parent / "static", "audit.html")
 
     @app.get("/health")
     def health() -> dict[str, Any]:

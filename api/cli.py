@@ -66,7 +66,8 @@ def serve(host: str, port: int, threads: int, demo: bool, store: str | None) -> 
     if demo:
         for line in demo_setup(ledger, base):
             click.echo(line)
-    click.echo(f"API docs: {base}/docs   OpenAPI: {base}/openapi.json   Audit: {base}/pages/audit")
+    click.echo(f"Lobby: {base}/   Cashier: {base}/pages/cashier   Audit: {base}/pages/audit")
+    click.echo(f"API docs: {base}/docs   OpenAPI: {base}/openapi.json")
     waitress.serve(app, host=host, port=port, threads=threads, ident="reddog-ledger")
 
 
@@ -87,6 +88,11 @@ def demo_setup(ledger: LedgerApplication, base: str) -> list[str]:
     for role, player in (("operator", None), ("player", DEMO_PLAYER), ("auditor", None)):
         key, _ = ledger.issue_key(role, player, label="demo")
         lines.append(f"{role:9} key: {key}")
+    lines.append(f"Demo casino page {base}/pages/casino?table={table_id}")
+    lines.append("One-time sign-in links (each works once, within the hour; open one per tab):")
+    for role, player in (("operator", None), ("auditor", None), ("player", DEMO_PLAYER)):
+        link, _ = ledger.issue_key(role, player, label=f"demo sign-in link ({role})", kind="link")
+        lines.append(f"{role:9} sign-in: {base}/sign-in#token={link}")
     lines.append(
         f"Try: curl -H 'Authorization: Bearer <player key>' -H 'Content-Type: application/json' "
         f"-d '{{\"bet\": 100}}' {base}/tables/{table_id}/deals"

@@ -10,7 +10,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates
 from api.schemas import PLAYER_ID, FullMatch, WholeNumber
 from api.schemas_audit import ProjectionStatusSchema
 from ledger import clock, validation
-from ledger.services.keys import MAX_KEY_DAYS, MAX_RATE
+from ledger.services.keys import KINDS, MAX_KEY_DAYS, MAX_RATE
 
 
 class StrictNumber(fields.Float):
@@ -26,6 +26,10 @@ class StrictNumber(fields.Float):
 
 class KeyIssueArgs(Schema):
     role = fields.String(required=True, validate=validate.OneOf(validation.ROLES))
+    kind = fields.String(load_default="api", validate=validate.OneOf(KINDS), metadata={
+        "description": "`api` (default): a Bearer key. `link`: a one-time sign-in link "
+                       "(`/sign-in#token=<key>`), exchanged once at `POST /sign-in` for a session "
+                       "key; it expires within a day (in an hour unless told)"})
     player_id = fields.String(validate=PLAYER_ID, metadata={
         "description": "The player's pseudonymous id: player keys only, and required for them"})
     label = fields.String(load_default="", validate=FullMatch(validation.LABEL),
@@ -60,6 +64,7 @@ class KeySchema(Schema):
     """An API key's record: never the key, never its hash."""
 
     key_id = fields.UUID()
+    kind = fields.String(metadata={"description": "api | link (a one-time sign-in link)"})
     role = fields.String()
     player_id = fields.String(allow_none=True)
     label = fields.String()

@@ -39,7 +39,7 @@ def issue_key(args: dict) -> Any:
     key, record = ledger().issue_key(
         args["role"], args.get("player_id"), args["label"], expires_at=args.get("expires_at"),
         expires_in_days=args.get("expires_in_days"), rate_limit=args.get("rate_limit"),
-        actor=principal(), command=command_key(args))
+        actor=principal(), command=command_key(args), kind=args["kind"])
     headers = {"Location": url_for("keys.read_key", key_id=record["key_id"]),
                "Cache-Control": "no-store"}
     return {**record, "key": key}, 201, headers

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from typing import Any
 from uuid import UUID
+
+from flask import Response, request
 
 from api.auth import command_key, ledger, principal
 from api.resources import command, problems, resource_blueprint
@@ -19,6 +24,7 @@ from api.schemas import (
     TableOpenArgs,
     TableSchema,
 )
+from api.schemas_lobby import BetSlipArgs, BetSlipSchema, TableListArgs, TableListSchema
 
 blp = resource_blueprint("tables", __name__, "/tables", "Tables of every Red Dog variant")
 SEAT = {"in": "path", "name": "seat", "description": "The seat, from 1 (G5)",
@@ -38,12 +44,49 @@ def open_table(args: dict) -> dict:
     )
 
 
-@blp.route("/<uuid:table_id>", methods=["GET"])
-@blp.response(200, TableSchema)
+NOT_MODIFIED = ("The table looks to this caller as it did when it answered the ETag sent in "
+                "If-None-Match; no body")
+
+
+@blp.route("", methods=["GET"])
+@blp.arguments(TableListArgs, location="query")
+@blp.response(200, TableListSchema)
 @problems(blp)
-def read_table(table_id: UUID) -> dict:
-    """Read a table as its player may see it, with the actions legal now."""
-    return ledger().table(principal(), table_id)
+def list_tables(args: dict) -> dict:
+    """List tables in id order for the lobby: limits, seats, pot or bank, dealer (players: every
+    multi-seat table and their own casino tables)."""
+    return ledger().list_tables(principal(), variant=args.get("variant"),
+                                status=args.get("status"), after=args.get("after"),
+                                limit=args["limit"])
+
+
+@blp.route("/<uuid:table_id>", methods=["GET"])
+@blp.response(200, TableSchema, headers={"ETag": {
+    "description": "Names this answer as this caller sees it; send it as If-None-Match",
+    "schema": {"type": "string"}}})
+@blp.alt_response(304, description=NOT_MODIFIED)
+@problems(blp)
+def read_table(table_id: UUID) -> Any:
+    """Read a table as its player may see it, with the actions legal now. With If-None-Match
+    naming the ETag of the last answer, 304 while nothing this caller sees has changed."""
+    view = ledger().table(principal(), table_id)
+    body = json.dumps(TableSchema().dump(view), sort_keys=True).encode()
+    etag = hashlib.sha256(body).hexdigest()[:32]
+    headers = {"ETag": f'"{etag}"', "Cache-Control": "private, no-cache"}
+    if etag in request.if_none_match:
+        return Response(status=304, headers=headers)
+    return view, 200, headers
+
+
+@blp.route("/<uuid:table_id>/bet-slip", methods=["GET"])
+@blp.arguments(BetSlipArgs, location="query")
+@blp.response(200, BetSlipSchema)
+@problems(blp)
+def bet_slip(args: dict, table_id: UUID) -> dict:
+    """Apply one bet-slip control of a casino table (C8) and say what each control would do
+    next: chips laid, Undo, Clear, Rebet, Double, Deal. Records nothing."""
+    return ledger().bet_slip(principal(), table_id, args["chips"], action=args.get("action"),
+                             chip=args.get("chip"))
 
 
 @blp.route("/<uuid:table_id>/client-seed", methods=["POST"])

@@ -7,6 +7,7 @@ from uuid import UUID
 from api.auth import command_key, ledger, principal
 from api.resources import command, problems, resource_blueprint
 from api.schemas import GrantArgs, WalletOpenArgs, WalletSchema
+from api.schemas_lobby import WalletListArgs, WalletListSchema
 
 blp = resource_blueprint("wallets", __name__, "/wallets", "Play-credit wallets (C1)")
 
@@ -18,6 +19,17 @@ blp = resource_blueprint("wallets", __name__, "/wallets", "Play-credit wallets (
 def open_wallet(args: dict) -> dict:
     """Open an empty wallet for a pseudonymous player (operator)."""
     return ledger().open_wallet(principal(), args["player_id"], command=command_key(args))
+
+
+@blp.route("", methods=["GET"])
+@blp.arguments(WalletListArgs, location="query")
+@blp.response(200, WalletListSchema)
+@problems(blp)
+def list_wallets(args: dict) -> dict:
+    """List wallets in id order with their balances, by player id prefix (operator, auditor;
+    a player gets only their own)."""
+    return ledger().list_wallets(principal(), player_id=args.get("player_id"),
+                                 after=args.get("after"), limit=args["limit"])
 
 
 @blp.route("/<uuid:wallet_id>", methods=["GET"])

@@ -49,7 +49,7 @@ class ApiKey(LedgerAggregate):
     @event("Issued")
     def __init__(self, key_hash: str, role: str, player_id: str | None, label: str,
                  expires_at: str | None = None, rate_limit: float | None = None,
-                 issued_by: str | None = None) -> None:
+                 issued_by: str | None = None, kind: str = "api") -> None:
         self.key_hash = key_hash
         self.role = role
         self.player_id = player_id
@@ -61,6 +61,9 @@ class ApiKey(LedgerAggregate):
         # The key id of the operator who issued it, "system" (the command line, the demo), or
         # None (issued before issuers were recorded).
         self.issued_by = issued_by
+        # "api": sent as a Bearer key; "link": a one-time sign-in link, only ever exchanged for
+        # a session key at `POST /sign-in` (keys issued before kinds existed are "api").
+        self.kind = kind
         self.revoked = False
         self.revoked_by: str | None = None
 

@@ -5,6 +5,8 @@
 | `LedgerBase` | `base` | the store, its chain key, read models, runtime state; `_execute` |
 | `WalletService` | `wallets` | open a wallet, grant play credits (C1), read it |
 | `KeyService` | `keys` | issue, authenticate and admit, list, read, revoke API keys |
+| `SignInService` | `signin` | exchange a one-time sign-in link for a session key; who is asking |
+| `LobbyService` | `lobby` | list tables and wallets; the casino bet slip's decisions (C8) |
 | `CasinoService` | `casino` | Casino Red Dog tables: deal, stand, raise (C1-C9) |
 | `TableService` | `tables` | multi-seat tables of every high-card variant |
 | `DealService` | `deals` | tables and deals of either family; a deal's state, events, replay, fairness |
@@ -19,14 +21,16 @@ from __future__ import annotations
 from ledger.services.audit import AuditService
 from ledger.services.base import CommandKey
 from ledger.services.deals import DealService
-from ledger.services.keys import KeyService
+from ledger.services.lobby import LobbyService
 from ledger.services.reports import ReportService
+from ledger.services.signin import SignInService
 from ledger.services.wallets import WalletService
 
 __all__ = ["CommandKey", "LedgerApplication"]
 
 
-class LedgerApplication(DealService, WalletService, KeyService, AuditService, ReportService):
+class LedgerApplication(LobbyService, DealService, WalletService, SignInService, AuditService,
+                        ReportService):
     """Red Dog Ledger's application service over one event store."""
 
     name = "RedDogLedger"  # names the PostgreSQL tables: every class of the ledger shares it

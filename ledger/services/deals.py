@@ -30,7 +30,7 @@ from ledger.errors import InvalidInput, NotFound, RuleViolation
 from ledger.rules import operations as op
 from ledger.rules.variants import VARIANTS
 from ledger.services import views
-from ledger.services.access import Action, Principal, require
+from ledger.services.access import Action, Principal, may, require
 from ledger.services.base import CommandKey, Decision
 from ledger.services.casino import CasinoService
 from ledger.services.tables import TableService, seated_players
@@ -287,6 +287,29 @@ class DealService(CasinoService, TableService):
         before = self.repository.get(table.id, version=sealed.table_version - 1)
         return DealLog(TABLE, deal_id, table.id, events, before=before,
                        owners=seated_players(table), variant=table.variant)
+
+    def lobby_entry(self, actor: Principal, table_id: UUID) -> dict[str, Any] | None:
+        """A table of either family as the lobby lists it, if the caller may see it."""
+        try:
+            table = self.repository.get(table_id)
+        except AggregateNotFoundError:
+            return None
+        if isinstance(table, CasinoTable):
+            if not may(actor, Action.READ_TABLE, owner=table.player_id):
+                return None
+            return views.casino_lobby_entry(table, self._last_deal(table))
+        if isinstance(table, HighCardTable):
+            return views.high_card_lobby_entry(table)
+        return None
+
+    def _last_deal(self, table: CasinoTable) -> CasinoDeal | None:
+        """The casino table's most recent deal, finished or not."""
+        if not table.nonce:
+            return None
+        try:
+            return self.repository.get(CasinoDeal.create_id(table.id, table.nonce))
+        except AggregateNotFoundError:
+            return None
 
     def _any_table(self, table_id: UUID) -> CasinoTable | HighCardTable:
         table = self._get(table_id, Aggregate, "table")

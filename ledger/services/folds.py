@@ -100,7 +100,7 @@ class Fold:
         key_id = str(event.originator_id)
         if isinstance(event, ApiKey.Issued):
             self.put(f"k|{key_id}", {
-                "key_id": key_id, "role": data["role"], "player_id": data.get("player_id"),
+                "key_id": key_id, "kind": data.get("kind", "api"), "role": data["role"], "player_id": data.get("player_id"),
                 "label": data.get("label", ""), "issued_at": event.timestamp.isoformat(),
                 "expires_at": data.get("expires_at"), "rate_limit": data.get("rate_limit"),
                 "revoked_at": None, "issued_by": data.get("issued_by")})

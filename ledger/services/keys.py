@@ -48,6 +48,11 @@ KEYS_FIRST, KEYS_END = "k|", "k|g"
 #: Key documents one list request examines before it answers with a cursor instead.
 KEYS_SCAN = 5000
 STATUSES = ("active", "expired", "revoked")
+#: Kinds of key: sent as a Bearer key, or a one-time sign-in link exchanged at `POST /sign-in`.
+KINDS = ("api", "link")
+#: How long a sign-in link lasts unless told (and at most `MAX_LINK_TTL`).
+LINK_TTL = timedelta(hours=1)
+MAX_LINK_TTL = timedelta(days=1)
 
 
 class KeyService(LedgerBase):
@@ -65,11 +70,14 @@ class KeyService(LedgerBase):
         rate_limit: float | None = None,
         actor: Principal = SYSTEM,
         command: CommandKey | None = None,
+        kind: str = "api",
     ) -> tuple[str, dict[str, Any]]:
         """Make an API key; only its hash is stored. Returns the key (shown this once) and its
         record. `expires_at` (an aware datetime or ISO 8601 text; any instant, even a past one)
         or `expires_in_days` set when it stops authenticating; `rate_limit` (requests a second,
-        0 for none) replaces the service's limit for this key.
+        0 for none) replaces the service's limit for this key. A `link` key is a one-time
+        sign-in link: it expires within a day (an hour unless told) and authenticates nothing
+        until exchanged for a session key (`exchange_sign_in_link`).
 
         With an idempotency key (`command`), a repeat does not make a second key: the key of
         the first was shown once and is stored nowhere, so a repeat is a Conflict that names
@@ -86,7 +94,12 @@ class KeyService(LedgerBase):
             raise InvalidInput("only player keys name a player", field="player_id")
         label = validation.LABEL.check(label)
         now = clock.utcnow()
+        validation.check_choice(kind, KINDS, "kind")
+        if kind == "link" and expires_at is None and expires_in_days is None:
+            expires_at = now + LINK_TTL
         expiry = _expiry(expires_at, expires_in_days, now)
+        if kind == "link" and parse_instant(expiry) > now + MAX_LINK_TTL:
+            raise InvalidInput("a sign-in link must expire within a day", field="expires_at")
         rate_limit = _rate(rate_limit)
         if command is not None and (first := self._recorded_answer(command)) is not None:
             raise _already_issued(first)
@@ -96,7 +109,7 @@ class KeyService(LedgerBase):
         def decide() -> tuple[list[Aggregate], dict[str, Any]]:
             api_key = ApiKey(key_hash=hash_key(key), role=role_enum.value, player_id=player_id,
                              label=label, expires_at=expiry, rate_limit=rate_limit,
-                             issued_by=actor.key_id)
+                             issued_by=actor.key_id, kind=kind)
             made[:] = [api_key]
             return [api_key], key_view(api_key, now, None)
 
@@ -142,7 +155,7 @@ class KeyService(LedgerBase):
             return None
         return Limit(rate=float(rate), burst=max(int(self.settings.rate_burst), 1))
 
-    def _authentic(self, key: str | None, now: datetime) -> ApiKey:
+    def _authentic(self, key: str | None, now: datetime, kind: str = "api") -> ApiKey:
         if not key:
             raise Unauthenticated("send an API key as 'Authorization: Bearer <key>'")
         key_hash = hash_key(key)
@@ -153,10 +166,14 @@ class KeyService(LedgerBase):
         if not isinstance(api_key, ApiKey) or not secrets.compare_digest(api_key.key_hash,
                                                                          key_hash):
             raise Unauthenticated("unknown API key")
+        what = "sign-in link" if kind == "link" else "API key"
+        if getattr(api_key, "kind", "api") != kind:
+            raise Unauthenticated("a sign-in link is exchanged at POST /sign-in, not sent as a "
+                                  "key" if kind == "api" else "not a sign-in link")
         if api_key.revoked:
-            raise Unauthenticated("this API key was revoked")
+            raise Unauthenticated(f"this {what} was " + ("used" if kind == "link" else "revoked"))
         if api_key.expired(now):
-            raise Unauthenticated("this API key has expired")
+            raise Unauthenticated(f"this {what} has expired")
         return api_key
 
     # List and read.
@@ -254,6 +271,7 @@ def key_view(api_key: ApiKey, now: datetime, last_used: dict[str, str] | None) -
     key_id = str(api_key.id)
     return {
         "key_id": key_id,
+        "kind": getattr(api_key, "kind", "api"),
         "role": api_key.role,
         "player_id": api_key.player_id,
         "label": api_key.label,
@@ -274,6 +292,7 @@ def document_view(document: dict[str, Any], now: datetime) -> dict[str, Any]:
     revoked = document.get("revoked_at") is not None
     return {
         "key_id": document["key_id"],
+        "kind": document.get("kind", "api"),
         "role": document["role"],
         "player_id": document.get("player_id"),
         "label": document.get("label", ""),

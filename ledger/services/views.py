@@ -217,3 +217,35 @@ def _action_view(action: dict[str, Any], seats: dict[int, Any], viewer: int | No
     if hide and seat != viewer:
         entry.pop("max", None)
     return entry
+
+
+def casino_lobby_entry(table: CasinoTable, last: CasinoDeal | None) -> dict[str, Any]:
+    """A casino table as the lobby lists it."""
+    return {
+        "id": str(table.id), "variant": "casino", "title": "Casino Red Dog", "family": "C",
+        "status": "open", "phase": "deciding" if last is not None and not last.finished
+        else "ready",
+        "limits": {"chips": list(casino.CHIPS), "min_bet": casino.MIN_BET,
+                   "max_opening_bet": casino.MAX_OPENING_BET, "max_stake": casino.MAX_STAKE},
+        "max_seats": 1, "seats": [{"seat": 1, "player_id": table.player_id}], "seats_free": 0,
+        "pot": None, "dealer": None, "dealer_player_id": None, "deals": table.deals,
+        "version": table.version,
+    }
+
+
+def high_card_lobby_entry(table: Any) -> dict[str, Any]:
+    """A multi-seat table as the lobby lists it: no cards, no balances."""
+    state = table.state
+    seats = [{"seat": seat, "player_id": info["player"]} for seat, info in sorted(
+        state.seats.items())]
+    dealer = state.seats.get(state.dealer) if state.dealer is not None else None
+    return {
+        "id": str(table.id), "variant": state.variant_name, "title": state.variant.title,
+        "family": state.variant.family,
+        "status": "closed" if str(state.phase) == "closed" else "open",
+        "phase": str(state.phase), "limits": dict(state.limits),
+        "max_seats": state.limits["max_seats"], "seats": seats,
+        "seats_free": max(state.limits["max_seats"] - len(seats), 0), "pot": state.pot,
+        "dealer": state.dealer, "dealer_player_id": dealer["player"] if dealer else None,
+        "deals": state.counters.get("deals", 0), "version": table.version,
+    }

@@ -1,6 +1,15 @@
-"""The audit page: served without a key, and built only on the API's own endpoints."""
+"""The pages: served without a key, from the package, built only on the API's own endpoints."""
 
 import re
+
+import pytest
+
+from tests.api.helpers import memory_only
+
+pytestmark = memory_only  # the pages do not depend on the store
+
+PAGES = {"/": "lobby", "/sign-in": "sign-in", "/pages/casino": "casino",
+         "/pages/table": "table", "/pages/cashier": "cashier"}
 
 
 def test_the_audit_page_is_served_and_calls_only_api_endpoints(client):
@@ -12,3 +21,36 @@ def test_the_audit_page_is_served_and_calls_only_api_endpoints(client):
     assert calls == {"/deals", "/reports"}
     assert "/replay" in page and "/fairness" in page and "<svg" in page
     assert "http://" not in page and "https://" not in page  # no CDN, no other host
+
+
+@pytest.mark.parametrize("path, name", PAGES.items())
+def test_pages_are_served_with_a_strict_content_security_policy_and_no_other_host(
+        client, path, name):
+    response = client.get(path)
+    assert response.status_code == 200 and response.mimetype == "text/html"
+    assert response.headers["Content-Security-Policy"].startswith("default-src 'self'")
+    assert response.headers["Referrer-Policy"] == "no-referrer"
+    page = response.get_data(as_text=True)
+    assert f'src="/static/pages/{name}.js"' in page and "<script>" not in page  # no inline code
+    script = client.get(f"/static/pages/{name}.js").get_data(as_text=True)
+    for text in (page, script):
+        assert "http://" not in text and "https://" not in text
+        # Check a key is never put in an address: no `key=` or `token=` query parameter.
+        assert not re.search(r"[?&](key|token)=", text)
+
+
+def test_the_pages_call_only_endpoints_the_api_document_has(client):
+    """Every path a page's script calls is an operation of the OpenAPI document."""
+    spec = client.get("/openapi.json").get_json()
+    patterns = [re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", path) + "$")
+                for path in spec["paths"]]
+    called = set()
+    for name in ("common", "lobby", "sign-in", "casino", "table", "cashier", "open-table"):
+        script = client.get(f"/static/pages/{name}.js").get_data(as_text=True)
+        calls = re.findall(r'(?:\bget|\bpost|listAll)\(\s*[`"](/[^`"?]+)', script)
+        calls += re.findall(r'\bapi\("[A-Z]+",\s*[`"](/[^`"?]+)', script)
+        for literal in calls:
+            called.add(re.sub(r"\$\{[^}]+\}", "x", literal))
+    assert called >= {"/me", "/tables", "/wallets", "/sign-in", "/keys"}, called
+    for path in called:
+        assert any(p.match(path) for p in patterns), f"a page calls {path}, not in the API"

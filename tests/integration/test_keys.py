@@ -44,7 +44,7 @@ def test_a_key_is_issued_with_its_lifecycle_and_no_answer_carries_the_key_or_its
     assert key.startswith("rdl_")
     assert record["key_id"] == str(ApiKey.create_id(hash_key(key)))
     assert record | {"issued_at": None} == {
-        "key_id": record["key_id"], "role": "player", "player_id": "alice",
+        "key_id": record["key_id"], "kind": "api", "role": "player", "player_id": "alice",
         "label": "alice's phone", "status": "active", "issued_at": None,
         "issued_by": ops.key_id, "expires_at": "2999-01-01T12:00:00+00:00", "rate_limit": 2.5,
         "revoked_at": None, "revoked_by": None, "last_used_at": None}

@@ -1,0 +1,68 @@
+"""The pages: lobby, sign-in, casino table, multi-seat table, cashier's console and audit.
+
+Each page is a static HTML file with a JavaScript module beside it (`api/static/pages/`), served
+from the package: no CDN, no build step. Every action a page takes is a call of the API with the
+key the page holds in its tab's sessionStorage; nothing here reads a key or a ledger.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from flask import Blueprint, Response, send_from_directory
+
+STATIC = Path(__file__).parent / "static"
+#: No script, style or connection from anywhere but this server; no page may frame them; no
+#: address (a sign-in link's fragment never is one, but a table id is) leaves in a Referer.
+HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; "
+                               "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-cache",
+}
+
+blp = Blueprint("pages", __name__)
+
+
+def _page(name: str) -> Response:
+    response = send_from_directory(STATIC / "pages", name)
+    response.headers.update(HEADERS)
+    return response
+
+
+@blp.get("/")
+def lobby() -> Any:
+    """Serve the lobby: open tables by variant; sit down, leave; staff open tables."""
+    return _page("lobby.html")
+
+
+@blp.get("/sign-in")
+def sign_in() -> Any:
+    """Serve the sign-in page: a key, or a one-time link's token in the fragment."""
+    return _page("sign-in.html")
+
+
+@blp.get("/pages/casino")
+def casino() -> Any:
+    """Serve the Casino Red Dog table (seed page 002): chips, bet slip, Stand and Raise."""
+    return _page("casino.html")
+
+
+@blp.get("/pages/table")
+def table() -> Any:
+    """Serve the multi-seat table of every high-card variant, kept current by polling."""
+    return _page("table.html")
+
+
+@blp.get("/pages/cashier")
+def cashier() -> Any:
+    """Serve the cashier's console: players, grants, statements, keys, tables."""
+    return _page("cashier.html")
+
+
+@blp.get("/pages/audit")
+def audit() -> Any:
+    """Serve the audit page: replay a deal, check its fairness, reports with a chart."""
+    return send_from_directory(STATIC, "audit.html")

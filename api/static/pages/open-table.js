@@ -1,0 +1,55 @@
+// The staff's form to open a table of any variant with its options (POST /tables).
+import {$, esc, fail, get, post, say} from "/static/pages/common.js";
+
+const VARIANTS = [
+  ["casino", "Casino Red Dog"], ["high_card_pool", "High Card Pool"],
+  ["banked_red_dog", "Banked Red Dog"], ["shoot", "Shoot"], ["slippery_sam", "Slippery Sam"],
+  ["fort_wayne", "Fort Wayne"], ["polish", "Polish Red Dog (Stitch)"], ["six_spot", "Six-Spot"],
+  ["six_spot_banking", "Six-Spot banking"],
+];
+const LIMITS = ["hand_size", "ante", "min_bet", "max_bet", "bank_min", "bank_max", "bank_fixed",
+  "max_seats"];
+
+export function openTableForm(root, opened) {
+  root.innerHTML = `<form id="open-table"><fieldset><legend>Open a table</legend>
+    <label>Variant <select name="variant" id="ot-variant">${VARIANTS.map(([v, t]) =>
+      `<option value="${v}">${esc(t)}</option>`).join("")}</select></label>
+    <label class="casino-only">Player id (casino) <input name="player" id="ot-player" autocomplete="off"></label>
+    <span class="multi-only">${LIMITS.map((l) => `<label>${l.replace("_", " ")}
+      <input name="${l}" id="ot-${l}" type="number" min="0" step="1" inputmode="numeric"
+        placeholder="default" size="7"></label>`).join("")}</span>
+    <label>Client seed <input name="client_seed" id="ot-seed" autocomplete="off" placeholder="random"></label>
+    <label class="inline"><input type="checkbox" name="supplied" id="ot-supplied"> accepts supplied seeds</label>
+    <button type="submit" class="primary">Open table</button></fieldset></form>`;
+  const form = $("#open-table", root);
+  const show = () => {
+    const casino = form.variant.value === "casino";
+    $(".casino-only", form).hidden = !casino;
+    $(".multi-only", form).hidden = casino;
+  };
+  form.variant.addEventListener("change", show);
+  show();
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = {variant: form.variant.value, accepts_supplied_seeds: form.supplied.checked};
+    if (form.client_seed.value.trim()) body.client_seed = form.client_seed.value.trim();
+    try {
+      if (body.variant === "casino") {
+        const player = form.player.value.trim();
+        const found = (await get(`/wallets?player_id=${encodeURIComponent(player)}`)).wallets
+          .filter((w) => w.player_id === player);
+        if (!found.length) throw new Error(`no wallet of player ${player}: create one at the cashier`);
+        body.wallet_id = found[0].id;
+      } else {
+        const limits = {};
+        for (const name of LIMITS) {
+          if (form[name].value !== "") limits[name] = Number(form[name].value);
+        }
+        if (Object.keys(limits).length) body.limits = limits;
+      }
+      const table = await post("/tables", body);
+      say(`Opened ${table.title || "Casino Red Dog"} table ${table.id}`);
+      opened(table);
+    } catch (error) { fail(error); }
+  });
+}

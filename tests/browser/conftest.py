@@ -1,0 +1,184 @@
+"""Browser tests: Debian's chromium driven by Playwright against a real `reddog serve`.
+
+They skip, saying why, where Playwright or chromium is missing, except with `CI=true`, where
+`.ci/run` installs chromium and a missing browser fails the run. Set REDDOG_SCREENSHOTS to a
+directory (`docs/screenshots`) to have the tests save a picture of each page at each size.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+import pytest
+
+from tests.e2e.load_harness import free_port, process_env, reddog_command
+from tests.e2e.test_server import call
+
+CHROMIUM = Path(os.environ.get("REDDOG_CHROMIUM", "/usr/bin/chromium"))
+SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+STARTUP_SECONDS = 30
+#: How long a page may take to show what another player did (it polls twice a second).
+UPDATE_MS = 3000
+
+
+def _browser_or_skip() -> None:
+    missing = None
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        missing = "Playwright is not installed (pip install -e '.[test]')"
+    if missing is None and not CHROMIUM.exists():
+        missing = f"no chromium at {CHROMIUM} (apt-get install -y chromium)"
+    if missing:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true needs the browser tests: {missing}")
+        pytest.skip(f"browser tests skipped: {missing}")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Chromium, headless, for the whole session of this worker."""
+    _browser_or_skip()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+        yield chromium
+        chromium.close()
+
+
+class Server:
+    """A running `reddog serve --demo` on a SQLite file, and the operator key it printed."""
+
+    def __init__(self, base: str, operator: str) -> None:
+        self.base = base
+        self.operator = operator
+
+    def api(self, method: str, path: str, key: str | None = None, body: Any = None) -> Any:
+        """One API call, asserting success; the answer's body."""
+        status, answer, _ = call(self.base, method, path, key or self.operator, body)
+        assert status < 300, (method, path, status, answer)
+        return answer
+
+    def player(self, grant: int, name: str | None = None) -> dict[str, Any]:
+        """A new player: wallet, grant and player key."""
+        player_id = name or f"p-{uuid4().hex[:10]}"
+        wallet = self.api("POST", "/wallets", body={"player_id": player_id})
+        if grant:
+            wallet = self.api("POST", f"/wallets/{wallet['id']}/grants", body={"amount": grant})
+        key = self.api("POST", "/keys", body={"role": "player", "player_id": player_id})["key"]
+        return {"player_id": player_id, "wallet": wallet, "key": key}
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server per worker; each test makes players and tables of its own."""
+    _browser_or_skip()
+    directory = tmp_path_factory.mktemp("browser-server")
+    port = free_port()
+    command = [*reddog_command(), "serve", "--store", f"sqlite:///{directory / 'x.sqlite3'}",
+               "--port", str(port), "--demo"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, env=process_env(), cwd=directory)
+    lines: queue.Queue = queue.Queue()
+    output: list[str] = []
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            output.append(line)
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        operator = _banner(process, lines, output)
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:  # the banner is printed before waitress listens
+            try:
+                if call(base, "GET", "/health")[0] == 200:
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"server not listening: {''.join(output)}")
+                time.sleep(0.05)
+        yield Server(base, operator)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+def _banner(process: subprocess.Popen, lines: queue.Queue, output: list[str]) -> str:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            line = lines.get(timeout=0.5)
+        except queue.Empty:
+            continue
+        if match := re.match(r"^operator\s+key: (rdl_\S+)$", line.strip()):
+            return match[1]
+    pytest.fail(f"server printed no operator key: {''.join(output)}")
+
+
+@pytest.fixture(params=list(SIZES))
+def size(request: pytest.FixtureRequest) -> str:
+    """Each page test runs at desktop (1280×800) and phone (390×844) sizes."""
+    return request.param
+
+
+@pytest.fixture
+def open_page(browser: Any, server: Server, size: str) -> Iterator[Any]:
+    """Open a page in a fresh browser context (its own sessionStorage), signed in with a key."""
+    contexts: list[Any] = []
+    errors: list[str] = []
+
+    def open_page(path: str, key: str | None = None) -> Any:
+        context = browser.new_context(viewport=SIZES[size])
+        contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda error: errors.append(f"{page.url}: {error}"))
+        if key is not None:
+            sign_in(page, server.base, key, path)
+        else:
+            page.goto(server.base + path)
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+    assert not errors, f"the pages threw: {errors}"
+
+
+def sign_in(page: Any, base: str, key: str, path: str) -> None:
+    """Sign in with a key through the sign-in page's form, which then opens `path`."""
+    from urllib.parse import quote
+
+    from playwright.sync_api import expect
+
+    page.goto(f"{base}/sign-in?next={quote(path, safe='')}")
+    page.get_by_label("Your key").fill(key)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator(".signed-in")).to_be_visible()
+
+
+def shoot(page: Any, name: str, size: str) -> None:
+    """Save a picture of the page when REDDOG_SCREENSHOTS names a directory; a sign-in link on
+    it is painted over (it is a key, even of a throwaway store)."""
+    directory = os.environ.get("REDDOG_SCREENSHOTS")
+    if directory:
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(directory) / f"{name}-{size}.png"), full_page=True,
+                        mask=[page.locator("#sign-in-link")])
