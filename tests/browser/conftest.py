@@ -20,7 +20,7 @@ from uuid import uuid4
 
 import pytest
 
-from tests.e2e.load_harness import free_port, process_env, reddog_command
+from tests.e2e.load_harness import free_port, process_env, reddog_command, stop_process
 from tests.e2e.test_server import call
 
 CHROMIUM = Path(os.environ.get("REDDOG_CHROMIUM", "/usr/bin/chromium"))
@@ -113,12 +113,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
                 time.sleep(0.05)
         yield Server(base, operator)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_process(process)
 
 
 def _banner(process: subprocess.Popen, lines: queue.Queue, output: list[str]) -> str:

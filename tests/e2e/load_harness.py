@@ -66,6 +66,18 @@ def process_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def stop_process(process: subprocess.Popen | None, seconds: float = 10) -> None:
+    """Ask a process to stop (SIGTERM), and kill it if it has not within `seconds`."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
 def tail(path: Path, lines: int = 40) -> str:
     try:
         text = path.read_text(errors="replace")
@@ -179,14 +191,7 @@ class ServerProcess:
         self.start(seconds)
 
     def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
+        stop_process(self.process)
 
     def output(self) -> str:
         return f"--- {self.name} ({self.log}):\n{tail(self.log)}"
@@ -210,14 +215,7 @@ class Follower:
         return self
 
     def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
+        stop_process(self.process, seconds=15)
 
     def output(self) -> str:
         return f"--- reddog project --follow ({self.log}):\n{tail(self.log)}"

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.load_harness import free_port, reddog_command
+from tests.e2e.load_harness import free_port, reddog_command, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_SECONDS = 30
@@ -122,12 +122,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
         running.wait_ready(deadline)
         yield running
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_process(process)
         reader.join(timeout=5)
     assert store.exists(), "the server did not use the SQLite store it was given"
 
