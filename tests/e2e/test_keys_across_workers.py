@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from ledger.services.access import SYSTEM
 from ledger.services.application import LedgerApplication
 from ledger.settings import Settings
 from tests.conftest import postgres_or_skip
@@ -197,3 +198,32 @@ def test_the_key_list_on_one_worker_shows_labels_and_last_use_noted_by_the_other
     assert by_id[used_record["key_id"]]["last_used_at"] is not None
     assert by_id[ops["key_id"]]["last_used_at"] is not None  # this very request, on the other
     assert by_id[unused_record["key_id"]]["last_used_at"] is None
+
+
+def test_a_sign_in_link_raced_on_both_workers_is_exchanged_exactly_once(workers):
+    link, record = workers.app.issue_key("player", player_id="racer", kind="link")
+    clients = 8
+    start = threading.Barrier(clients)
+    answers: list[tuple[int, object]] = [(0, None)] * clients
+
+    def exchange(number: int) -> None:
+        start.wait()  # every client sends at once, half to each worker
+        status, body, _ = call(workers.both[number % 2].base, "POST", "/sign-in", None,
+                               {"token": link})
+        answers[number] = (status, body)
+
+    threads = [threading.Thread(target=exchange, args=(n,)) for n in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    statuses = sorted(status for status, _ in answers)
+    # Check exactly one client got a session key; every other was refused, none failed.
+    assert statuses == [201] + [401] * (clients - 1), statuses
+    session = next(body for status, body in answers if status == 201)
+    assert session["player_id"] == "racer" and session["role"] == "player"
+    # Check the session key works on both workers and the link is revoked.
+    for worker in workers.both:
+        status, me, _ = worker.get("/me", session["key"])
+        assert status == 200 and me["player_id"] == "racer"
+    assert workers.app.get_key(SYSTEM, record["key_id"])["status"] == "revoked"
