@@ -71,6 +71,9 @@ IDEMPOTENCY_KEY = Pattern("Idempotency-Key", r"[!-~]{1,255}",
 #: A free-text label of an API key: printable, no control characters.
 LABEL = Pattern("label", r"[^\x00-\x1f\x7f-\x9f|#]{0,100}",
                 "at most 100 printable characters, without | or #")
+#: A dispute's message and its finding: printable text, not blank, no control characters.
+DISPUTE_TEXT = Pattern("message", r"(?=[^\x00-\x1f\x7f-\x9f]*\S)[^\x00-\x1f\x7f-\x9f]{1,1000}",
+                       "1 to 1000 printable characters, not all spaces")
 #: An event type name, as the feed filters by it.
 EVENT_TYPE = Pattern("type", r"[A-Z][A-Za-z]{0,39}", "an event type name")
 #: A variant's name as tables and reports spell it.
@@ -91,6 +94,10 @@ CASINO_VARIANT = casino.VARIANT
 VARIANT_NAMES = (CASINO_VARIANT, *VARIANTS)
 #: How a report may group its rows.
 REPORT_GROUPS = ("table", "variant", "player", "banker")
+#: The states of a dispute, as lists filter by them.
+DISPUTE_STATUSES = ("open", "resolved")
+#: The largest adjustment one dispute's resolution may pay.
+MAX_ADJUSTMENT = 1_000_000_000
 #: The roles of API keys.
 ROLES = ("operator", "player", "auditor")
 #: A dealer's choice after three deals in a row (S6).

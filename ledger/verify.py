@@ -29,6 +29,7 @@ from ledger.chain import (
     stored_digest,
 )
 from ledger.domain.casino import CasinoDeal
+from ledger.domain.dispute import Dispute
 from ledger.domain.records import record_of, transfers_in
 from ledger.domain.wallet import Wallet
 from ledger.rules import operations as op
@@ -120,6 +121,7 @@ def verify_store(
     first_copy: dict[str, Transfer] = {}
     recorded_by: dict[str, set[str]] = defaultdict(set)
     deal_events: dict[str, list[Any]] = defaultdict(list)
+    adjustments: dict[str, tuple[int, str, Transfer]] = {}
     last_position = 0
 
     def fail(position: int, aggregate_id: Any, problem: str) -> None:
@@ -133,6 +135,8 @@ def verify_store(
         if event is None:
             continue
         aggregate_id = str(event.originator_id)
+        if isinstance(event, Dispute.Resolved) and event.adjustment:
+            adjustments[event.adjustment["id"]] = (position, aggregate_id, event.adjustment)
         for transfer in transfers_in(event):
             problem = _shape_problem(transfer)
             if problem:
@@ -181,6 +185,7 @@ def verify_store(
         if missing:
             fail(last_position, ",".join(sorted(missing)),
                  f"transfer {transfer_id} is not recorded by {sorted(missing)}")
+    _check_adjustments(adjustments, first_copy, fail)
     _check_wallets(app, balances, last_position, fail)
     if not report.failures:
         for name in app.projection.differences_from_a_rebuild():
@@ -285,6 +290,20 @@ def _check_deal(
     stake = balances.get(stake_account, 0)
     if stake:
         fail(position, deal_id, f"finished deal still holds a stake of {stake}")
+
+
+def _check_adjustments(
+    adjustments: dict[str, tuple[int, str, Transfer]], first_copy: dict[str, Transfer],
+    fail: Callable[[int, Any, str], None],
+) -> None:
+    """A dispute's adjustment is the transfer its wallet records, and it cites the dispute."""
+    for transfer_id, (position, dispute_id, adjustment) in adjustments.items():
+        recorded = first_copy.get(transfer_id)
+        if recorded != adjustment:
+            fail(position, dispute_id, f"adjustment {transfer_id} is not the transfer its "
+                 "wallet records")
+        elif adjustment["cause"].get("dispute") != dispute_id:
+            fail(position, dispute_id, f"adjustment {transfer_id} does not cite its dispute")
 
 
 def _check_wallets(

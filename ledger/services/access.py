@@ -32,6 +32,12 @@ class Action(StrEnum):
     """Read the global event feed and past states of tables."""
     SUPPLY_SEED = "supply_seed"
     """Supply the server seed of a deal (an external RNG), where the table allows it."""
+    OPEN_DISPUTE = "open_dispute"
+    """Dispute one of the player's own finished deals."""
+    READ_DISPUTES = "read_disputes"
+    """List and read disputes (a player: their own)."""
+    RESOLVE_DISPUTE = "resolve_dispute"
+    """Close a dispute with a finding and, where the ledger owes the player, an adjustment."""
 
 
 #: Which roles may take an action at all; OWNED actions further need the caller's own seat or wallet.
@@ -50,10 +56,14 @@ ALLOWED: dict[Action, frozenset[Role]] = {
     Action.AUDIT: frozenset({Role.OPERATOR, Role.AUDITOR}),
     Action.SEAT: frozenset({Role.OPERATOR, Role.PLAYER}),
     Action.MANAGE_TABLE: frozenset({Role.OPERATOR}),
+    Action.OPEN_DISPUTE: frozenset({Role.PLAYER}),
+    Action.READ_DISPUTES: frozenset({Role.OPERATOR, Role.AUDITOR, Role.PLAYER}),
+    Action.RESOLVE_DISPUTE: frozenset({Role.OPERATOR}),
 }
 #: Actions a player may take only on what belongs to them.
 OWNED = frozenset({
     Action.SEAT, Action.READ_WALLET, Action.CHANGE_CLIENT_SEED, Action.PLAY, Action.READ_TABLE, Action.READ_DEAL,
+    Action.OPEN_DISPUTE, Action.READ_DISPUTES,
 })
 
 

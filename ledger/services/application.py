@@ -10,6 +10,7 @@
 | `CasinoService` | `casino` | Casino Red Dog tables: deal, stand, raise (C1-C9) |
 | `TableService` | `tables` | multi-seat tables of every high-card variant |
 | `DealService` | `deals` | tables and deals of either family; a deal's state, events, replay, fairness |
+| `DisputeService` | `disputes` | disputes of deals: open, list, read, resolve (with adjustments) |
 | `AuditService` | `audit` | the event feed, time travel, wallet statements |
 | `ReportService` | `reports` | period reports and game recall |
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from ledger.services.audit import AuditService
 from ledger.services.base import CommandKey
-from ledger.services.deals import DealService
+from ledger.services.disputes import DisputeService
 from ledger.services.lobby import LobbyService
 from ledger.services.reports import ReportService
 from ledger.services.signin import SignInService
@@ -29,7 +30,7 @@ from ledger.services.wallets import WalletService
 __all__ = ["CommandKey", "LedgerApplication"]
 
 
-class LedgerApplication(LobbyService, DealService, WalletService, SignInService, AuditService,
+class LedgerApplication(LobbyService, DisputeService, WalletService, SignInService, AuditService,
                         ReportService):
     """Red Dog Ledger's application service over one event store."""
 

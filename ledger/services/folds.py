@@ -10,6 +10,7 @@ Documents (JSON, by name):
   (which no player id can be) holds the table's own counts: deals, stitch rounds, pot splits.
 - `r|<player>`: the player's most recent deals, newest first.
 - `k|<key id>`: an API key's record (role, player, label, expiry, revocation), never the key.
+- `x|`, `q|`, `s|`: disputes, their lists and day totals (`ledger.services.folds_disputes`).
 
 The feed index: each listed event's time, and the keys it is found by (`ledger.readstore`).
 """
@@ -22,11 +23,13 @@ from typing import Any
 from ledger.domain.access import ApiKey, CommandRecord
 from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
 from ledger.domain.checkpoint import ChainKeyFingerprint, Checkpoints
+from ledger.domain.dispute import Dispute
 from ledger.domain.highcard import HighCardTable
 from ledger.domain.records import fields_of, kind_of, record_of, transfers_in
 from ledger.domain.wallet import Wallet
 from ledger.fairness import shuffled_pack
 from ledger.rules import operations as op
+from ledger.services.folds_disputes import facts_of, fold_dispute
 from ledger.transfers import Transfer, wallet_movements
 
 RECALL_KEPT = 50
@@ -92,6 +95,10 @@ class Fold:
         if isinstance(event, ApiKey.Event):
             self._key(event, data)
             return
+        if isinstance(event, Dispute.Event):
+            self._index(position, event, facts_of(self, event, data))
+            fold_dispute(self, event, data)
+            return
         self._index(position, event, data)
         self._fold(event, data)
 
@@ -123,6 +130,8 @@ class Fold:
             wallets.add(aggregate)
         elif isinstance(event, CasinoTable.Event | HighCardTable.Event):
             tables.add(aggregate)
+        if isinstance(event, Dispute.Event) and data.get("table_id"):
+            tables.add(str(data["table_id"]))
         elif isinstance(event, CasinoDeal.Event):
             deals.add(aggregate)
             deal = self.get(f"d|{aggregate}") or {}

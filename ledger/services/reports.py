@@ -18,6 +18,7 @@ from ledger.rules.odds import theoretical_rtp
 from ledger.services.access import Action, Principal, require
 from ledger.services.base import LedgerBase
 from ledger.services.folds import COUNTS, RECALL_KEPT, TABLE_ROW, TOP_WINS
+from ledger.services.folds_disputes import DISPUTE_COUNTS
 
 GROUPS = validation.REPORT_GROUPS
 VARIANT_NAMES = validation.VARIANT_NAMES
@@ -79,12 +80,32 @@ class ReportService(LedgerBase):
             for target in (groups.setdefault(key, _empty_group(key)), totals):
                 _add(target, row, group_by)
         result_groups = [_finish(g) for g in sorted(groups.values(), key=lambda g: g["key"])]
+        disputes = self.projection.store.read_range(f"s|{since.isoformat()}",
+                                                    f"s|{until.isoformat()}")
         return {
+            "disputes": _disputes(disputes.values(), table, variant, player),
             "since": since.isoformat(), "until": until.isoformat(), "group_by": group_by,
             "filters": {"table": table, "variant": variant, "player": player},
             "empty": not rows or not any(g["deals"] or g["handle"] for g in result_groups),
             "groups": result_groups, "totals": _finish(totals), "projection": status,
         }
+
+
+def _disputes(rows: Any, table: str | None, variant: str | None, player: str | None
+              ) -> dict[str, Any]:
+    """The period's disputes: opened, resolved, upheld, chips adjusted and the mean time to
+    resolve (seconds, over those resolved in the period)."""
+    totals = dict.fromkeys(DISPUTE_COUNTS, 0)
+    for row in rows:
+        if (table and row["table"] != table) or (variant and row["variant"] != variant) or (
+                player and row["player"] != player):
+            continue
+        for count in DISPUTE_COUNTS:
+            totals[count] += row[count]
+    seconds = totals.pop("seconds_to_resolve")
+    resolved = totals["disputes_resolved"]
+    return {**totals, "mean_seconds_to_resolve": round(seconds / resolved, 3) if resolved
+            else None}
 
 
 def _empty_group(key: str) -> dict[str, Any]:
