@@ -119,6 +119,10 @@ class ReportSchema(Schema):
                        "rtp_actual, rtp_theoretical, top_wins, banker_in/out/net, stitch_rounds, "
                        "pot_splits, partial_payouts"})
     totals = fields.Dict()
+    disputes = fields.Dict(metadata={
+        "description": "The period's disputes: disputes_opened, disputes_resolved, "
+                       "disputes_upheld, chips_adjusted, mean_seconds_to_resolve (null when none "
+                       "was resolved)"})
     projection = fields.Nested(ProjectionStatusSchema)
 
 
