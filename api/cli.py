@@ -12,6 +12,7 @@ import click
 from api import params
 from api.cli_audit import checkpoint, history, project, replay, report, statement, verify
 from api.cli_common import open_ledger, print_result, store_option
+from api.cli_disputes import disputes
 from api.cli_keys import keys
 from ledger import fairness, validation
 from ledger.cards import format_cards
@@ -142,5 +143,6 @@ def simulate(variant: str, count: int | None, turns: int | None, players: int, s
     print_result(result, as_json)
 
 
-for command in (verify, replay, statement, history, report, project, checkpoint, keys):
+for command in (verify, replay, statement, history, report, project, checkpoint, keys,
+                disputes):
     main.add_command(command)
