@@ -137,3 +137,23 @@ def test_a_multi_seat_deal_is_disputed_by_a_player_who_sat_in_it(app):
     resolved = app.resolve_dispute(SYSTEM, UUID(opened["dispute_id"]), "owed", True, 3)
     assert resolved["adjustment"]["destination"] == f"wallet:{opened['wallet_id']}"
     assert verify_store(app).ok
+
+
+def test_the_queue_is_oldest_first_a_page_at_a_time(app, casino_deal):
+    first_deal, _wallet, table = casino_deal
+    with freeze_time(at(10, 5)):
+        second_deal = UUID(app.deal(SYSTEM, table, 100, server_seed=seed_where(
+            CLIENT, 2, opening(OpeningKind.CONSECUTIVE)))["id"])
+    with freeze_time(at(12)):
+        first = app.open_dispute(PLAYER, first_deal, "first")["dispute_id"]
+    with freeze_time(at(13)):
+        second = app.open_dispute(PLAYER, second_deal, "second")["dispute_id"]
+    app.project()
+    page = app.list_disputes(SYSTEM, "open", limit=1)
+    assert [d["dispute_id"] for d in page["disputes"]] == [first]
+    rest = app.list_disputes(SYSTEM, "open", after=UUID(page["next"]), limit=1)
+    assert [d["dispute_id"] for d in rest["disputes"]] == [second]
+    assert app.list_disputes(PLAYER, "open", after=UUID(rest["next"]))["disputes"] == []
+    with pytest.raises(InvalidInput) as bad:
+        app.list_disputes(SYSTEM, "closed")
+    assert bad.value.field == "status"
