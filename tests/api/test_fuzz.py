@@ -61,6 +61,9 @@ REFUSED_BY_STATE = {
     ("POST /keys", "player_id"): "a player key names its player; other roles' keys name none",
     ("POST /keys", "expires_at"): "in the future, and not beside expires_in_days",
     ("POST /keys", "expires_in_days"): "not beside expires_at",
+    ("POST /deals/{deal_id}/disputes", "deal_id"): "a deal is disputed once it has finished",
+    ("POST /disputes/{dispute_id}/resolve", "adjustment"): "more than 0 only when upheld",
+    ("GET /disputes", "after"): "a dispute id from an earlier page",
 }
 
 
