@@ -4,7 +4,8 @@ This module is the one place that knows what a transfer is and how accounts are 
 aggregates, reports, audit and verify all read transfers through it. Accounts are strings:
 
 - `operator`: the source of every grant, so its balance is minus the chips ever granted;
-- `house`: Casino Red Dog's counterparty (C9); its balance is its result and may be negative;
+- `house`: Casino Red Dog's counterparty (C9), which also pays a dispute's adjustment
+  (`ledger.domain.dispute`); its balance is its result and may be negative;
 - `wallet:<wallet id>`: a player's play credits;
 - `stake:<id>`: chips in play, on one casino deal (`deal_stake_account`) or at one multi-seat
   table (`table_stake_account`);
