@@ -122,6 +122,9 @@ def build_world(ledger: LedgerApplication) -> World:
     table = casino.open_table(wallets["alice"])
     finished = casino.deal(table["id"], spread)
     assert client.post(f"/deals/{finished.id}/stand", headers=keys.alice).status_code == 200
+    disputed = client.post(f"/deals/{finished.id}/disputes", headers=keys.alice,
+                           json={"message": "fuzz"})
+    assert disputed.status_code == 201, disputed.get_json()
     waiting = casino.deal(table["id"], spread)
     multi = client.post("/tables", json={"variant": "high_card_pool", "client_seed": "fuzz"},
                         headers=keys.operator).get_json()
@@ -141,6 +144,7 @@ def build_world(ledger: LedgerApplication) -> World:
         "player_id": ["alice", "bob"],
         "seat": [1, 2, 3],
         "key_id": spare,
+        "dispute_id": [disputed.get_json()["dispute_id"]],
     })
 
 
