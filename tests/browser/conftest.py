@@ -177,3 +177,18 @@ def shoot(page: Any, name: str, size: str) -> None:
         Path(directory).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(directory) / f"{name}-{size}.png"), full_page=True,
                         mask=[page.locator("#sign-in-link")])
+
+
+def fits_without_sideways_scroll(page: Any) -> None:
+    """Assert the page is no wider than its window: nothing scrolls sideways at this size."""
+    widths = page.evaluate("""() => ({
+        page: document.documentElement.scrollWidth,
+        window: document.documentElement.clientWidth,
+        wide: [...document.querySelectorAll('body *')]
+            .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+            .slice(0, 5).map((e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '')
+                + (e.className && typeof e.className === 'string' ? '.' + e.className.split(' ')[0] : '')),
+    })""")
+    assert widths["page"] <= widths["window"], (
+        f"{page.url} is {widths['page']} px wide in a {widths['window']} px window; "
+        f"too wide: {widths['wide']}")
