@@ -1,4 +1,5 @@
-"""The pages: lobby, sign-in, casino table, multi-seat table, cashier's console and audit.
+"""The pages: lobby, sign-in, casino table, multi-seat table, cashier's console, the auditor's
+console and disputes.
 
 Each page is a static HTML file with a JavaScript module beside it (`api/static/pages/`), served
 from the package: no CDN, no build step. Every action a page takes is a call of the API with the
@@ -62,7 +63,13 @@ def cashier() -> Any:
     return _page("cashier.html")
 
 
+@blp.get("/pages/disputes")
+def disputes() -> Any:
+    """Serve the disputes: staff's queue and resolutions; a player's own disputes."""
+    return _page("disputes.html")
+
+
 @blp.get("/pages/audit")
 def audit() -> Any:
-    """Serve the audit page: replay a deal, check its fairness, reports with a chart."""
-    return send_from_directory(STATIC, "audit.html")
+    """Serve the auditor's console: where each audit tool is, the disputes queue's size."""
+    return _page("audit.html")

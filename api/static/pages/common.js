@@ -84,10 +84,17 @@ export async function signedIn() {
   const who = me.role === "player" ? `${esc(me.player_id)} (player)` : `${esc(me.role)}`;
   const links = [["/", "Lobby"]];
   if (me.role === "operator") links.push(["/pages/cashier", "Cashier"]);
-  if (me.role !== "player") links.push(["/pages/audit", "Audit"]);
+  if (me.role === "player") {
+    const mine = encodeURIComponent(me.player_id);
+    links.push([`/pages/find?player=${mine}`, "Your deals"], [`/pages/recall?player=${mine}`, "Recall"],
+      ["/pages/disputes", "Disputes"]);
+  } else {
+    links.push(["/pages/audit", "Audit"], ["/pages/find", "Find"], ["/pages/disputes", "Disputes"],
+      ["/pages/reports", "Reports"], ["/pages/verification", "Verification"]);
+  }
   $("#who").innerHTML = `
     <nav aria-label="Pages">${links.map(([href, text]) =>
-      `<a href="${href}"${location.pathname === href ? ' aria-current="page"' : ""}>${text}</a>`)
+      `<a href="${href}"${location.pathname === href.split("?")[0] ? ' aria-current="page"' : ""}>${text}</a>`)
       .join(" ")}</nav>
     <p class="signed-in" data-role="${esc(me.role)}">Signed in as <strong>${who}</strong>
       <button type="button" id="sign-out" class="link">Sign out</button></p>`;
