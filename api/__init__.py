@@ -8,8 +8,8 @@ import swagger_ui_bundle
 from flask import Flask, send_from_directory
 from flask_smorest import Api
 
-from api import errors, gate, pages
-from api.resources import audit, deals, disputes, keys, session, tables, wallets
+from api import errors, gate, observe, pages
+from api.resources import audit, deals, disputes, health, keys, session, tables, wallets
 from ledger.services.application import LedgerApplication
 
 DOCS_ASSETS = "/docs/assets/"
@@ -58,9 +58,10 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     api = LedgerApi(app)
     for blueprint in (wallets.blp, tables.blp, deals.blp, disputes.blp, audit.blp, keys.blp,
-                      session.blp):
+                      session.blp, health.blp):
         api.register_blueprint(blueprint)
     app.register_blueprint(pages.blp)
+    observe.init_app(app, ledger)
     errors.init_app(app)
     settings = ledger.settings
     gate.init_app(app, settings.audit_slots, settings.audit_queue, settings.audit_seconds)
@@ -69,10 +70,5 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     def docs_assets(filename: str) -> Any:
         """Serve the Swagger UI files shipped with the package (no CDN needed)."""
         return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename)
-
-    @app.get("/health")
-    def health() -> dict[str, Any]:
-        """Say the service is up and which store backs it."""
-        return {"status": "ok", "store": ledger.store.kind}
 
     return app

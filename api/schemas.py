@@ -277,3 +277,5 @@ class ProblemSchema(Schema):
     rule = fields.String(metadata={"description": "Rule ID from rules.md, when a rule refused"})
     field = fields.String(metadata={"description": "The offending field, when one is known"})
     errors = fields.Dict(metadata={"description": "Field-by-field validation messages"})
+    request_id = fields.String(metadata={"description": "The request's id, as in the "
+                                                       "`X-Request-Id` header and the log"})

@@ -57,7 +57,7 @@ def test_openapi_document_is_openapi_3_with_bearer_security(spec):
 def test_openapi_document_lists_every_api_route_and_method(app, spec):
     routes = [rule for rule in app.url_map.iter_rules()
               if rule.endpoint not in NOT_API and not rule.endpoint.startswith("pages.")]
-    assert len(routes) == 43
+    assert len(routes) == 47
     for rule in routes:
         path = openapi_path(rule.rule)
         assert path in spec["paths"], f"{rule.rule} is not documented"
@@ -83,7 +83,7 @@ def test_openapi_document_is_well_formed(spec):
             names = declared | {p["name"] for p in operation.get("parameters", [])
                                 if p["in"] == "path"}
             assert names == set(re.findall(r"{([^}]+)}", path)), f"path parameters of {path}"
-    assert operations == 43
+    assert operations == 47
     for param in (p for item in spec["paths"].values() for p in item.get("parameters", [])):
         assert param["required"] is True and param["in"] == "path"
     for ref in refs(spec):
@@ -116,6 +116,12 @@ def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(sp
     assert schema["required"] == ["bet"] and schema["properties"]["bet"]["type"] == "integer"
 
 
+#: The operations that take no key, and the failures they answer: readiness 503 (with its own
+#: body, saying what is not ready), metrics 404 when turned off.
+UNAUTHENTICATED_PROBES = {"/health": set(), "/health/live": set(), "/health/ready": {"503"},
+                          "/metrics": {"404"}}
+
+
 def test_openapi_every_operation_lists_its_problem_answers_and_no_catch_all(spec):
     """No `default` answer (it would make any status documented); every problem answer is
     problem+json with the Problem schema; 429 says when to retry; a body brings 400 and 413."""
@@ -127,6 +133,10 @@ def test_openapi_every_operation_lists_its_problem_answers_and_no_catch_all(spec
                 continue
             responses = operation["responses"]
             assert "default" not in responses, (method, path)
+            if operation.get("security") == []:  # the probes: no key, no rate limit
+                assert path in UNAUTHENTICATED_PROBES, path
+                assert {code for code in responses if code >= "400"} == UNAUTHENTICATED_PROBES[path]
+                continue
             expected = {"401", "403", "404", "409", "422", "429"}
             if "requestBody" in operation:
                 expected |= {"400", "413"}
