@@ -8,7 +8,7 @@ import swagger_ui_bundle
 from flask import Flask, send_from_directory
 from flask_smorest import Api
 
-from api import errors, gate, observe, pages
+from api import errors, gate, observe, pages, problem_pages
 from api.resources import audit, deals, disputes, health, keys, session, tables, wallets
 from ledger.services.application import LedgerApplication
 
@@ -61,6 +61,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
                       session.blp, health.blp):
         api.register_blueprint(blueprint)
     app.register_blueprint(pages.blp)
+    app.register_blueprint(problem_pages.blp)
     observe.init_app(app, ledger)
     errors.init_app(app)
     settings = ledger.settings

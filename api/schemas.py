@@ -270,7 +270,8 @@ class FairnessSchema(Schema):
 class ProblemSchema(Schema):
     """An error (RFC 9457 problem details) naming the rule or field."""
 
-    type = fields.String(required=True, metadata={"description": "`/problems/<kind>`"})
+    type = fields.String(required=True, metadata={
+        "description": "`/problems/<kind>`: a page explaining the kind of problem and what to do"})
     title = fields.String(required=True)
     status = fields.Integer(required=True, metadata={"description": "The HTTP status"})
     detail = fields.String(required=True)
