@@ -201,3 +201,11 @@ def test_health_says_ok_and_names_the_store(client):
     response = client.get("/health")
     assert response.status_code == 200
     assert response.get_json() == {"status": "ok", "store": "memory"}
+
+
+def test_every_operation_has_a_unique_operation_id_named_after_its_view(spec):
+    ids = [operation["operationId"] for item in spec["paths"].values()
+           for method, operation in item.items() if method in HTTP_METHODS]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    assert all(re.fullmatch(r"[a-z][a-z0-9_]*", i) for i in ids), ids
+    assert spec["paths"]["/wallets/{wallet_id}/grants"]["post"]["operationId"] == "grant"
