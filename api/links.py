@@ -36,17 +36,17 @@ def deal_links(deal: dict[str, Any]) -> dict[str, Any]:
 
 
 def table_links(table: dict[str, Any]) -> dict[str, Any]:
-    """`self` and the table's legal actions: a casino table's next deal (and its current deal's
-    stand or raise), a multi-seat table's next deal, bank, bets, passes, choice, split, close."""
+    """`self` and the table's legal actions: a casino table's (names: its next deal, and its
+    current deal's stand or raise), a multi-seat table's (`{action, seat, …}`: next deal, bank,
+    bets, passes, choice, split, close)."""
     base = f"/tables/{table['id']}"
     links: dict[str, Any] = {"self": {"href": base, "method": "GET"}}
     current = table.get("current_deal") if isinstance(table.get("current_deal"), dict) else None
     for action in table.get("legal_actions") or ():
-        name = action.get("action") if isinstance(action, dict) else action
-        if table.get("variant") == "casino" and name == "deal":
+        if isinstance(action, dict) and action.get("action") in TABLE_ACTIONS:
+            links[action["action"]] = _post(f"{base}/{TABLE_ACTIONS[action['action']]}")
+        elif action == "deal":
             links["deal"] = _post(f"{base}/deals")
-        elif name in DEAL_ACTIONS and current is not None and current.get("id"):
-            links[name] = _post(f"/deals/{current['id']}/{name}")
-        elif name in TABLE_ACTIONS and table.get("variant") != "casino":
-            links[name] = _post(f"{base}/{TABLE_ACTIONS[name]}")
+        elif action in DEAL_ACTIONS and current is not None and current.get("id"):
+            links[action] = _post(f"/deals/{current['id']}/{action}")
     return links
