@@ -9,7 +9,16 @@ from flask import Flask, send_from_directory
 from flask_smorest import Api
 
 from api import errors, gate, pages
-from api.resources import audit, deals, disputes, keys, session, tables, wallets
+from api.resources import (
+    audit,
+    deals,
+    disputes,
+    keys,
+    session,
+    tables,
+    verification,
+    wallets,
+)
 from ledger.services.application import LedgerApplication
 
 DOCS_ASSETS = "/docs/assets/"
@@ -58,7 +67,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     api = LedgerApi(app)
     for blueprint in (wallets.blp, tables.blp, deals.blp, disputes.blp, audit.blp, keys.blp,
-                      session.blp):
+                      session.blp, verification.blp):
         api.register_blueprint(blueprint)
     app.register_blueprint(pages.blp)
     errors.init_app(app)
