@@ -1,4 +1,5 @@
-"""The pages: lobby, sign-in, casino table, multi-seat table, cashier's console and audit.
+"""The pages: lobby, sign-in, casino table, multi-seat table, cashier's console, reports,
+verification and audit.
 
 Each page is a static HTML file with a JavaScript module beside it (`api/static/pages/`), served
 from the package: no CDN, no build step. Every action a page takes is a call of the API with the
@@ -60,6 +61,18 @@ def table() -> Any:
 def cashier() -> Any:
     """Serve the cashier's console: players, grants, statements, keys, tables."""
     return _page("cashier.html")
+
+
+@blp.get("/pages/reports")
+def reports() -> Any:
+    """Serve the reports page (staff): a period's groups, charts and the CSV."""
+    return _page("reports.html")
+
+
+@blp.get("/pages/verification")
+def verification() -> Any:
+    """Serve the verification page (staff): runs, a run on a range, checkpoints."""
+    return _page("verification.html")
 
 
 @blp.get("/pages/audit")
