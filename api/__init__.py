@@ -10,7 +10,17 @@ from flask import Flask, send_from_directory
 from flask_smorest import Api
 
 from api import errors, gate, observe, pages, problem_pages
-from api.resources import audit, deals, disputes, health, keys, session, tables, wallets
+from api.resources import (
+    audit,
+    deals,
+    disputes,
+    health,
+    keys,
+    session,
+    tables,
+    verification,
+    wallets,
+)
 from ledger.services.application import LedgerApplication
 
 DOCS_ASSETS = "/docs/assets/"
@@ -70,7 +80,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     api = LedgerApi(app)
     for blueprint in (wallets.blp, tables.blp, deals.blp, disputes.blp, audit.blp, keys.blp,
-                      session.blp, health.blp):
+                      session.blp, health.blp, verification.blp):
         api.register_blueprint(blueprint)
     app.register_blueprint(pages.blp)
     app.register_blueprint(problem_pages.blp)

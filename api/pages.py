@@ -1,5 +1,5 @@
 """The pages: lobby, sign-in, casino table, multi-seat table, cashier's console, the auditor's
-console and disputes.
+console, disputes, reports and verification.
 
 Each page is a static HTML file with a JavaScript module beside it (`api/static/pages/`), served
 from the package: no CDN, no build step. Every action a page takes is a call of the API with the
@@ -67,6 +67,18 @@ def cashier() -> Any:
 def disputes() -> Any:
     """Serve the disputes: staff's queue and resolutions; a player's own disputes."""
     return _page("disputes.html")
+
+
+@blp.get("/pages/reports")
+def reports() -> Any:
+    """Serve the reports page (staff): a period's groups, charts and the CSV."""
+    return _page("reports.html")
+
+
+@blp.get("/pages/verification")
+def verification() -> Any:
+    """Serve the verification page (staff): runs, a run on a range, checkpoints."""
+    return _page("verification.html")
 
 
 @blp.get("/pages/audit")

@@ -31,7 +31,7 @@ UNDOCUMENTED = {
     "OPTIONS": "Flask answers OPTIONS for every route by itself; the document leaves it out",
 }
 #: The API's own endpoints are in blueprints; everything else is not the API.
-API_ENDPOINT = re.compile(r"(wallets|tables|deals|disputes|audit|keys|session|health)\.")
+API_ENDPOINT = re.compile(r"(wallets|tables|deals|disputes|audit|keys|session|health|verification)\.")
 _DOCUMENT: dict[str, Any] = {}
 
 

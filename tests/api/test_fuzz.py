@@ -58,6 +58,9 @@ REFUSED_BY_STATE = {
     ("GET /wallets/{wallet_id}/as-of", "at"): "a version or an instant, not both",
     ("GET /wallets/{wallet_id}/statement", "until"): "after `since`",
     ("GET /reports", "until"): "after `since`, and at most 400 days after it",
+    ("GET /reports/series", "until"): "after `since`, and at most 400 days after it",
+    ("POST /verification", "to"): "from `from`, at most the log's end and 2,000 positions on",
+    ("POST /verification", "from"): "at most `to`",
     ("POST /keys", "player_id"): "a player key names its player; other roles' keys name none",
     ("POST /keys", "expires_at"): "in the future, and not beside expires_in_days",
     ("POST /keys", "expires_in_days"): "not beside expires_at",
@@ -360,7 +363,8 @@ def test_a_malformed_body_is_a_documented_problem(world: World, path: str, role:
 
 #: The reads that take turns through the audit gate (api/gate.py).
 AUDIT_READS = {"/events", "/tables/{table_id}/as-of", "/wallets/{wallet_id}/as-of",
-               "/wallets/{wallet_id}/statement", "/reports", "/players/{player_id}/recall",
+               "/wallets/{wallet_id}/statement", "/reports", "/reports/series", "/verification",
+               "/players/{player_id}/recall",
                "/deals/{deal_id}/events", "/deals/{deal_id}/replay", "/deals/{deal_id}/fairness"}
 
 
@@ -370,7 +374,7 @@ def test_a_busy_audit_gate_is_a_documented_429_with_retry_after(
     """With no audit slot free and no room to wait, every audit read answers 429 at once, with
     `Retry-After`, as the document says; every other read is served."""
     monkeypatch.setitem(world.app.extensions, "reddog_audit_gate", AuditGate(0, 0, 1.0))
-    query = "?since=2026-01-01&until=2026-01-02" if path == "/reports" else ""
+    query = "?since=2026-01-01&until=2026-01-02" if path.startswith("/reports") else ""
     reader = "operator" if path.startswith("/keys") else "auditor"  # keys are operators' alone
     response = world.client.get(filled(path, world.real) + query,
                                 headers=world.headers[reader])

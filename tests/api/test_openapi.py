@@ -58,7 +58,7 @@ def test_openapi_document_lists_every_api_route_and_method(app, spec):
     routes = [rule for rule in app.url_map.iter_rules()
               if rule.endpoint not in NOT_API
               and not rule.endpoint.startswith(("pages.", "problem_pages."))]
-    assert len(routes) == 47
+    assert len(routes) == 50
     for rule in routes:
         path = openapi_path(rule.rule)
         assert path in spec["paths"], f"{rule.rule} is not documented"
@@ -84,7 +84,7 @@ def test_openapi_document_is_well_formed(spec):
             names = declared | {p["name"] for p in operation.get("parameters", [])
                                 if p["in"] == "path"}
             assert names == set(re.findall(r"{([^}]+)}", path)), f"path parameters of {path}"
-    assert operations == 47
+    assert operations == 50
     for param in (p for item in spec["paths"].values() for p in item.get("parameters", [])):
         assert param["required"] is True and param["in"] == "path"
     for ref in refs(spec):
@@ -95,7 +95,7 @@ def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(sp
     # Signing in records no command of the caller's (it has no key yet): no Idempotency-Key.
     commands = [(path, item["post"]) for path, item in spec["paths"].items()
                 if "post" in item and path != "/sign-in"]
-    assert len(commands) == 22
+    assert len(commands) == 23
     for path, operation in commands:
         headers = [p["name"] for p in operation.get("parameters", []) if p["in"] == "header"]
         assert "Idempotency-Key" in headers, path
@@ -111,7 +111,7 @@ def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(sp
                       "/tables/{table_id}/next-deal", "/tables/{table_id}/bets",
                       "/tables/{table_id}/centre-card", "/tables/{table_id}/passes",
                       "/tables/{table_id}/dealer-choice", "/deals/{deal_id}/disputes",
-                      "/disputes/{dispute_id}/resolve"}
+                      "/disputes/{dispute_id}/resolve", "/verification"}
     deal_body = spec["paths"]["/tables/{table_id}/deals"]["post"]["requestBody"]
     schema = resolve(spec, deal_body["content"]["application/json"]["schema"]["$ref"])
     assert schema["required"] == ["bet"] and schema["properties"]["bet"]["type"] == "integer"

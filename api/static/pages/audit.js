@@ -17,8 +17,8 @@ async function queue() {
 async function verification() {
   try {
     const status = await get("/verification", {noRedirect: true});
-    const last = status.last_run || (status.runs || [])[0];
-    if (last) $("#verification").textContent = `Last run ${last.finished_at || last.started_at || ""}: ${last.ok ? "passed" : "FAILED"}.`;
+    const last = status.last;
+    if (last) $("#verification").textContent = `Last run (${last.scope}, positions ${last.first}–${last.last}) finished ${last.finished_at}: ${last.ok ? "passed" : `FAILED at position ${last.first_bad_position}`}.`;
   } catch { /* no run yet, or not for this role: the link still says where to go */ }
 }
 
