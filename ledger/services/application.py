@@ -13,6 +13,7 @@
 | `DisputeService` | `disputes` | disputes of deals: open, list, read, resolve (with adjustments) |
 | `AuditService` | `audit` | the event feed, time travel, wallet statements |
 | `ReportService` | `reports` | period reports and game recall |
+| `SearchService` | `search` | finding finished deals (`GET /deals`) |
 
 Hand histories (`history`) and verification (`ledger.verify`) are functions over the application.
 """
@@ -24,6 +25,7 @@ from ledger.services.base import CommandKey
 from ledger.services.disputes import DisputeService
 from ledger.services.lobby import LobbyService
 from ledger.services.reports import ReportService
+from ledger.services.search import SearchService
 from ledger.services.signin import SignInService
 from ledger.services.wallets import WalletService
 
@@ -31,7 +33,7 @@ __all__ = ["CommandKey", "LedgerApplication"]
 
 
 class LedgerApplication(LobbyService, DisputeService, WalletService, SignInService, AuditService,
-                        ReportService):
+                        ReportService, SearchService):
     """Red Dog Ledger's application service over one event store."""
 
     name = "RedDogLedger"  # names the PostgreSQL tables: every class of the ledger shares it

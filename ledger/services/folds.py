@@ -11,6 +11,7 @@ Documents (JSON, by name):
 - `r|<player>`: the player's most recent deals, newest first.
 - `k|<key id>`: an API key's record (role, player, label, expiry, revocation), never the key.
 - `x|`, `q|`, `s|`: disputes, their lists and day totals (`ledger.services.folds_disputes`).
+- `g|`, `gi|`: finished deals and the index `GET /deals` searches (`ledger.services.folds_deals`).
 
 The feed index: each listed event's time, and the keys it is found by (`ledger.readstore`).
 """
@@ -18,6 +19,7 @@ The feed index: each listed event's time, and the keys it is found by (`ledger.r
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from ledger.domain.access import ApiKey, CommandRecord
@@ -29,6 +31,7 @@ from ledger.domain.records import fields_of, kind_of, record_of, transfers_in
 from ledger.domain.wallet import Wallet
 from ledger.fairness import shuffled_pack
 from ledger.rules import operations as op
+from ledger.services.folds_deals import index_deal
 from ledger.services.folds_disputes import facts_of, fold_dispute
 from ledger.transfers import Transfer, wallet_movements
 
@@ -328,4 +331,7 @@ class Fold:
                 "balance_before": info["balance_before"], "balance_after": wallet["balance"],
             })
             self.put(f"r|{player}", recall[:RECALL_KEPT])
+        balances = {info["wallet"]: (self.get(f"w|{info['wallet']}") or {}).get("balance", 0)
+                    for info in deal["players"].values()}
+        index_deal(self, deal_id, deal, table_id, variant, datetime.fromisoformat(when), balances)
         self.put(f"d|{deal_id}", None)
