@@ -246,8 +246,12 @@ class Fold:
                                        "returned": 0, "cards": [], "positions": [],
                                        "target": None, "outcome": None,
                                        "balance_before": wallet["balance"]}
+        seated = {info["player"]: {"seat": int(seat), "wallet": info["wallet"],
+                                   "balance_before": (self.get(f"w|{info['wallet']}") or {}).get(
+                                       "balance", 0)}
+                  for seat, info in table["seats"].items() if info["player"] not in players}
         self.put(f"d|{deal_id}", {"table": table_id, "variant": variant, "started": when,
-                                  "players": players, "target": None,
+                                  "players": players, "seated": seated, "target": None,
                                   "client_seed": data["client_seed"], "nonce": data["nonce"]})
         self.row(day, table_id, TABLE_ROW, variant)["deals"] += 1
 
@@ -332,6 +336,6 @@ class Fold:
             })
             self.put(f"r|{player}", recall[:RECALL_KEPT])
         balances = {info["wallet"]: (self.get(f"w|{info['wallet']}") or {}).get("balance", 0)
-                    for info in deal["players"].values()}
+                    for info in [*deal["players"].values(), *deal.get("seated", {}).values()]}
         index_deal(self, deal_id, deal, table_id, variant, datetime.fromisoformat(when), balances)
         self.put(f"d|{deal_id}", None)

@@ -4,7 +4,8 @@ and `ledger.services.folds_disputes`), so `GET /deals` is a range read, never a 
 Documents:
 - `g|<deal>`: the deal's summary (`summary`), and `index`, the names of its index entries.
 - `gi|<dimension>|<newest>|<deal>` → the same summary, one entry per way to find the deal:
-  `*` (every deal), `t:<table>`, `v:<variant>`, `p:<player>` (each player dealt in) and, once a
+  `*` (every deal), `t:<table>`, `v:<variant>`, `p:<player>` (each player seated for it: dealt
+  in, or the dealer who deals without a hand, with no bet) and, once a
   player disputes it, `disputed`. `<newest>` is `NEWEST - <finished, microseconds>` in 16 digits,
   so names in ascending order list the newest deal first; `<newest>|<deal>` is the cursor.
 
@@ -61,7 +62,10 @@ def index_deal(fold: Any, deal_id: str, deal: dict[str, Any], table_id: str, var
     """Put a finished deal in the index. `deal` is the fold's `d|` document; `wallets` the
     balance of each player's wallet now."""
     players = []
-    for player, info in sorted(deal["players"].items(), key=lambda p: p[1]["seat"]):
+    seated = {name: {**info, "bets": 0, "returned": 0, "outcome": None}
+              for name, info in deal.get("seated", {}).items()}
+    for player, info in sorted({**seated, **deal["players"]}.items(),
+                               key=lambda p: p[1]["seat"]):
         players.append({
             "player_id": player, "seat": info["seat"], "wallet_id": info["wallet"],
             "bets": info["bets"], "returned": info["returned"],

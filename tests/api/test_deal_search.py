@@ -151,14 +151,16 @@ def test_multi_seat_deals_are_found_with_every_player_once_they_end(
     assert ids(listed) == ended[::-1]
     deal = listed["deals"][0]
     assert (deal["variant"], deal["family"]) == ("polish", "P")
-    # Those dealt in, in seat order (the Polish dealer deals and does not play).
-    assert [p["seat"] for p in deal["players"]] == sorted(orders[deal["deal_id"]])
-    assert [p["player_id"] for p in deal["players"]] == [
-        table.player_at(seat) for seat in sorted(orders[deal["deal_id"]])]
+    # Everyone seated, in seat order; the Polish dealer deals without a hand and bets nothing.
+    assert [(p["player_id"], p["seat"]) for p in deal["players"]] == sorted(
+        table.seats.items(), key=lambda s: s[1])
+    dealt_in = orders[deal["deal_id"]]
+    assert [p["outcome"] for p in deal["players"] if p["seat"] not in dealt_in] == ["no_bet"]
+    assert all((p["outcome"] == "no_bet") == (p["bets"] == 0) for p in deal["players"])
+    assert any(p["outcome"] in ("win", "lose") for p in deal["players"])
     assert all(p["outcome"] in ("win", "lose", "no_bet") for p in deal["players"])
     assert deal["handle"] == sum(p["bets"] for p in deal["players"])
-    carol = [d for d in ended[::-1] if table.seats["carol"] in orders[d]]
-    assert ids(found(client, tables_api.headers["carol"], f"table={table.id}")) == carol
+    assert ids(found(client, tables_api.headers["carol"], f"table={table.id}")) == ended[::-1]
     mine = found(client, tables_api.headers["carol"], f"table={table.id}")["deals"][0]["players"]
     assert all(set(p) == {"player_id", "seat"} for p in mine if p["player_id"] != "carol")
     assert next(p for p in mine if p["player_id"] == "carol")["wallet_id"] == table.wallets[
