@@ -15,7 +15,7 @@ const findHref = (name, value) => `/pages/find?${name}=${encodeURIComponent(valu
 function dealHtml(d) {
   const players = d.players.map((p) => `<li data-player="${esc(p.player_id)}">
       <a href="${findHref("player", p.player_id)}">${esc(p.player_id)}</a>
-      <span class="muted">seat ${p.seat}</span>${p.outcome ? ` <span class="badge outcome">${esc(p.outcome)}</span>` : ""}
+      <span class="muted">seat ${p.seat}</span>${p.outcome ? ` <span class="badge verdict">${esc(p.outcome)}</span>` : ""}
       ${p.bets === undefined ? "" : `<span class="muted">bet ${chips(p.bets)}, back ${chips(p.returned)}</span>`}
       ${p.wallet_id ? ` <a href="/pages/wallet?id=${p.wallet_id}">wallet</a>` : ""}</li>`).join("");
   return `<li class="result" data-deal="${esc(d.deal_id)}">
@@ -27,7 +27,7 @@ function dealHtml(d) {
       <div><dt>Table</dt><dd><a class="table-link" href="${findHref("table", d.table_id)}">${esc(d.table_id.slice(0, 8))}</a></dd></div>
       <div><dt>Started</dt><dd>${when(d.started_at)}</dd></div>
       ${d.handle === null ? "" : `<div><dt>Handle</dt><dd>${chips(d.handle)}</dd></div>
-        <div><dt>Net</dt><dd>${chips(d.net)}</dd></div>`}
+        <div><dt>Net (bets − returned)</dt><dd>${chips(d.net)}</dd></div>`}
     </dl>
     <ul class="players">${players}</ul>
     <small class="muted deal-id">Deal <code>${esc(d.deal_id)}</code></small></li>`;

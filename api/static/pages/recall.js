@@ -14,7 +14,7 @@ function dealHtml(d) {
   const cards = (d.cards || []).map(cardHtml).join("");
   return `<li class="result" data-deal="${esc(d.deal_id)}">
     <div class="result-head"><strong>${esc(d.variant)}</strong> <span>${when(d.ended)}</span>
-      <span class="badge outcome">${esc(d.outcome || "no bet")}</span> ${disputeHtml(d.dispute)}
+      <span class="badge verdict">${esc(d.outcome || "no bet")}</span> ${disputeHtml(d.dispute)}
       <a class="replay" href="${replayHref(d.deal_id)}">Replay</a></div>
     <dl class="facts">
       <div><dt>Before</dt><dd class="before">${chips(d.balance_before)}</dd></div>
