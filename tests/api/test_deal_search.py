@@ -10,11 +10,13 @@ from uuid import UUID
 import pytest
 from freezegun import freeze_time
 
+from ledger.services import search
 from tests.api.helpers import (
     assert_problem,
     consecutive,
     losing_spread,
     records_nothing,
+    spread,
     winning_spread,
 )
 from tests.api.test_tables import Tables
@@ -170,3 +172,31 @@ def test_multi_seat_deals_are_found_with_every_player_once_they_end(
 @pytest.fixture
 def tables_api(client, keys, ledger, casino) -> Tables:  # type: ignore[no-untyped-def]
     return Tables(client, keys, ledger, casino)
+
+
+def test_a_deal_in_progress_is_not_listed_until_it_finishes(client, keys, ledger, casino,
+                                                            alice_table):
+    waiting = casino.deal(alice_table["id"], spread)
+    ledger.project()
+    assert waiting.deal["phase"] == "deciding"
+    assert ids(found(client, keys.auditor, f"table={alice_table['id']}")) == []
+    assert ids(found(client, keys.alice)) == []
+    assert client.post(f"/deals/{waiting.id}/stand", headers=keys.alice).status_code == 200
+    ledger.project()
+    assert ids(found(client, keys.alice)) == [waiting.id]
+
+
+def test_a_search_examines_a_bounded_range_and_says_where_to_go_on(
+        client, keys, played, monkeypatch):
+    monkeypatch.setattr(search, "SCAN", 2)
+    wins, after, pages = [], "", 0
+    while True:  # outcome is checked entry by entry: two entries a page
+        page = found(client, keys.auditor, f"outcome=win{after}")
+        wins += ids(page)
+        pages += 1
+        if page["next"] is None:
+            break
+        after = f"&after={page['next']}"
+    assert wins == [played["alice"][3], played["alice"][1]] and pages == 3
+    first = found(client, keys.auditor, "outcome=push")
+    assert ids(first) == [] and first["next"]  # short of matches, but not the end
