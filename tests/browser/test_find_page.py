@@ -53,8 +53,9 @@ def casino_deals(server: Server, player: dict[str, Any], count: int) -> list[str
     return deals
 
 
-def table_deal(server: Server, variant: str, players: list[dict[str, Any]]) -> str:
-    """A multi-seat table where the players sit, played through one whole deal; its id."""
+def table_deal(server: Server, variant: str, players: list[dict[str, Any]]) -> tuple[str, str]:
+    """A multi-seat table where the players sit, played through one whole deal: the table's
+    id and the deal's."""
     table_id = server.api("POST", "/tables", body={"variant": variant})["id"]
     keys = {p["player_id"]: p["key"] for p in players}
     for seat, p in enumerate(players, start=1):
@@ -77,7 +78,7 @@ def table_deal(server: Server, variant: str, players: list[dict[str, Any]]) -> s
         pytest.fail("the deal did not end")
     deal_id = str(uuid5(UUID(table_id), f"deal:{view['next_nonce'] - 1}"))
     assert server.api("GET", f"/deals/{deal_id}")["phase"] == "finished"
-    return deal_id
+    return table_id, deal_id
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +87,7 @@ def played(server: Server) -> dict[str, Any]:
     of each family; the deals are then indexed."""
     alice, bob, carol = (server.player(grant=5000) for _ in range(3))
     casino = casino_deals(server, alice, 4)
-    polish = table_deal(server, "polish", [alice, bob, carol])
+    table, polish = table_deal(server, "polish", [alice, bob, carol])
     for deal in (casino[1], polish):
         server.api("POST", f"/deals/{deal}/disputes", alice["key"], {"message": "check this"})
     auditor = server.api("POST", "/keys", body={"role": "auditor"})["key"]
@@ -98,7 +99,7 @@ def played(server: Server) -> dict[str, Any]:
 
     until(indexed, "the disputed deals")
     return {"alice": alice, "bob": bob, "auditor": auditor, "casino": casino, "polish": polish,
-            "disputed": disputed}
+            "table": table, "disputed": disputed}
 
 
 def test_staff_find_the_disputed_deal_of_each_family_from_the_players_name(
@@ -157,6 +158,9 @@ def test_a_player_is_refused_another_players_deals_and_finds_their_own(
     expect(page.locator("#deals > li")).to_have_count(0)
     assert not page.locator("#tab-events").is_visible()  # the feed is for staff
     fits_without_sideways_scroll(page)
+    wallet = open_page(f"/pages/wallet?id={played['alice']['wallet']['id']}", bob["key"])
+    expect(wallet.locator("#wallet [role=alert]")).to_contain_text("Refused: 403")
+    fits_without_sideways_scroll(wallet)
     page.get_by_label("Player").first.fill(bob["player_id"])
     page.get_by_role("button", name="Find deals").click()
     expect(page.locator("#deals > li")).to_have_count(1)
@@ -215,3 +219,28 @@ def test_recall_shows_the_last_deals_with_balances_before_and_after(
         f"/pages/replay?deal={played['casino'][1]}")
     fits_without_sideways_scroll(page)
     shoot(page, "recall", size)
+
+
+def test_a_table_as_it_stood_at_a_version_is_the_apis(open_page, server, size, played):
+    expect = _expect()
+    table = played["table"]
+    past = server.api("GET", f"/tables/{table}/as-of?version=4", played["auditor"])
+    page = open_page(f"/pages/table-as-of?id={table}&version=4", played["auditor"])
+    expect(page.locator("#as-of-version")).to_have_text("4")
+    seats = page.locator("#seats > li")
+    expect(seats).to_have_count(len(past["state"]["seats"]))
+    assert [li.get_attribute("data-seat") for li in seats.all()] == [
+        str(s["seat"]) for s in past["state"]["seats"]]
+    expect(page.locator("[data-fact=phase]")).to_have_text(past["state"]["phase"])
+    fits_without_sideways_scroll(page)
+    # Check the same page answers for an instant (one after everything: the table as it is),
+    # and links the table's deals.
+    now = server.api("GET", f"/tables/{table}", played["auditor"])
+    page.get_by_label("At version").fill("")
+    page.get_by_label("or at (UTC)").fill("2100-01-01T00:00:00")
+    page.get_by_role("button", name="Show").click()
+    expect(page.locator("#as-of-version")).to_have_text(str(now["version"]))
+    page.get_by_role("link", name="Deals at this table").click()
+    page.wait_for_url(f"**/pages/find?table={table}")
+    expect(page.locator("#deals > li")).to_have_count(1)
+    fits_without_sideways_scroll(page)
