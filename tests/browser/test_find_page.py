@@ -146,6 +146,7 @@ def test_staff_find_the_disputed_deal_of_each_family_from_the_players_name(
     replay = feed.locator("#events a.replay").first.get_attribute("href")
     assert replay.removeprefix("/pages/replay?deal=") in [*played["casino"], played["polish"]]
     fits_without_sideways_scroll(feed)
+    shoot(feed, "find-events", size)
 
 
 def test_a_player_is_refused_another_players_deals_and_finds_their_own(
