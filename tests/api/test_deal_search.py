@@ -200,3 +200,18 @@ def test_a_search_examines_a_bounded_range_and_says_where_to_go_on(
     assert wins == [played["alice"][3], played["alice"][1]] and pages == 3
     first = found(client, keys.auditor, "outcome=push")
     assert ids(first) == [] and first["next"]  # short of matches, but not the end
+
+
+def test_a_multi_seat_deal_being_bet_is_not_listed_and_nothing_sealed_leaks(
+        client, keys, ledger, tables_api):
+    table = tables_api.open("six_spot")
+    view = tables_api.to_betting(table)
+    deal_id = view["current_deal"]["id"]
+    ledger.project()
+    for who in ("auditor", "operator", "alice"):
+        answer = client.get(f"/deals?table={table.id}", headers=tables_api.headers[who])
+        assert answer.get_json()["deals"] == [], who
+        assert deal_id not in answer.get_data(as_text=True)
+    tables_api.play(table, deals=1)
+    ledger.project()
+    assert deal_id in ids(found(client, keys.auditor, f"table={table.id}"))
