@@ -16,6 +16,7 @@ from api.cli_common import (
     bad_parameter,
     open_ledger,
     print_steps,
+    print_verification,
     progress,
     store_option,
 )
@@ -35,19 +36,7 @@ def verify(as_json: bool, store: str | None) -> None:
 
     ledger = open_ledger(store)
     report = verify_store(ledger)
-    summary = report.summary()
-    if as_json:
-        click.echo(json.dumps(summary))
-    else:
-        click.echo(
-            f"{summary['positions']} positions, {summary['transfers']} transfers, "
-            f"{summary['deals_checked']} finished deals, {summary['granted']} chips granted"
-        )
-        if summary["first_bad_position"] is not None:
-            click.echo(f"first bad position: {summary['first_bad_position']}", err=True)
-        for failure in summary["failures"]:
-            click.echo(f"FAILED {failure}", err=True)
-        click.echo("verified: conservation and fairness hold" if report.ok else "verification FAILED")
+    print_verification(report.summary(), as_json)
     sys.exit(0 if report.ok else 1)
 
 
