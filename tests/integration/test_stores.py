@@ -1,0 +1,292 @@
+"""Whole stores moved: `reddog migrate` between SQLite and PostgreSQL (resumed after a kill,
+refusing a target that holds something else, keeping a log's gaps), and `reddog backup` and
+`reddog restore` refusing what they must. The backup taken while a load writes is in
+tests/e2e/test_backup_under_load.py."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+from datetime import timedelta
+from pathlib import Path
+from uuid import UUID
+
+import pytest
+from click.testing import CliRunner
+
+from api.cli import main
+from ledger import validation
+from ledger.clock import utcnow
+from ledger.rawstore import open_raw
+from ledger.services.access import SYSTEM
+from ledger.services.application import LedgerApplication
+from ledger.simulate import simulate_casino, simulate_table
+from tests.e2e.load_harness import process_env, reddog_command
+from tests.every_variant import build_every_variant, ids_of, settings_for
+from tests.integration.test_gaps import gaps, rolled_back_insert
+from tests.integration.test_tamper import RawLog
+
+VERIFIED = "verified: conservation and fairness hold"
+
+
+@pytest.fixture(scope="module")
+def every_variant(tmp_path_factory) -> tuple[str, Path, int]:  # type: ignore[no-untyped-def]
+    """A SQLite store of every variant, folded and checkpointed: (URL, key file, last position).
+    Tests only read it; one that writes works on a copy (`copy_of`)."""
+    folder = tmp_path_factory.mktemp("every-variant")
+    url = f"sqlite:///{folder}/ledger.sqlite3"
+    head = build_every_variant(url)
+    return url, folder / "ledger.sqlite3.key", head
+
+
+def copy_of(source: tuple[str, Path, int], folder: Path) -> tuple[str, Path, int]:
+    """A copy of a closed SQLite store and its key in another folder."""
+    url, key, head = source
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in Path(url[len("sqlite:///"):]).parent.iterdir():
+        shutil.copy2(path, folder / path.name)
+    return f"sqlite:///{folder}/ledger.sqlite3", folder / key.name, head
+
+
+def migrate(*args: str) -> object:
+    return CliRunner().invoke(main, ["migrate", *args])
+
+
+def head_of(url: str) -> int:
+    rows = open_raw(url, must_exist=True)
+    try:
+        return rows.head()
+    finally:
+        rows.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def target(request: pytest.FixtureRequest, tmp_path) -> tuple[str, Path]:  # type: ignore[no-untyped-def]
+    """An empty target store and where its key file goes."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/target/ledger.sqlite3", tmp_path / "target/ledger.sqlite3.key"
+    return request.getfixturevalue("postgres_schema"), tmp_path / "postgres-chain.key"
+
+
+def answers(app: LedgerApplication, ids: dict) -> dict[str, str]:  # type: ignore[type-arg]
+    """The JSON answers of the audit queries: every page of the feed, filtered feeds,
+    statements, time travel, replays, reports and recall."""
+    app.project()
+    found: dict[str, object] = {}
+    after, page = 0, 0
+    while True:
+        answer = app.event_feed(SYSTEM, after=after, limit=200)
+        found[f"feed {page}"] = answer
+        if answer["end"]:
+            break
+        after, page = answer["next"], page + 1
+    wallets = sorted(ids["wallets"].items())
+    players = sorted(set(ids["wallets"].values()))
+    for wallet_id, player in wallets[:4]:
+        found[f"statement {wallet_id}"] = app.statement(SYSTEM, wallet_id)
+        found[f"as of {wallet_id}"] = app.state_at(SYSTEM, wallet_id, version=2)
+        found[f"feed of {player}"] = app.event_feed(SYSTEM, player=player, limit=100)
+        found[f"feed of {wallet_id}"] = app.event_feed(SYSTEM, wallet=wallet_id, limit=100)
+    found["grants"] = app.event_feed(SYSTEM, types={"Granted"}, limit=500)
+    for deal_id in ids["casino_deals"][:3] + ids["table_deals"][::4]:
+        found[f"replay {deal_id}"] = app.replay(SYSTEM, deal_id)
+    today = utcnow().date()
+    for group in (None, *validation.REPORT_GROUPS):
+        found[f"report {group}"] = app.report(SYSTEM, today - timedelta(days=1),
+                                              today + timedelta(days=2), group)
+    for player in players:
+        found[f"recall {player}"] = app.recall(SYSTEM, player)
+    return {name: json.dumps(answer, sort_keys=True, default=str)
+            for name, answer in found.items()}
+
+
+@pytest.mark.postgres
+def test_a_store_of_every_variant_moved_to_postgresql_verifies_and_answers_every_audit_query_alike(
+        every_variant, postgres_schema, tmp_path):
+    url, key, head = every_variant
+    pg_key = tmp_path / "postgres-chain.key"
+    result = migrate("--from", url, "--from-key", str(key), "--to", postgres_schema,
+                     "--to-key", str(pg_key), "--batch", "100")
+    assert result.exit_code == 0, result.output
+    assert f"equal: {head} events up to position {head} in {-(-head // 100)} batches" in result.output
+    assert VERIFIED in result.output
+    assert pg_key.read_text() == key.read_text()
+    source = LedgerApplication(settings_for(url, key))
+    moved = LedgerApplication(settings_for(postgres_schema, pg_key))
+    try:
+        ids = ids_of(source)
+        assert len(ids["casino_deals"]) >= 10 and len(ids["table_deals"]) >= 16
+        ours, theirs = answers(source, ids), answers(moved, ids)
+        assert len(ours) > 40
+        assert [name for name in ours if ours[name] != theirs[name]] == []
+    finally:
+        source.close()
+        moved.close()
+
+
+def test_an_interrupted_migration_resumes_after_what_it_copied_and_finishes_equal(
+        every_variant, target):
+    url, key, head = every_variant
+    target_url, target_key = target
+    command = [*reddog_command(), "migrate", "--from", url, "--from-key", str(key), "--to",
+               target_url, "--to-key", str(target_key), "--batch", "10"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True, env=process_env())
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:
+            if line.startswith("migrate: copied"):
+                process.send_signal(signal.SIGKILL)
+                break
+        else:
+            pytest.fail("migrate printed no progress line")
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+    held = head_of(target_url)
+    assert 10 <= held < head  # part-way: at least its first batch, not all of it
+
+    result = migrate("--from", url, "--from-key", str(key), "--to", target_url,
+                     "--to-key", str(target_key), "--batch", "10")
+    assert result.exit_code == 0, result.output
+    assert (f"the target holds the source's log up to position {held}; copying positions "
+            f"{held + 1} to {head}") in result.output
+    assert f"equal: {head} events up to position {head}" in result.output
+    assert VERIFIED in result.output
+    again = migrate("--from", url, "--from-key", str(key), "--to", target_url,
+                    "--to-key", str(target_key))
+    assert again.exit_code == 0, again.output
+    assert f"the target holds the source's whole log, up to position {head}" in again.output
+
+
+def test_a_target_holding_other_events_is_refused_and_left_as_it_was(every_variant, target):
+    url, key, _head = every_variant
+    target_url, target_key = target
+    target_key.parent.mkdir(parents=True, exist_ok=True)
+    target_key.write_text(key.read_text())  # the same key: only the events differ
+    other = LedgerApplication(settings_for(target_url, target_key))
+    try:
+        simulate_casino(other, 2, seed="77" * 16)
+    finally:
+        other.close()
+    held = head_of(target_url)
+    result = migrate("--from", url, "--from-key", str(key), "--to", target_url,
+                     "--to-key", str(target_key))
+    assert result.exit_code == 1, result.output
+    assert "refused: the target differs from the source at position " in result.output
+    assert head_of(target_url) == held
+
+
+def test_a_target_with_another_key_or_moved_on_after_its_migration_is_refused(every_variant,
+                                                                             tmp_path):
+    url, key, head = every_variant
+    target_url = f"sqlite:///{tmp_path}/moved/ledger.sqlite3"
+    target_key = tmp_path / "moved" / "ledger.sqlite3.key"
+    target_key.parent.mkdir()
+    target_key.write_text("another key")
+    result = migrate("--from", url, "--from-key", str(key), "--to", target_url)
+    assert result.exit_code == 1, result.output
+    assert f"the target's chain key file {target_key} holds another key" in result.output
+    assert head_of(target_url) == 0
+    target_key.unlink()
+    assert migrate("--from", url, "--from-key", str(key), "--to", target_url).exit_code == 0
+    moved = LedgerApplication(settings_for(target_url, target_key))
+    try:
+        moved.open_wallet(SYSTEM, "after-the-move")
+    finally:
+        moved.close()
+    moved_on = head_of(target_url)
+    assert moved_on > head
+    result = migrate("--from", url, "--from-key", str(key), "--to", target_url)
+    assert result.exit_code == 1, result.output
+    assert (f"refused: the target holds events up to position {moved_on}, beyond the source's "
+            f"last position {head}") in result.output
+
+
+@pytest.mark.postgres
+def test_a_postgresql_log_with_gaps_moves_to_sqlite_at_the_same_positions_and_verifies(
+        postgres_schema, tmp_path):
+    pg_key = tmp_path / "postgres-chain.key"
+    app = LedgerApplication(settings_for(postgres_schema, pg_key))
+    raw = RawLog(postgres_schema)
+    try:
+        simulate_casino(app, 4, seed="1a" * 16, bet=50)
+        rolled_back_insert(raw, 300)
+        simulate_table(app, "six_spot", 3, deals=2, seed="1c" * 16)
+        assert app.checkpoint() is not None
+        rolled_back_insert(raw, 200)
+        simulate_casino(app, 2, seed="1d" * 16, bet=20)
+        app.project()
+    finally:
+        app.close()
+    assert gaps(raw) >= 500
+    target_url = f"sqlite:///{tmp_path}/from-postgres/ledger.sqlite3"
+    result = migrate("--from", postgres_schema, "--from-key", str(pg_key), "--to", target_url,
+                     "--to-key", str(tmp_path / "from-postgres/ledger.sqlite3.key"))
+    assert result.exit_code == 0, result.output
+    assert VERIFIED in result.output
+    moved = RawLog(target_url)
+    assert moved.positions() == raw.positions()
+    assert [moved.row(p) for p in raw.positions()[::25]] == [
+        (UUID(str(o)).hex, v, t, bytes(s)) for o, v, t, s in (raw.row(p) for p in raw.positions()[::25])]
+
+
+def test_backup_and_restore_refuse_to_overwrite_unless_forced_and_keep_a_replaced_key(
+        every_variant, tmp_path):
+    url, _key, head = every_variant
+    runner = CliRunner()
+    backup = tmp_path / "backup"
+    done = runner.invoke(main, ["backup", "--store", url, "--to", str(backup), "--json"])
+    assert done.exit_code == 0, done.output
+    manifest = json.loads(done.stdout)
+    assert (manifest["last_position"], manifest["events"]) == (head, head)
+    again = runner.invoke(main, ["backup", "--store", url, "--to", str(backup)])
+    assert again.exit_code == 1 and "already holds a backup" in again.output
+    assert runner.invoke(main, ["backup", "--store", url, "--to", str(backup),
+                                "--force"]).exit_code == 0
+
+    live = tmp_path / "live" / "ledger.sqlite3"  # another store, folded, with its own key
+    other = LedgerApplication(settings_for(f"sqlite:///{live}"))
+    try:
+        simulate_casino(other, 2, seed="66" * 16)
+        other.project()
+    finally:
+        other.close()
+    old_key = Path(f"{live}.key").read_text()
+    refused = runner.invoke(main, ["restore", "--from", str(backup), "--to", str(live)])
+    assert refused.exit_code == 1 and "give --force to replace it" in refused.output
+    restored = runner.invoke(main, ["restore", "--from", str(backup), "--to", str(live),
+                                    "--force"])
+    assert restored.exit_code == 0, restored.output
+    assert f"{head} positions" in restored.output and VERIFIED in restored.output
+    kept = list(live.parent.glob("ledger.sqlite3.replaced-*.key"))
+    assert [k.read_text() for k in kept] == [old_key]
+
+
+def test_restore_refuses_a_backup_that_does_not_match_its_manifest(every_variant, tmp_path):
+    url, _key, _head = every_variant
+    runner = CliRunner()
+    backup = tmp_path / "backup"
+    assert runner.invoke(main, ["backup", "--store", url, "--to", str(backup)]).exit_code == 0
+    copied = backup / "ledger.sqlite3"
+    data = bytearray(copied.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    copied.write_bytes(bytes(data))
+    result = runner.invoke(main, ["restore", "--from", str(backup), "--to",
+                                  str(tmp_path / "r" / "ledger.sqlite3")])
+    assert result.exit_code == 1
+    assert "does not match its SHA-256 in the manifest" in result.output
+    assert not (tmp_path / "r" / "ledger.sqlite3").exists()
+    (backup / "manifest.json").unlink()
+    result = runner.invoke(main, ["restore", "--from", str(backup), "--to",
+                                  str(tmp_path / "r" / "ledger.sqlite3")])
+    assert result.exit_code == 1 and "not a backup, or an unfinished one" in result.output
+
+
+def test_backup_of_a_postgresql_store_points_at_the_documented_procedure():
+    result = CliRunner().invoke(main, ["backup", "--store", "postgresql://u@h/db", "--to", "x"])
+    assert result.exit_code == 2
+    assert "pg_dump" in result.output and "docs/operations.md" in result.output
