@@ -18,6 +18,7 @@ from ledger.migrate import (
     MOST_BATCH,
     NotEqual,
     Refused,
+    check_source_key,
     key_path_setting,
     place_target_key,
     source_key,
@@ -129,13 +130,22 @@ def migrate(source: str, target: str, from_key: str | None, to_key: str | None, 
     equal and verify the target. Run it again after an interruption: it resumes."""
     source_settings = settings_of(source).but(chain_key_file=key_path_setting(from_key))
     target_settings = settings_of(target).but(chain_key_file=key_path_setting(to_key))
-    if locate(source_settings.store) == locate(target_settings.store):
+    try:
+        same = locate(source_settings.store).same_as(locate(target_settings.store))
+    except LedgerError as error:
+        raise bad_parameter("source", error.detail) from None
+    if same:
         raise bad_parameter("target", "the target is the source")
     try:
         key = source_key(source_settings)
     except ConfigurationError as error:
         raise click.ClickException(str(error)) from None
     source_rows = _open(source_settings, "source", must_exist=True)
+    try:
+        check_source_key(source_rows, key)
+    except Refused as error:
+        source_rows.close()
+        raise click.ClickException(f"refused: {error}") from None
     target_rows = _open(target_settings, "target", must_exist=False)
     placed: list[str] = []
 

@@ -23,13 +23,15 @@ import json
 import os
 import shutil
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ledger.chain import ChainKey, key_fingerprint, write_key_file
 from ledger.clock import utcnow
-from ledger.rawstore import store_files
+from ledger.domain.checkpoint import CHAIN_KEY_ID
+from ledger.rawstore import fingerprint_in, store_files
 from ledger.sidestore import side_file
 
 MANIFEST = "manifest.json"
@@ -77,6 +79,15 @@ def online_copy(source: Path, destination: Path) -> tuple[int, int]:
     return int(last or 0), int(count)
 
 
+def recorded_fingerprint(path: Path) -> str | None:
+    """The chain key fingerprint a SQLite store file recorded, if any."""
+    with closing(sqlite3.connect(path)) as db:
+        states = [bytes(r[0]) for r in db.execute(
+            "SELECT state FROM stored_events WHERE originator_id = ? ORDER BY "
+            "originator_version", (CHAIN_KEY_ID.hex,))]
+    return fingerprint_in(states)
+
+
 def backup_sqlite(store: Path, key: ChainKey, destination: Path, source_url: str,
                   overwrite: bool = False) -> dict[str, Any]:
     """Back up a SQLite store and its chain key into a directory; its manifest."""
@@ -91,6 +102,11 @@ def backup_sqlite(store: Path, key: ChainKey, destination: Path, source_url: str
     partial = destination / f".{store_name}.partial"
     partial.unlink(missing_ok=True)
     last, count = online_copy(store, partial)
+    recorded = recorded_fingerprint(partial)
+    if recorded is not None and recorded != key.fingerprint:
+        partial.unlink()
+        raise BackupRefused(f"the chain key from {key.source} (fingerprint {key.fingerprint}) "
+                            f"is not the store's key (fingerprint {recorded})")
     os.replace(partial, destination / store_name)
     key_partial = destination / f".{key_name}.partial"
     key_partial.unlink(missing_ok=True)

@@ -65,6 +65,14 @@ def source_key(settings: Settings) -> ChainKey:
     return find_chain_key(settings, locate(settings.store), lambda: False)
 
 
+def check_source_key(source: RawStore, key: ChainKey) -> None:
+    """Refused when the source recorded another key's fingerprint than this key's."""
+    recorded = source.recorded_fingerprint()
+    if recorded is not None and recorded != key.fingerprint:
+        raise Refused(f"the chain key from {key.source} (fingerprint {key.fingerprint}) is not "
+                      f"the source's key (fingerprint {recorded}): give --from-key")
+
+
 def place_target_key(settings: Settings, key: ChainKey) -> str:
     """Make sure the target's key is the source's: write the key file where the target's
     settings look for it (beside a SQLite file, or REDDOG_CHAIN_KEY_FILE / `--to-key`) unless

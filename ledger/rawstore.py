@@ -17,6 +17,7 @@ renumbering the log would break every checkpoint.
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
@@ -29,6 +30,7 @@ from uuid import UUID
 from eventsourcing.persistence import InfrastructureFactory
 from eventsourcing.utils import Environment
 
+from ledger.domain.checkpoint import CHAIN_KEY_ID
 from ledger.errors import InvalidInput
 from ledger.projection import PROJECTION
 from ledger.readstore_sql import PostgresReadStore, SQLiteReadStore
@@ -105,6 +107,14 @@ class RawStore(ABC):
         """Up to `limit` events after position `after` (and at most `upto`), in order."""
 
     @abstractmethod
+    def versions_of(self, originator_id: UUID) -> list[Row]:
+        """Every event of one aggregate, in version order."""
+
+    def recorded_fingerprint(self) -> str | None:
+        """The chain key fingerprint the store recorded (None in a store from before them)."""
+        return fingerprint_in([r.state for r in self.versions_of(CHAIN_KEY_ID)])
+
+    @abstractmethod
     def append(self, rows: list[Row]) -> None:
         """Write events at their own positions, all in one transaction."""
 
@@ -164,6 +174,12 @@ class SQLiteRawStore(RawStore):
             "SELECT rowid, originator_id, originator_version, topic, state FROM stored_events "
             "WHERE rowid > ? AND rowid <= ? ORDER BY rowid LIMIT ?",
             (after, upto if upto is not None else 2**62, limit)).fetchall()
+        return [Row(p, str(UUID(o)), v, t, bytes(s)) for p, o, v, t, s in rows]
+
+    def versions_of(self, originator_id: UUID) -> list[Row]:
+        rows = self.db.execute(
+            "SELECT rowid, originator_id, originator_version, topic, state FROM stored_events "
+            "WHERE originator_id = ? ORDER BY originator_version", (originator_id.hex,)).fetchall()
         return [Row(p, str(UUID(o)), v, t, bytes(s)) for p, o, v, t, s in rows]
 
     def append(self, rows: list[Row]) -> None:
@@ -278,6 +294,15 @@ class PostgresRawStore(RawStore):
             return [Row(r["notification_id"], str(r["originator_id"]), r["originator_version"],
                         r["topic"], bytes(r["state"])) for r in cursor.fetchall()]
 
+    def versions_of(self, originator_id: UUID) -> list[Row]:
+        with self._cursor() as cursor:
+            cursor.execute(
+                "SELECT notification_id, originator_id, originator_version, topic, state FROM "
+                f"{self.events_table} WHERE originator_id = %s ORDER BY originator_version",
+                (originator_id,))
+            return [Row(r["notification_id"], str(r["originator_id"]), r["originator_version"],
+                        r["topic"], bytes(r["state"])) for r in cursor.fetchall()]
+
     def append(self, rows: list[Row]) -> None:
         if not rows:
             return
@@ -340,6 +365,16 @@ def open_raw(url: str, must_exist: bool, store_env: dict[str, str] | None = None
         return PostgresRawStore(location, store_env)
     raise InvalidInput(f"{url} is not a persistent store: give a SQLite file or PostgreSQL",
                        field="store")
+
+
+def fingerprint_in(states: list[bytes]) -> str | None:
+    """The fingerprint a store's ChainKeyFingerprint event recorded, from its stored state."""
+    for state in states:
+        try:
+            return str(json.loads(state)["fingerprint"])
+        except (ValueError, KeyError, TypeError):
+            return None
+    return None
 
 
 def store_files(path: Path) -> list[Path]:

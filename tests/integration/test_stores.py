@@ -290,3 +290,21 @@ def test_backup_of_a_postgresql_store_points_at_the_documented_procedure():
     result = CliRunner().invoke(main, ["backup", "--store", "postgresql://u@h/db", "--to", "x"])
     assert result.exit_code == 2
     assert "pg_dump" in result.output and "docs/operations.md" in result.output
+
+
+def test_migrate_refuses_the_wrong_source_key_a_store_in_memory_and_the_source_itself(
+        every_variant, tmp_path):
+    url, key, _head = every_variant
+    wrong = tmp_path / "wrong.key"
+    wrong.write_text("not the key")
+    target_url = f"sqlite:///{tmp_path}/t/ledger.sqlite3"
+    result = migrate("--from", url, "--from-key", str(wrong), "--to", target_url)
+    assert result.exit_code == 1, result.output
+    assert "is not the source's key" in result.output
+    assert list(tmp_path.glob("t/*")) == []  # nothing made: neither a store nor a key
+    result = migrate("--from", url, "--from-key", str(key), "--to", "memory")
+    assert result.exit_code == 2 and "not a persistent store" in result.output
+    spelled_otherwise = "sqlite:///" + str(Path(url[len("sqlite:///"):]).parent / "." /
+                                           "ledger.sqlite3")
+    result = migrate("--from", url, "--from-key", str(key), "--to", spelled_otherwise)
+    assert result.exit_code == 2 and "the target is the source" in result.output
