@@ -66,9 +66,15 @@ def source_key(settings: Settings) -> ChainKey:
 
 
 def check_source_key(source: RawStore, key: ChainKey) -> None:
-    """Refused when the source recorded another key's fingerprint than this key's."""
+    """Refused when the source recorded another key's fingerprint than this key's, or none (a
+    store from before fingerprints: the first process to open it records one, and that would
+    be the target's verification, leaving the target an event ahead of its source)."""
     recorded = source.recorded_fingerprint()
-    if recorded is not None and recorded != key.fingerprint:
+    if recorded is None:
+        raise Refused("the source has not recorded its chain key's fingerprint (a store from "
+                      "before fingerprints): run `reddog verify` on it once, which records it, "
+                      "then migrate")
+    if recorded != key.fingerprint:
         raise Refused(f"the chain key from {key.source} (fingerprint {key.fingerprint}) is not "
                       f"the source's key (fingerprint {recorded}): give --from-key")
 

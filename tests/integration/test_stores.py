@@ -308,3 +308,19 @@ def test_migrate_refuses_the_wrong_source_key_a_store_in_memory_and_the_source_i
                                            "ledger.sqlite3")
     result = migrate("--from", url, "--from-key", str(key), "--to", spelled_otherwise)
     assert result.exit_code == 2 and "the target is the source" in result.output
+
+
+def test_a_store_from_before_fingerprints_moves_once_verify_has_recorded_its_key(tmp_path):
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    for name in ("release-1.sqlite3", "release-1.sqlite3.key"):
+        shutil.copy(fixtures / name, tmp_path / name)
+    url = f"sqlite:///{tmp_path}/release-1.sqlite3"
+    target_url = f"sqlite:///{tmp_path}/moved/ledger.sqlite3"
+    result = migrate("--from", url, "--to", target_url)
+    assert result.exit_code == 1, result.output
+    assert "run `reddog verify` on it once" in result.output
+    assert CliRunner().invoke(main, ["verify", "--store", url]).exit_code == 0
+    result = migrate("--from", url, "--to", target_url)
+    assert result.exit_code == 0, result.output
+    assert f"equal: {head_of(url)} events" in result.output and VERIFIED in result.output
+    assert head_of(target_url) == head_of(url)
