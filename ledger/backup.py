@@ -31,7 +31,7 @@ from typing import Any
 from ledger.chain import ChainKey, key_fingerprint, write_key_file
 from ledger.clock import utcnow
 from ledger.domain.checkpoint import CHAIN_KEY_ID
-from ledger.rawstore import fingerprint_in, store_files
+from ledger.rawrows import fingerprint_in, store_files
 from ledger.sidestore import side_file
 
 MANIFEST = "manifest.json"

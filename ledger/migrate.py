@@ -25,7 +25,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ledger.chain import ChainKey, chain_key_file, find_chain_key, write_key_file
-from ledger.rawstore import RawStore, ReadModels, Row, digest
+from ledger.rawrows import ModelsDigest, Row, digest, digest_models
+from ledger.rawstore import RawStore
 from ledger.settings import Settings
 from ledger.store import locate
 
@@ -153,34 +154,46 @@ def copy_events(source: RawStore, target: RawStore, after: int, head: int, batch
     return copied
 
 
+@dataclass(frozen=True)
+class CopiedModels:
+    """The read models as copied: the position they were folded up to, their digest and the
+    rows of each table."""
+
+    position: int
+    sha256: str
+    counts: dict[str, int]
+
+
 def migrate(source: RawStore, target: RawStore, batch: int = DEFAULT_BATCH,
             say: Callable[[str], None] = lambda _line: None,
             ready: Callable[[], None] = lambda: None) -> Proof:
     """Copy the source into the target (resuming after what the target holds) and prove the
     two equal; Refused when the target holds something else, NotEqual if the proof fails.
     `ready` runs once the target is known to be this source's copy, before any write."""
-    models = source.read_models()
-    head = source.head()
-    if not head:
-        raise Refused("the source holds no events")
-    held = check_prefix(source, target, batch)
-    ready()
-    if held >= head:
-        say(f"the target holds the source's whole log, up to position {head}")
-    else:
-        say(f"the target holds the source's log up to position {held}; copying positions "
-            f"{held + 1} to {head}" if held else f"copying positions 1 to {head}")
-    copy_events(source, target, held, head, batch, say)
-    snapshots = source.snapshots()
-    target.add_snapshots(snapshots)
-    target.replace_read_models(models)
-    say(f"copied {len(snapshots)} snapshots and {models.count('documents')} read model "
-        f"documents (folded up to position {models.position})")
-    return prove_equal(source, target, head, batch, models, snapshots)
+    with source.read_models() as (position, chunks):  # first: the head read next covers them
+        head = source.head()
+        if not head:
+            raise Refused("the source holds no events")
+        held = check_prefix(source, target, batch)
+        ready()
+        if held >= head:
+            say(f"the target holds the source's whole log, up to position {head}")
+        else:
+            say(f"the target holds the source's log up to position {held}; copying positions "
+                f"{held + 1} to {head}" if held else f"copying positions 1 to {head}")
+        copy_events(source, target, held, head, batch, say)
+        snapshots = source.snapshots()
+        target.add_snapshots(snapshots)
+        models = ModelsDigest(chunks)
+        target.replace_read_models(models)
+        copied = CopiedModels(position, models.hexdigest(), models.counts)
+    say(f"copied {len(snapshots)} snapshots and {copied.counts['documents']} read model "
+        f"documents (folded up to position {position})")
+    return prove_equal(source, target, head, batch, copied, snapshots)
 
 
 def prove_equal(source: RawStore, target: RawStore, head: int, batch: int,
-                models: ReadModels, snapshots: list[tuple[str, int, str, bytes]]) -> Proof:
+                models: CopiedModels, snapshots: list[tuple[str, int, str, bytes]]) -> Proof:
     """Compare the stores up to `head`: events batch by batch, checkpoints, snapshots, read
     models. NotEqual names the first thing that differs."""
     whole = hashlib.sha256()
@@ -202,11 +215,13 @@ def prove_equal(source: RawStore, target: RawStore, head: int, batch: int,
         raise NotEqual(f"the target's last position is {target.head()}, the source's {head}")
     if digest_snapshots(target.snapshots()) != digest_snapshots(snapshots):
         raise NotEqual("the target's snapshots differ from the source's")
-    if target.read_models().digest() != models.digest():
+    with target.read_models() as (position, chunks):
+        sha256, _counts = digest_models(chunks)
+    if (position, sha256) != (models.position, models.sha256):
         raise NotEqual("the target's read models differ from the source's")
     return Proof(head=head, events=counted["events"], batches=batches,
                  checkpoints=counted["checkpoints"], last_checkpoint=counted["last_checkpoint"],
-                 snapshots=len(snapshots), documents=models.count("documents"),
+                 snapshots=len(snapshots), documents=models.counts["documents"],
                  read_position=models.position, events_sha256=whole.hexdigest())
 
 

@@ -16,14 +16,10 @@ renumbering the log would break every checkpoint.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sqlite3
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from uuid import UUID
 
@@ -32,64 +28,20 @@ from eventsourcing.utils import Environment
 
 from ledger.domain.checkpoint import CHAIN_KEY_ID
 from ledger.errors import InvalidInput
-from ledger.projection import PROJECTION
+from ledger.rawrows import (
+    ORDER,
+    READ_TABLES,
+    Chunks,
+    Row,
+    chunked,
+    fingerprint_in,
+    position_of,
+)
 from ledger.readstore_sql import PostgresReadStore, SQLiteReadStore
 from ledger.sidestore import advisory_lock_id, side_file
 from ledger.store import POSTGRES, SQLITE, StoreLocation, locate
 
 APP_NAME = "RedDogLedger"
-READ_TABLES = ("documents", "projections", "feed_events", "feed_keys")
-
-
-@dataclass(frozen=True)
-class Row:
-    """One stored event at its position in the log."""
-
-    position: int
-    originator_id: str
-    version: int
-    topic: str
-    state: bytes
-
-    def digest_into(self, h: Any) -> None:
-        h.update(f"{self.position}|{self.originator_id}|{self.version}|{self.topic}|".encode())
-        h.update(self.state)
-
-
-def digest(rows: Iterable[Row]) -> str:
-    """SHA-256 over rows in order: their positions, ids, versions, topics and states."""
-    h = hashlib.sha256()
-    for row in rows:
-        row.digest_into(h)
-    return h.hexdigest()
-
-
-@dataclass
-class ReadModels:
-    """Every row of the read model tables, in a stable order (documents, projection positions
-    (the read side's tracking records), feed index)."""
-
-    tables: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
-
-    @property
-    def position(self) -> int:
-        rows = [r for r in self.tables.get("projections", []) if r[0] == PROJECTION]
-        return int(rows[0][1]) if rows else 0
-
-    def digest(self) -> str:
-        h = hashlib.sha256()
-        for table in READ_TABLES:
-            h.update(f"#{table}\n".encode())
-            for row in self.tables.get(table, []):
-                h.update(("|".join(map(str, row)) + "\n").encode())
-        return h.hexdigest()
-
-    def count(self, table: str) -> int:
-        return len(self.tables.get(table, []))
-
-
-ORDER = {"documents": "name", "projections": "projection", "feed_events": "position",
-         "feed_keys": "key, position"}
 
 
 class RawStore(ABC):
@@ -127,13 +79,14 @@ class RawStore(ABC):
         """Write the snapshots this store lacks (one it has already is left as it is)."""
 
     @abstractmethod
-    def read_models(self) -> ReadModels:
-        """Every read model row, read in one transaction (so the rows agree with their
-        position)."""
+    @contextmanager
+    def read_models(self) -> Iterator[tuple[int, Chunks]]:
+        """In one read transaction, held while the block runs: the position the read models
+        were folded up to, and their rows, table by table a chunk at a time (read once)."""
 
     @abstractmethod
-    def replace_read_models(self, models: ReadModels) -> None:
-        """Replace the read models with these, in one transaction."""
+    def replace_read_models(self, chunks: Iterable[tuple[str, list[tuple[Any, ...]]]]) -> None:
+        """Replace the read models with these rows, in one transaction."""
 
     def close(self) -> None:
         """Release connections."""
@@ -201,31 +154,39 @@ class SQLiteRawStore(RawStore):
                 "INSERT INTO stored_snapshots VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 [(UUID(o).hex, v, t, s) for o, v, t, s in rows])
 
-    def read_models(self) -> ReadModels:
+    @contextmanager
+    def read_models(self) -> Iterator[tuple[int, Chunks]]:
         if not self.read_path.exists():
-            return ReadModels({t: [] for t in READ_TABLES})
+            yield 0, iter([(t, []) for t in READ_TABLES])
+            return
         db = sqlite3.connect(self.read_path, timeout=30, isolation_level=None)
         try:
             db.execute("BEGIN")
-            models = ReadModels({t: [tuple(r) for r in db.execute(
-                f"SELECT * FROM {_sqlite_read_table(t)} ORDER BY {ORDER[t]}")]
-                for t in READ_TABLES})
+            position = position_of(db.execute(
+                f"SELECT * FROM {SQLiteReadStore.projections}").fetchall())
+
+            def chunks() -> Chunks:
+                for table in READ_TABLES:
+                    yield from chunked(table, db.execute(
+                        f"SELECT * FROM {_sqlite_read_table(table)} ORDER BY {ORDER[table]}"))
+
+            yield position, chunks()
             db.execute("COMMIT")
-            return models
         finally:
             db.close()
 
-    def replace_read_models(self, models: ReadModels) -> None:
+    def replace_read_models(self, chunks: Iterable[tuple[str, list[tuple[Any, ...]]]]) -> None:
         SQLiteReadStore(self.read_path).close()  # makes the file and its tables if missing
         db = sqlite3.connect(self.read_path, timeout=30, isolation_level=None)
         try:
             with _sqlite_transaction(db):
                 for table in READ_TABLES:
-                    name = _sqlite_read_table(table)
-                    db.execute(f"DELETE FROM {name}")
-                    for chunk in _chunks(models.tables.get(table, []), 1000):
-                        marks = ",".join("?" * len(chunk[0]))
-                        db.executemany(f"INSERT INTO {name} VALUES ({marks})", chunk)
+                    db.execute(f"DELETE FROM {_sqlite_read_table(table)}")
+                for table, rows in chunks:
+                    if rows:
+                        marks = ",".join("?" * len(rows[0]))
+                        db.executemany(f"INSERT INTO {_sqlite_read_table(table)} "
+                                       f"VALUES ({marks})", rows)
         finally:
             db.close()
 
@@ -333,24 +294,33 @@ class PostgresRawStore(RawStore):
                     "topic, state) VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
                     [(UUID(o), v, t, s) for o, v, t, s in chunk])
 
-    def read_models(self) -> ReadModels:
-        with self._cursor(transaction=True) as cursor:
-            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            tables = {}
-            for table in READ_TABLES:
-                cursor.execute(f"SELECT * FROM {getattr(self.read, table)} ORDER BY {ORDER[table]}")
-                tables[table] = [tuple(r.values()) for r in cursor.fetchall()]
-            return ReadModels(tables)
+    @contextmanager
+    def read_models(self) -> Iterator[tuple[int, Chunks]]:
+        with self.datastore.get_connection() as conn, conn.transaction():
+            with conn.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                cursor.execute(f"SELECT * FROM {self.read.projections}")
+                position = position_of([tuple(r.values()) for r in cursor.fetchall()])
 
-    def replace_read_models(self, models: ReadModels) -> None:
+            def chunks() -> Chunks:
+                for table in READ_TABLES:
+                    with conn.cursor(name=f"reddog_migrate_{table}") as cursor:
+                        cursor.execute(f"SELECT * FROM {getattr(self.read, table)} "
+                                       f"ORDER BY {ORDER[table]}")
+                        yield from chunked(table, cursor)
+
+            yield position, chunks()
+
+    def replace_read_models(self, chunks: Iterable[tuple[str, list[tuple[Any, ...]]]]) -> None:
         with self._cursor(transaction=True) as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", (self.read_lock,))
             for table in READ_TABLES:
-                name = getattr(self.read, table)
-                cursor.execute(f"DELETE FROM {name}")
-                for chunk in _chunks(models.tables.get(table, []), 1000):
-                    marks = ",".join(["%s"] * len(chunk[0]))
-                    cursor.executemany(f"INSERT INTO {name} VALUES ({marks})", chunk)
+                cursor.execute(f"DELETE FROM {getattr(self.read, table)}")
+            for table, rows in chunks:
+                if rows:
+                    marks = ",".join(["%s"] * len(rows[0]))
+                    cursor.executemany(f"INSERT INTO {getattr(self.read, table)} "
+                                       f"VALUES ({marks})", rows)
 
     def close(self) -> None:
         self.factory.close()
@@ -365,18 +335,3 @@ def open_raw(url: str, must_exist: bool, store_env: dict[str, str] | None = None
         return PostgresRawStore(location, store_env)
     raise InvalidInput(f"{url} is not a persistent store: give a SQLite file or PostgreSQL",
                        field="store")
-
-
-def fingerprint_in(states: list[bytes]) -> str | None:
-    """The fingerprint a store's ChainKeyFingerprint event recorded, from its stored state."""
-    for state in states:
-        try:
-            return str(json.loads(state)["fingerprint"])
-        except (ValueError, KeyError, TypeError):
-            return None
-    return None
-
-
-def store_files(path: Path) -> list[Path]:
-    """A SQLite store's own files: the database and its WAL files."""
-    return [path, Path(f"{path}-wal"), Path(f"{path}-shm")]
