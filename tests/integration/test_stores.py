@@ -207,7 +207,7 @@ def test_a_target_with_another_key_or_moved_on_after_its_migration_is_refused(ev
 
 
 @pytest.mark.postgres
-def test_a_postgresql_log_with_gaps_moves_to_sqlite_at_the_same_positions_and_verifies(
+def test_a_postgresql_log_with_gaps_moves_to_sqlite_and_back_at_the_same_positions(
         postgres_schema, tmp_path):
     pg_key = tmp_path / "postgres-chain.key"
     app = LedgerApplication(settings_for(postgres_schema, pg_key))
@@ -232,6 +232,45 @@ def test_a_postgresql_log_with_gaps_moves_to_sqlite_at_the_same_positions_and_ve
     assert moved.positions() == raw.positions()
     assert [moved.row(p) for p in raw.positions()[::25]] == [
         (UUID(str(o)).hex, v, t, bytes(s)) for o, v, t, s in (raw.row(p) for p in raw.positions()[::25])]
+
+    other_schema = second_schema(postgres_schema)
+    result = migrate("--from", target_url, "--to", other_schema, "--to-key", str(pg_key))
+    assert result.exit_code == 0, result.output  # back to PostgreSQL, another schema
+    assert RawLog(other_schema).positions() == raw.positions()
+    for url, key in ((target_url, tmp_path / "from-postgres/ledger.sqlite3.key"),
+                     (other_schema, pg_key)):
+        app = LedgerApplication(settings_for(url, key))  # new events follow the copied ones
+        try:
+            app.open_wallet(SYSTEM, "after-the-move")
+        finally:
+            app.close()
+        assert min(set(RawLog(url).positions()) - set(raw.positions())) == raw.positions()[-1] + 1
+
+
+def second_schema(url: str) -> str:
+    """Another schema beside the test's own; `_drop_second_schemas` drops it after the test."""
+    import psycopg
+
+    base, _, query = url.partition("?schema=")
+    name = f"{query}_b"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{name}"')
+    SECOND_SCHEMAS.append((base, name))
+    return f"{base}?schema={name}"
+
+
+SECOND_SCHEMAS: list[tuple[str, str]] = []
+
+
+@pytest.fixture(autouse=True)
+def _drop_second_schemas():  # type: ignore[no-untyped-def]
+    yield
+    import psycopg
+
+    while SECOND_SCHEMAS:
+        base, name = SECOND_SCHEMAS.pop()
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
 
 
 def test_backup_and_restore_refuse_to_overwrite_unless_forced_and_keep_a_replaced_key(
