@@ -97,7 +97,7 @@ def backup_sqlite(store: Path, key: ChainKey, destination: Path, source_url: str
     if taken and not overwrite:
         raise BackupRefused(f"{destination} already holds a backup ({taken[0].name}); "
                             "give --force to replace it")
-    destination.mkdir(parents=True, exist_ok=True)
+    destination.mkdir(mode=0o700, parents=True, exist_ok=True)
     (destination / MANIFEST).unlink(missing_ok=True)  # unfinished until written again
     partial = destination / f".{store_name}.partial"
     partial.unlink(missing_ok=True)
@@ -107,6 +107,7 @@ def backup_sqlite(store: Path, key: ChainKey, destination: Path, source_url: str
         partial.unlink()
         raise BackupRefused(f"the chain key from {key.source} (fingerprint {key.fingerprint}) "
                             f"is not the store's key (fingerprint {recorded})")
+    os.chmod(partial, 0o600)  # unrevealed server seeds are in it in plain text
     os.replace(partial, destination / store_name)
     key_partial = destination / f".{key_name}.partial"
     key_partial.unlink(missing_ok=True)

@@ -59,6 +59,8 @@ def test_a_backup_taken_while_a_load_writes_restores_elsewhere_and_verifies(tmp_
         assert manifest["events"] == manifest["last_position"]
     assert backups[0][0] < backups[-1][2]  # the load wrote while the backups were taken
     assert sorted(manifest["sha256"]) == ["ledger.sqlite3", "ledger.sqlite3.key"]
+    for name in ("ledger.sqlite3", "ledger.sqlite3.key"):  # seeds and the key: the owner's only
+        assert (tmp_path / "backup2" / name).stat().st_mode & 0o777 == 0o600
     assert (tmp_path / "backup2" / "ledger.sqlite3.key").read_text() == \
         Path(f"{store}.key").read_text()
 
