@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import signal
+import sqlite3
 import subprocess
 from datetime import timedelta
 from pathlib import Path
@@ -19,6 +20,9 @@ from click.testing import CliRunner
 from api.cli import main
 from ledger import validation
 from ledger.clock import utcnow
+from ledger.migrate import CopiedModels, NotEqual, prove_equal
+from ledger.migrate import migrate as copy_store
+from ledger.rawrows import digest_models
 from ledger.rawstore import open_raw
 from ledger.services.access import SYSTEM
 from ledger.services.application import LedgerApplication
@@ -363,3 +367,39 @@ def test_a_store_from_before_fingerprints_moves_once_verify_has_recorded_its_key
     assert result.exit_code == 0, result.output
     assert f"equal: {head_of(url)} events" in result.output and VERIFIED in result.output
     assert head_of(target_url) == head_of(url)
+
+
+def test_the_proof_finds_an_altered_event_or_read_model_and_a_rerun_refuses_the_target(
+        every_variant, tmp_path):
+    url, key, head = every_variant
+    target_url = f"sqlite:///{tmp_path}/t/ledger.sqlite3"
+    source, target = open_raw(url, must_exist=True), open_raw(target_url, must_exist=False)
+    try:
+        proof = copy_store(source, target, batch=100)
+        assert (proof.head, proof.events, proof.batches) == (head, head, -(-head // 100))
+        assert proof.checkpoints >= 1 and proof.documents > 20
+        with source.read_models() as (position, chunks):
+            sha256, counts = digest_models(chunks)
+            copied = CopiedModels(position, sha256, counts)
+        snapshots = source.snapshots()
+        assert prove_equal(source, target, head, 100, copied, snapshots) == proof
+
+        altered = RawLog(target_url)
+        row = altered.row(head // 2)
+        altered.set_state(head // 2, row[3].replace(b'"', b" ", 1))
+        with pytest.raises(NotEqual, match=f"at position {head // 2}"):
+            prove_equal(source, target, head, 100, copied, snapshots)
+        altered.set_state(head // 2, row[3])
+
+        with sqlite3.connect(tmp_path / "t" / "ledger.read.sqlite3") as db:
+            db.execute("UPDATE read_documents SET doc = '{}' WHERE name = "
+                       "(SELECT MIN(name) FROM read_documents)")
+        with pytest.raises(NotEqual, match="read models differ"):
+            prove_equal(source, target, head, 100, copied, snapshots)
+    finally:
+        source.close()
+        target.close()
+    altered.set_state(7, b"{}")
+    result = migrate("--from", url, "--from-key", str(key), "--to", target_url)
+    assert result.exit_code == 1
+    assert "refused: the target differs from the source at position 7" in result.output
