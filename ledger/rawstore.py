@@ -1,11 +1,11 @@
 """A store's rows exactly as they are stored, for copying one store into another
 (`ledger.migrate`): events with their positions, snapshots, and the read models.
 
-Nothing here decodes an event or seals one: rows are read and written as bytes, so a copy
-holds the same originator ids, versions, topics, states (the hash chain's links and the MACs
-are inside the states) and the same positions. Positions are kept as they are, gaps
-included: a checkpoint records the positions it covers and a digest of the row at each, so
-renumbering the log would break every checkpoint.
+Nothing here seals an event or decodes one (but for the key's recorded fingerprint): rows are
+read and written as bytes, so a copy holds the same originator ids, versions, topics, states
+(the hash chain's links and the MACs are inside the states) and the same positions. Positions
+are kept as they are, gaps included: a checkpoint records the positions it covers and a digest
+of the row at each, so renumbering the log would break every checkpoint.
 
 - SQLite: the events are `stored_events` (the position is its `rowid`), snapshots
   `stored_snapshots`; the read models are in the side file `<store>.read.sqlite3`.
@@ -48,7 +48,6 @@ class RawStore(ABC):
     """The rows of one persistent store."""
 
     location: StoreLocation
-    mark = "?"
 
     @abstractmethod
     def head(self) -> int:
@@ -216,8 +215,6 @@ def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
 
 class PostgresRawStore(RawStore):
     """A store's tables in a PostgreSQL schema."""
-
-    mark = "%s"
 
     def __init__(self, location: StoreLocation, store_env: dict[str, str] | None = None) -> None:
         self.location = location
