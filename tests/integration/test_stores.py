@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from api.cli import main
 from ledger import validation
+from ledger.backup import sha256_of
 from ledger.clock import utcnow
 from ledger.migrate import CopiedModels, NotEqual, prove_equal
 from ledger.migrate import migrate as copy_store
@@ -403,3 +404,20 @@ def test_the_proof_finds_an_altered_event_or_read_model_and_a_rerun_refuses_the_
     result = migrate("--from", url, "--from-key", str(key), "--to", target_url)
     assert result.exit_code == 1
     assert "refused: the target differs from the source at position 7" in result.output
+
+
+def test_restore_exits_1_when_the_restored_store_fails_verify(every_variant, tmp_path):
+    url, _key, _head = every_variant
+    runner = CliRunner()
+    backup = tmp_path / "backup"
+    assert runner.invoke(main, ["backup", "--store", url, "--to", str(backup)]).exit_code == 0
+    copy = RawLog(f"sqlite:///{backup}/ledger.sqlite3")  # edited, and its manifest made to match
+    position = copy.positions()[len(copy.positions()) // 2]
+    copy.set_state(position, copy.row(position)[3].replace(b'"', b" ", 1))
+    manifest = json.loads((backup / "manifest.json").read_text())
+    manifest["sha256"]["ledger.sqlite3"] = sha256_of(backup / "ledger.sqlite3")
+    (backup / "manifest.json").write_text(json.dumps(manifest))
+    result = runner.invoke(main, ["restore", "--from", str(backup), "--to",
+                                  str(tmp_path / "r" / "ledger.sqlite3")])
+    assert result.exit_code == 1, result.output
+    assert "verification FAILED" in result.output and f"position {position}" in result.output
