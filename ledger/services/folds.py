@@ -11,6 +11,7 @@ Documents (JSON, by name):
 - `r|<player>`: the player's most recent deals, newest first.
 - `k|<key id>`: an API key's record (role, player, label, expiry, revocation), never the key.
 - `x|`, `q|`, `s|`: disputes, their lists and day totals (`ledger.services.folds_disputes`).
+- `c|chips`: chips by account kind (`ledger.services.folds_chips`).
 - `p|`, `b|`: the report's series, deals and banks (`ledger.services.folds_series`).
 - `v|`: verification runs and checkpoints (`ledger.services.folds_verify`).
 - `g|`, `gi|`: finished deals and the index `GET /deals` searches (`ledger.services.folds_deals`).
@@ -34,6 +35,7 @@ from ledger.domain.verification import VerificationRun
 from ledger.domain.wallet import Wallet
 from ledger.fairness import shuffled_pack
 from ledger.rules import operations as op
+from ledger.services.folds_chips import count_chips
 from ledger.services.folds_deals import index_deal
 from ledger.services.folds_disputes import facts_of, fold_dispute
 from ledger.services.folds_series import deal_finished, track_pot
@@ -100,6 +102,7 @@ class Fold:
 
     def fold(self, position: int, event: Any) -> None:
         data = fields_of(event)
+        count_chips(self, event)
         if isinstance(event, ApiKey.Event):
             self._key(event, data)
             return
