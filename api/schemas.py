@@ -177,17 +177,18 @@ class DealSchema(Schema):
     nonce = fields.Integer()
     client_seed = fields.String()
     commitment = fields.String(metadata={"description": "SHA-256 of the server seed"})
-    phase = fields.String()
+    phase = fields.String(metadata={"enum": list(validation.DEAL_PHASES)})
     cards = fields.List(fields.Nested(CardSchema))
     opening = fields.Nested(OpeningSchema, allow_none=True)
     bet = fields.Integer()
     raised = fields.Boolean()
     stake = fields.Integer()
-    outcome = fields.String(allow_none=True)
+    outcome = fields.String(allow_none=True, metadata={
+        "enum": [*validation.CASINO_OUTCOMES, None]})
     returned = fields.Integer(allow_none=True)
     net = fields.Integer(allow_none=True)
     server_seed = fields.String(allow_none=True, metadata={"description": "Only once finished"})
-    awaiting = fields.String(allow_none=True)
+    awaiting = fields.String(allow_none=True, metadata={"enum": ["player", None]})
     legal_actions = fields.List(fields.String())
     version = fields.Integer()
     started_at = fields.String()
@@ -213,9 +214,10 @@ class TableSchema(Schema):
     fields of the other kind are absent."""
 
     id = fields.UUID()
-    variant = fields.String()
+    variant = fields.String(metadata={"enum": list(validation.VARIANT_NAMES)})
     title = fields.String()
-    family = fields.String(metadata={"description": "Rule family: C, H, S, SS, FW, P, X, XB"})
+    family = fields.String(metadata={"description": "Rule family: C, H, S, SS, FW, P, X, XB",
+                                     "enum": list(validation.FAMILIES)})
     wallet_id = fields.UUID()
     player_id = fields.String()
     client_seed = fields.String()
@@ -225,7 +227,7 @@ class TableSchema(Schema):
     limits = fields.Dict(keys=fields.String(), values=fields.Raw())
     paytable = fields.Dict(keys=fields.String(), values=fields.Integer())
     balance = fields.Integer(allow_none=True)
-    phase = fields.String()
+    phase = fields.String(metadata={"enum": list(validation.TABLE_PHASES)})
     dealer = fields.Integer(allow_none=True)
     pot = fields.Integer(metadata={"description": "Pot, bank or pool"})
     stake = fields.Integer(allow_none=True, metadata={

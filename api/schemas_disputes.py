@@ -52,7 +52,8 @@ class DisputeSchema(Schema):
     message = fields.String()
     opened_by = fields.String(metadata={"description": "The id of the key that opened it"})
     opened_at = fields.String()
-    status = fields.String(metadata={"description": "open or resolved"})
+    status = fields.String(metadata={"description": "open or resolved",
+                                     "enum": list(validation.DISPUTE_STATUSES)})
     finding = fields.String(allow_none=True)
     upheld = fields.Boolean(allow_none=True)
     adjustment = fields.Nested(TransferSchema, allow_none=True, metadata={

@@ -64,11 +64,13 @@ class KeySchema(Schema):
     """An API key's record: never the key, never its hash."""
 
     key_id = fields.UUID()
-    kind = fields.String(metadata={"description": "api | link (a one-time sign-in link)"})
-    role = fields.String()
+    kind = fields.String(metadata={"description": "api | link (a one-time sign-in link)",
+                                   "enum": list(KINDS)})
+    role = fields.String(metadata={"enum": list(validation.ROLES)})
     player_id = fields.String(allow_none=True)
     label = fields.String()
-    status = fields.String(metadata={"description": "active | expired | revoked"})
+    status = fields.String(metadata={"description": "active | expired | revoked",
+                                     "enum": list(validation.KEY_STATUSES)})
     issued_at = fields.String()
     issued_by = fields.String(allow_none=True, metadata={
         "description": "Key id of the operator who issued it, or `system` (the command line)"})

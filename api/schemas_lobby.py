@@ -35,11 +35,11 @@ class TableSummarySchema(Schema):
     """A table as the lobby lists it: no cards, no balances."""
 
     id = fields.UUID()
-    variant = fields.String()
+    variant = fields.String(metadata={"enum": list(validation.VARIANT_NAMES)})
     title = fields.String()
-    family = fields.String()
-    status = fields.String(metadata={"description": "open | closed"})
-    phase = fields.String()
+    family = fields.String(metadata={"enum": list(validation.FAMILIES)})
+    status = fields.String(metadata={"description": "open | closed", "enum": list(TABLE_STATUSES)})
+    phase = fields.String(metadata={"enum": list(validation.TABLE_PHASES)})
     limits = fields.Dict(keys=fields.String(), values=fields.Raw())
     max_seats = fields.Integer()
     seats = fields.List(fields.Nested(LobbySeatSchema))

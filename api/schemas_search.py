@@ -45,8 +45,9 @@ class DealPlayerSchema(Schema):
 class DealFoundSchema(Schema):
     deal_id = fields.String()
     table_id = fields.String()
-    variant = fields.String()
-    family = fields.String(metadata={"description": "`C` (casino) or the high-card family letter"})
+    variant = fields.String(metadata={"enum": list(validation.VARIANT_NAMES)})
+    family = fields.String(metadata={"description": "`C` (casino) or the high-card family letter",
+                                     "enum": list(validation.FAMILIES)})
     started_at = fields.String()
     finished_at = fields.String()
     players = fields.List(fields.Nested(DealPlayerSchema))

@@ -100,6 +100,16 @@ REPORT_GROUPS = ("table", "variant", "player", "banker")
 #: What a player's part in a finished deal ended with: their bet won, lost or was returned
 #: (a casino push), or no bet of theirs was settled (they anted or funded a bank only).
 DEAL_OUTCOMES = ("win", "lose", "push", "no_bet")
+#: The rule families: `C` for Casino Red Dog, then the high-card families.
+FAMILIES = ("C", *dict.fromkeys(variant.family for variant in VARIANTS.values()))
+#: Where a deal stands: a casino deal waits for the player's decision or is finished; a
+#: multi-seat deal is in progress or finished.
+DEAL_PHASES = ("deciding", "in_progress", "finished")
+#: Where a table stands: between deals, funding a bank, betting, the dealer's choice, closed
+#: (multi-seat), or waiting for a casino player's decision.
+TABLE_PHASES = ("ready", "funding", "betting", "choice", "closed", "deciding")
+CASINO_OUTCOMES = ("win", "lose", "push")
+KEY_STATUSES = ("active", "expired", "revoked")
 #: The states of a dispute, as lists filter by them.
 DISPUTE_STATUSES = ("open", "resolved")
 #: The largest adjustment one dispute's resolution may pay.

@@ -209,3 +209,24 @@ def test_every_operation_has_a_unique_operation_id_named_after_its_view(spec):
     assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
     assert all(re.fullmatch(r"[a-z][a-z0-9_]*", i) for i in ids), ids
     assert spec["paths"]["/wallets/{wallet_id}/grants"]["post"]["operationId"] == "grant"
+
+
+#: Answer fields whose values form a closed set, and the set the document must declare.
+CLOSED_SETS = {
+    ("Deal", "phase"): {"deciding", "in_progress", "finished"},
+    ("Deal", "outcome"): {"win", "lose", "push", None},
+    ("Table", "family"): {"C", "H", "S", "SS", "FW", "P", "X", "XB"},
+    ("Table", "phase"): {"ready", "funding", "betting", "choice", "closed", "deciding"},
+    ("Dispute", "status"): {"open", "resolved"},
+    ("Key", "role"): {"operator", "player", "auditor"},
+    ("Key", "status"): {"active", "expired", "revoked"},
+}
+
+
+def test_closed_sets_of_the_answers_are_enums(spec):
+    schemas = spec["components"]["schemas"]
+    for (schema, field), values in CLOSED_SETS.items():
+        assert set(schemas[schema]["properties"][field]["enum"]) == values, (schema, field)
+    from ledger.validation import VARIANT_NAMES
+
+    assert schemas["Table"]["properties"]["variant"]["enum"] == list(VARIANT_NAMES)
