@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench lint clean screenshots
+.PHONY: run test bench lint clean screenshots openapi
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ bench: $(STAMP)
 # Pictures of every page at desktop and phone sizes, taken by the browser tests as they play.
 screenshots: $(STAMP)
 	REDDOG_SCREENSHOTS=docs/screenshots $(BIN)/pytest -q -p no:xdist -m browser tests/browser
+
+# The OpenAPI contract (docs/openapi.json), written again after a deliberate change to the API.
+openapi: $(STAMP)
+	$(BIN)/python -m tests.write_openapi
 
 lint: $(STAMP)
 	$(BIN)/ruff check ledger api tests
