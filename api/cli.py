@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from uuid import NAMESPACE_URL, uuid5
 
@@ -11,7 +10,7 @@ import click
 
 from api import params
 from api.cli_audit import checkpoint, history, project, replay, report, statement, verify
-from api.cli_common import open_ledger, print_result, store_option
+from api.cli_common import open_ledger, print_result, progress, store_option
 from api.cli_disputes import disputes
 from api.cli_keys import keys
 from api.cli_stores import backup, migrate, restore
@@ -135,7 +134,7 @@ def simulate(variant: str, count: int | None, turns: int | None, players: int, s
     ledger = open_ledger(store)
     started = time.perf_counter()
     length, unit = run.length
-    with click.progressbar(length=length, label=f"{variant} {unit}", file=sys.stderr) as bar:
+    with progress(length, f"{variant} {unit}") as bar:
         try:
             result = play(ledger, run, players, strategy, seed, bet, progress=bar.update)
         except LedgerError as error:

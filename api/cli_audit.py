@@ -37,7 +37,8 @@ def verify(as_json: bool, store: str | None) -> None:
 
     ledger = open_ledger(store)
     started, began = clock.utcnow().isoformat(), time.monotonic()
-    report = verify_store(ledger)
+    with progress(ledger.recorder.max_notification_id() or 0, "verifying positions") as bar:
+        report = verify_store(ledger, progress=bar.update)
     summary = report.summary()
     try:  # the run goes in the log it verified; a store that cannot be written still verifies
         ledger.record_verification("cli", report, started, time.monotonic() - began)

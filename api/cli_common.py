@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -13,6 +14,9 @@ import click
 from ledger.errors import ConfigurationError, LedgerError
 from ledger.services.application import LedgerApplication
 from ledger.settings import STORE_ENV_VAR, Settings
+
+#: Seconds between progress lines when stderr is not a terminal.
+PROGRESS_SECONDS = 5.0
 
 store_option = click.option(
     "--store", default=None, envvar=STORE_ENV_VAR, show_envvar=True,
@@ -58,11 +62,45 @@ def print_steps(replay: dict[str, Any], as_json: bool) -> None:
                    f"{json.dumps(shown)}")
 
 
+class ProgressLines:
+    """Progress for a log or a pipe: a line on `out` at most every `every` seconds (and one at
+    the end) with the count, the share of `length`, the rate and the time left."""
+
+    def __init__(self, length: int, label: str, every: float = PROGRESS_SECONDS,
+                 out: Any = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.length, self.label, self.every = length, label, every
+        self.out = out or sys.stderr
+        self.clock = clock
+        self.done = 0
+        self.started = self.last = clock()
+
+    def update(self, count: int) -> None:
+        self.done += count
+        if self.clock() - self.last >= self.every:
+            self.say()
+
+    def say(self) -> None:
+        now = self.clock()
+        self.last = now
+        rate = self.done / max(now - self.started, 1e-9)
+        share = f" ({100 * self.done / self.length:.0f}%)" if self.length else ""
+        left = (f", about {(self.length - self.done) / rate:,.0f} s left"
+                if rate and self.length > self.done else "")
+        click.echo(f"{self.label}: {self.done:,}/{self.length:,}{share}, {rate:,.0f}/s{left}",
+                   file=self.out)
+
+
 @contextmanager
-def progress(length: int, label: str) -> Iterator[Any]:
-    """A progress bar on stderr; when stderr is not a terminal, a line every few seconds."""
-    with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
-        yield bar
+def progress(length: int, label: str, every: float = PROGRESS_SECONDS) -> Iterator[Any]:
+    """A progress bar on stderr at a terminal; elsewhere (a log, a pipe, CI) a line every
+    `every` seconds and one at the end (`ProgressLines`)."""
+    if sys.stderr.isatty():
+        with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
+            yield bar
+        return
+    lines = ProgressLines(length, label, every)
+    yield lines
+    lines.say()
 
 
 def print_result(result: dict[str, Any], as_json: bool) -> None:

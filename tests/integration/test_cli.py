@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -279,3 +280,16 @@ def test_history_import_of_a_malformed_history_exits_2_naming_the_line(runner, e
     result = runner.invoke(main, ["history", "import", str(path)])
     assert result.exit_code == 2
     assert "Invalid value for 'SOURCE': line 5: nonce must be a whole number" in result.output
+
+
+def test_long_commands_report_progress_on_stderr_when_it_is_not_a_terminal(runner, tmp_path):
+    store = f"sqlite:///{tmp_path}/p.sqlite3"
+    simulated = runner.invoke(main, ["simulate", "--deals", "12", "--store", store, "--json"])
+    assert simulated.exit_code == 0
+    assert "casino deals: 12/12 (100%)" in simulated.stderr
+    json.loads(simulated.stdout)  # the result alone on stdout
+    verified = runner.invoke(main, ["verify", "--store", store, "--json"])
+    positions = json.loads(verified.stdout)["positions"]
+    assert re.search(rf"verifying positions: [\d,]+/{positions:,}", verified.stderr), verified.stderr
+    folded = runner.invoke(main, ["project", "--store", store])
+    assert folded.exit_code == 0 and "folding:" in folded.stderr
