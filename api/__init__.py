@@ -10,6 +10,7 @@ from flask import Flask, send_from_directory
 from flask_smorest import Api
 
 from api import errors, gate, observe, pages, problem_pages
+from api.examples import add_examples
 from api.resources import (
     audit,
     deals,
@@ -35,7 +36,8 @@ class LedgerApi(Api):
 
     def name_operations(self, app: Flask) -> None:
         """Give every operation an `operationId`: its view's name (`open_wallet`), which is
-        unique across the API (a test checks), so generated clients get readable methods."""
+        unique across the API (a test checks), so generated clients get readable methods; and
+        every body an example (`api.examples`)."""
         paths = self.spec._paths  # apispec keeps the document's paths here
         for rule in app.url_map.iter_rules():
             path = re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule)
@@ -43,6 +45,7 @@ class LedgerApi(Api):
                 operation = paths.get(path, {}).get(method.lower())
                 if operation is not None:
                     operation.setdefault("operationId", rule.endpoint.rpartition(".")[2])
+        add_examples(paths)
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
