@@ -9,7 +9,7 @@ from tests.api.helpers import memory_only
 pytestmark = memory_only  # the pages do not depend on the store
 
 PAGES = {"/": "lobby", "/sign-in": "sign-in", "/pages/casino": "casino",
-         "/pages/table": "table", "/pages/cashier": "cashier"}
+         "/pages/table": "table", "/pages/cashier": "cashier", "/pages/replay": "replay"}
 
 
 def test_the_audit_page_is_served_and_calls_only_api_endpoints(client):
@@ -45,12 +45,14 @@ def test_the_pages_call_only_endpoints_the_api_document_has(client):
     patterns = [re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", path) + "$")
                 for path in spec["paths"]]
     called = set()
-    for name in ("common", "lobby", "sign-in", "casino", "table", "cashier", "open-table"):
+    for name in ("common", "lobby", "sign-in", "casino", "table", "cashier", "open-table",
+                 "replay", "fairness", "rdhh"):
         script = client.get(f"/static/pages/{name}.js").get_data(as_text=True)
-        calls = re.findall(r'(?:\bget|\bpost|listAll)\(\s*[`"](/[^`"?]+)', script)
+        calls = re.findall(r'(?:\bget|\bpost|listAll|\bfetch)\(\s*[`"](/[^`"?]+)', script)
         calls += re.findall(r'\bapi\("[A-Z]+",\s*[`"](/[^`"?]+)', script)
         for literal in calls:
             called.add(re.sub(r"\$\{[^}]+\}", "x", literal))
-    assert called >= {"/me", "/tables", "/wallets", "/sign-in", "/keys"}, called
+    assert called >= {"/me", "/tables", "/wallets", "/sign-in", "/keys", "/deals/x/replay",
+                      "/deals/x/history", "/disputes", "/deals/x/disputes"}, called
     for path in called:
         assert any(p.match(path) for p in patterns), f"a page calls {path}, not in the API"

@@ -142,5 +142,5 @@ def test_a_casino_deal_through_every_control(open_page, server, size):
     balance_is_the_wallets(page, server, player)
     # Check the last deals link to their replay.
     replay = page.locator("#history a", has_text="Replay").first
-    expect(replay).to_have_attribute("href", re.compile(r"^/pages/audit\?deal=[0-9a-f-]{36}$"))
+    expect(replay).to_have_attribute("href", re.compile(r"^/pages/replay\?deal=[0-9a-f-]{36}$"))
     shoot(page, "casino", size)

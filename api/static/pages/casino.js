@@ -72,7 +72,7 @@ function renderHistory() {
   $("#history tbody").innerHTML = history.slice(0, 10).map((h) => `<tr>
     <td>${h.cards.map(cardHtml).join("")}</td><td class="num">${chips(h.stake)}</td>
     <td>${esc(h.outcome)}</td><td class="num">${chips(h.returned)}</td>
-    <td><a href="/pages/audit?deal=${h.id}">Replay</a></td></tr>`).join("")
+    <td><a href="/pages/replay?deal=${h.id}">Replay</a></td></tr>`).join("")
     || `<tr><td colspan="5" class="muted">No deals yet.</td></tr>`;
 }
 
