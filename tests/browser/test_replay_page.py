@@ -349,8 +349,12 @@ def test_a_casino_deal_replayed_checked_downloaded_altered_and_disputed(
     steps_through(page, replay)
     page.locator("#first").click()
     page.locator("#forward").click()  # the bet: a transfer from the wallet to the deal's stake
-    expect(page.locator("#step [data-transfer]")).to_contain_text(
-        f"{player['player_id']}'s wallet (seat 1) → the deal's stake")
+    expect(page.locator("#step [data-transfer]")).to_have_text(re.compile(
+        rf"^\s*{player['player_id']}'s wallet \(seat 1\) → the deal's stake\s+100\s+"
+        r"cause: wagered\s*$"))
+    settled = [s["event"]["type"] for s in replay["steps"]].index("Settled")
+    page.locator("#slider").fill(str(settled + 1))
+    expect(page.locator("#operation")).to_contain_text("The deal settles")
     shoot(page, "replay-casino", size)
     # The player disputes the deal from its replay; the page then shows the dispute open.
     page.locator("#dispute-message").fill("The third card looked wrong to me")
@@ -390,10 +394,11 @@ def test_a_multi_seat_deal_replayed_checked_downloaded_and_altered(
     seats = page.locator("#step article.seat")
     expect(seats).to_have_count(3)
     expect(page.locator("#step article.seat[data-seat='2'] .seat-balance")).to_have_text("hidden")
-    # Show the deal at the first shown hand for the picture.
-    shown = next(i for i, s in enumerate(replay["steps"]) if s["event"]["type"] == "HandShown")
-    page.locator("#slider").fill(str(shown + 1))
-    expect(page.locator("#position")).to_have_text(f"Step {shown + 1} of {len(replay['steps'])}")
+    # The first settled bet, for the picture: a hand shown, the chips it moved.
+    paid = next(i for i, s in enumerate(replay["steps"]) if s["event"]["type"] == "PaidOut")
+    page.locator("#slider").fill(str(paid + 1))
+    expect(page.locator("#position")).to_have_text(f"Step {paid + 1} of {len(replay['steps'])}")
+    expect(page.locator("#step [data-transfer]").first).to_contain_text("the table's stake")
     shoot(page, f"replay-{variant}", size)
     fits_without_sideways_scroll(page)
     text = downloads_history(page, server, deal_id, viewer["key"])
