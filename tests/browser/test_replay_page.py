@@ -179,6 +179,7 @@ def steps_through(page: Any, replay: dict[str, Any]) -> None:
     shows_step(page, replay, expected, last)
     page.keyboard.press("ArrowRight")  # nothing after the last step
     shows_step(page, replay, expected, last)
+    fits_without_sideways_scroll(page)  # the last step holds the most cards
 
 
 # Hand histories.

@@ -79,7 +79,7 @@ function causeText(cause) {
 }
 
 const rule = (p) => (p.rule ? ` <span class="badge">rule ${esc(p.rule)}</span>` : "");
-const at_ = (p) => (p.position !== undefined && p.position !== null ? ` <small class="muted">(pack position ${esc(p.position)})</small>` : "");
+const positionNote = (p) => (p.position !== undefined && p.position !== null ? ` <small class="muted">(pack position ${esc(p.position)})</small>` : "");
 
 /** The step's operation in words (HTML: cards drawn as cards). */
 function operation(event) {
@@ -96,12 +96,12 @@ function operation(event) {
     case "Settled":
       return `The deal settles: the player ${esc(p.outcome === "push" ? "pushes" : p.outcome === "win" ? "wins" : "loses")}${p.trips ? " with three of a kind" : ""}${p.odds ? ` (pays ${esc(p.odds)} to 1)` : ""}; ${chips(p.returned)} returned.`;
     case "CardDealt":
-      if (record.casino) return `A card is dealt face up: ${cardHtml(p.card)}${at_(p)}.`;
-      return p.face_up ? `A card is dealt face up to ${seat}: ${cardHtml(p.card)}${at_(p)}.`
-        : `A card is dealt face down to ${seat}${at_(p)}.`;
-    case "CardBurned": return `A card is burned: ${cardHtml(p.card)}${at_(p)}, shown, then put at the bottom of the pack.`;
-    case "TargetTurned": return `The target card is turned${p.seat ? ` for ${seat}` : ""}: ${cardHtml(p.card)}${at_(p)}.`;
-    case "CardDiscarded": return `A centre card is set aside: ${cardHtml(p.card)}${at_(p)}.`;
+      if (record.casino) return `A card is dealt face up: ${cardHtml(p.card)}${positionNote(p)}.`;
+      return p.face_up ? `A card is dealt face up to ${seat}: ${cardHtml(p.card)}${positionNote(p)}.`
+        : `A card is dealt face down to ${seat}${positionNote(p)}.`;
+    case "CardBurned": return `A card is burned: ${cardHtml(p.card)}${positionNote(p)}, shown, then put at the bottom of the pack.`;
+    case "TargetTurned": return `The target card is turned${p.seat ? ` for ${seat}` : ""}: ${cardHtml(p.card)}${positionNote(p)}.`;
+    case "CardDiscarded": return `A centre card is set aside: ${cardHtml(p.card)}${positionNote(p)}.`;
     case "CardsReturned": return `The hand of ${seat} goes to the bottom of the pack (positions ${esc((p.positions || []).join(", "))}).`;
     case "HandShown": return `${cap(seat)} shows ${(p.cards || []).map((c) => cardHtml(c.card)).join("")}.`;
     case "SeedRevealed": return `The deal is over and its server seed is revealed: <code>${esc(short(p.server_seed))}…</code>.`;
