@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import swagger_ui_bundle
 from flask import Flask, send_from_directory
 from flask_smorest import Api
 
-from api import errors, gate, pages
-from api.resources import audit, deals, disputes, keys, session, tables, wallets
+from api import errors, gate, observe, pages, problem_pages
+from api.resources import (
+    audit,
+    deals,
+    disputes,
+    health,
+    keys,
+    session,
+    tables,
+    verification,
+    wallets,
+)
 from ledger.services.application import LedgerApplication
 
 DOCS_ASSETS = "/docs/assets/"
@@ -21,6 +32,17 @@ class LedgerApi(Api):
     name a JSON error shape this service never sends."""
 
     DEFAULT_ERROR_RESPONSE_NAME = None
+
+    def name_operations(self, app: Flask) -> None:
+        """Give every operation an `operationId`: its view's name (`open_wallet`), which is
+        unique across the API (a test checks), so generated clients get readable methods."""
+        paths = self.spec._paths  # apispec keeps the document's paths here
+        for rule in app.url_map.iter_rules():
+            path = re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule)
+            for method in (rule.methods or set()) - {"HEAD", "OPTIONS"}:
+                operation = paths.get(path, {}).get(method.lower())
+                if operation is not None:
+                    operation.setdefault("operationId", rule.endpoint.rpartition(".")[2])
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
@@ -58,21 +80,20 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     api = LedgerApi(app)
     for blueprint in (wallets.blp, tables.blp, deals.blp, disputes.blp, audit.blp, keys.blp,
-                      session.blp):
+                      session.blp, health.blp, verification.blp):
         api.register_blueprint(blueprint)
     app.register_blueprint(pages.blp)
+    app.register_blueprint(problem_pages.blp)
+    observe.init_app(app, ledger)
     errors.init_app(app)
     settings = ledger.settings
     gate.init_app(app, settings.audit_slots, settings.audit_queue, settings.audit_seconds)
+
+    api.name_operations(app)
 
     @app.get(f"{DOCS_ASSETS}<path:filename>")
     def docs_assets(filename: str) -> Any:
         """Serve the Swagger UI files shipped with the package (no CDN needed)."""
         return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename)
-
-    @app.get("/health")
-    def health() -> dict[str, Any]:
-        """Say the service is up and which store backs it."""
-        return {"status": "ok", "store": ledger.store.kind}
 
     return app

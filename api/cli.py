@@ -25,6 +25,7 @@ DEMO_PLAYER = "demo-player"
 
 
 @click.group()
+@click.version_option(package_name="reddog-ledger", prog_name="reddog")
 def main() -> None:
     """Red Dog Ledger: an auditable, event-sourced ledger for Red Dog tables."""
 
@@ -55,8 +56,10 @@ def serve(host: str, port: int, threads: int, demo: bool, store: str | None) -> 
     import waitress
 
     from api import create_app
+    from api.observe import configure_logging
 
     ledger = open_ledger(store)
+    configure_logging(ledger.settings.log_level, ledger.settings.log_format)
     app = create_app({"LEDGER": ledger})
     base = f"http://{host}:{port}"
     click.echo(f"Red Dog Ledger on {ledger.settings.store}")

@@ -7,6 +7,7 @@ import json
 import signal
 import sys
 import threading
+import time
 from datetime import UTC
 
 import click
@@ -19,7 +20,7 @@ from api.cli_common import (
     progress,
     store_option,
 )
-from ledger import validation
+from ledger import clock, validation
 from ledger.errors import InvalidInput, LedgerError
 from ledger.services.access import SYSTEM
 from ledger.services.application import LedgerApplication
@@ -34,8 +35,13 @@ def verify(as_json: bool, store: str | None) -> None:
     from ledger.verify import verify_store
 
     ledger = open_ledger(store)
+    started, began = clock.utcnow().isoformat(), time.monotonic()
     report = verify_store(ledger)
     summary = report.summary()
+    try:  # the run goes in the log it verified; a store that cannot be written still verifies
+        ledger.record_verification("cli", report, started, time.monotonic() - began)
+    except Exception as error:  # noqa: BLE001
+        click.echo(f"warning: this run could not be recorded: {error}", err=True)
     if as_json:
         click.echo(json.dumps(summary))
     else:

@@ -8,6 +8,7 @@ from typing import Any
 from flask import Flask, Response, json
 from werkzeug.exceptions import HTTPException
 
+from api.observe import request_id
 from ledger.errors import (
     Busy,
     Conflict,
@@ -42,6 +43,8 @@ def problem(status: int, kind: str, title: str, detail: str, **extra: Any) -> Re
     """Build a problem+json response."""
     body = {"type": f"/problems/{kind}", "title": title, "status": status, "detail": detail}
     body.update({k: v for k, v in extra.items() if v is not None})
+    if (rid := request_id()) is not None:
+        body["request_id"] = rid
     response = Response(json.dumps(body), status=status, mimetype=PROBLEM)
     if status == 401:
         response.headers["WWW-Authenticate"] = 'Bearer realm="reddog-ledger"'

@@ -1,4 +1,5 @@
-"""The pages: lobby, sign-in, casino table, multi-seat table, cashier's console, replay and audit.
+"""The pages: lobby, sign-in, casino table, multi-seat table, cashier's console, replay viewer,
+the auditor's console, disputes, reports and verification.
 
 Each page is a static HTML file with a JavaScript module beside it (`api/static/pages/`), served
 from the package: no CDN, no build step. Every action a page takes is a call of the API with the
@@ -69,7 +70,25 @@ def replay() -> Any:
     return _page("replay.html")
 
 
+@blp.get("/pages/disputes")
+def disputes() -> Any:
+    """Serve the disputes: staff's queue and resolutions; a player's own disputes."""
+    return _page("disputes.html")
+
+
+@blp.get("/pages/reports")
+def reports() -> Any:
+    """Serve the reports page (staff): a period's groups, charts and the CSV."""
+    return _page("reports.html")
+
+
+@blp.get("/pages/verification")
+def verification() -> Any:
+    """Serve the verification page (staff): runs, a run on a range, checkpoints."""
+    return _page("verification.html")
+
+
 @blp.get("/pages/audit")
 def audit() -> Any:
-    """Serve the audit page: replay a deal, check its fairness, reports with a chart."""
-    return send_from_directory(STATIC, "audit.html")
+    """Serve the auditor's console: where each audit tool is, the disputes queue's size."""
+    return _page("audit.html")

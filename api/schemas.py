@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, validate
+from marshmallow import Schema, ValidationError, fields, post_dump, validate
 
+from api.links import deal_links, table_links
 from ledger import validation
 from ledger.domain.wallet import MAX_GRANT
 from ledger.rules.casino import CHIP_GRID, MAX_OPENING_BET, MIN_BET
@@ -193,6 +194,18 @@ class DealSchema(Schema):
     updated_at = fields.String()
     state = fields.Raw(metadata={"description": "Multi-seat deals: the table after the deal's "
                                                 "last step so far"})
+    links = fields.Dict(dump_only=True, metadata={
+        "description": "The requests that take each action legal now, and `self`: "
+                       "`{name: {href, method}}`",
+        "example": {"self": {"href": "/deals/0b6f…", "method": "GET"},
+                    "stand": {"href": "/deals/0b6f…/stand", "method": "POST"},
+                    "raise": {"href": "/deals/0b6f…/raise", "method": "POST"}}})
+
+    @post_dump
+    def add_links(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
+        if "id" in data:
+            data["links"] = deal_links(data)
+        return data
 
 
 class TableSchema(Schema):
@@ -228,6 +241,15 @@ class TableSchema(Schema):
     legal_actions = fields.List(fields.Raw(), metadata={
         "description": "Casino: action names; multi-seat: {action, seat, player_id, min, max}"})
     version = fields.Integer()
+    links = fields.Dict(dump_only=True, metadata={
+        "description": "The requests that take each action legal now, and `self`: "
+                       "`{name: {href, method}}`"})
+
+    @post_dump
+    def add_links(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
+        if "id" in data:
+            data["links"] = table_links(data)
+        return data
 
 
 class EventSchema(Schema):
@@ -291,10 +313,13 @@ class FairnessSchema(Schema):
 class ProblemSchema(Schema):
     """An error (RFC 9457 problem details) naming the rule or field."""
 
-    type = fields.String(required=True, metadata={"description": "`/problems/<kind>`"})
+    type = fields.String(required=True, metadata={
+        "description": "`/problems/<kind>`: a page explaining the kind of problem and what to do"})
     title = fields.String(required=True)
     status = fields.Integer(required=True, metadata={"description": "The HTTP status"})
     detail = fields.String(required=True)
     rule = fields.String(metadata={"description": "Rule ID from rules.md, when a rule refused"})
     field = fields.String(metadata={"description": "The offending field, when one is known"})
     errors = fields.Dict(metadata={"description": "Field-by-field validation messages"})
+    request_id = fields.String(metadata={"description": "The request's id, as in the "
+                                                       "`X-Request-Id` header and the log"})

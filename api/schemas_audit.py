@@ -134,3 +134,68 @@ class RecallSchema(Schema):
     player_id = fields.String()
     deals = fields.List(fields.Dict())
     projection = fields.Nested(ProjectionStatusSchema)
+
+
+class SeriesArgs(Schema):
+    since = fields.Date(required=True, metadata={"description": "First UTC day"})
+    until = fields.Date(required=True, metadata={"description": "Day after the last (exclusive)"})
+    table = fields.UUID()
+    variant = fields.String(validate=validate.OneOf(validation.VARIANT_NAMES))
+
+
+class SeriesDaySchema(Schema):
+    day = fields.String(metadata={"description": "UTC day"})
+    deals = fields.Integer()
+    handle = fields.Integer(metadata={"description": "Chips bet"})
+    returned = fields.Integer(metadata={"description": "Chips paid back on bets"})
+    hold = fields.Integer(metadata={"description": "Chips paid in less chips paid back"})
+    hold_pct = fields.Float(allow_none=True, metadata={"description": "hold ÷ handle × 100"})
+
+
+class SeriesPointSchema(Schema):
+    deals = fields.Integer(metadata={"description": "Deals so far"})
+    handle = fields.Integer(metadata={"description": "Chips bet so far"})
+    returned = fields.Integer(metadata={"description": "Chips returned so far"})
+    rtp = fields.Float(allow_none=True, metadata={"description": "returned ÷ handle so far"})
+
+
+class ConvergenceSchema(Schema):
+    variant = fields.String()
+    theoretical = fields.Float(allow_none=True, metadata={
+        "description": "The return to player the rules fix, or null where play selects it"})
+    deals = fields.Integer()
+    handle = fields.Integer()
+    returned = fields.Integer()
+    points = fields.List(fields.Nested(SeriesPointSchema), metadata={
+        "description": "Cumulative, in the order deals finished; at most 240 points (each may "
+                       "cover several deals)"})
+
+
+class BankPointSchema(Schema):
+    deal = fields.Integer(metadata={"description": "The table's deal number"})
+    bank = fields.Integer(metadata={"description": "Chips in the bank after the deal"})
+    banker = fields.String(allow_none=True, metadata={"description": "The banker's player id"})
+
+
+class BankLineSchema(Schema):
+    table = fields.UUID()
+    variant = fields.String()
+    last_deal = fields.Integer()
+    points = fields.List(fields.Nested(BankPointSchema), metadata={
+        "description": "At most 240 points (the later deal of merged neighbours)"})
+
+
+class SeriesSchema(Schema):
+    since = fields.String()
+    until = fields.String()
+    filters = fields.Dict()
+    empty = fields.Boolean(metadata={"description": "No activity in the period"})
+    days = fields.List(fields.Nested(SeriesDaySchema), metadata={
+        "description": "Every day of the period, quiet ones included"})
+    convergence = fields.List(fields.Nested(ConvergenceSchema), metadata={
+        "description": "Per variant (none when filtered by table): actual return to player "
+                       "as deals accumulate"})
+    banks = fields.List(fields.Nested(BankLineSchema), metadata={
+        "description": "Tables whose dealer or banker stakes a pot or bank, at most 12 (most "
+                       "deals first): the bank after each deal"})
+    projection = fields.Nested(ProjectionStatusSchema)

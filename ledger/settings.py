@@ -11,6 +11,9 @@
 | `REDDOG_AUDIT_SLOTS` | `audit_slots`: audit reads one process serves at once | 1 |
 | `REDDOG_AUDIT_QUEUE` | `audit_queue`: audit reads that may wait for a slot | 8 |
 | `REDDOG_AUDIT_SECONDS` | `audit_seconds`: time budget of one audit read | 2.0 |
+| `REDDOG_LOG_LEVEL` | `log_level`: `debug`, `info`, `warning` or `error` | `info` |
+| `REDDOG_LOG_FORMAT` | `log_format`: `json` lines, `console`, or `auto` (console on a terminal) | `auto` |
+| `REDDOG_METRICS` | `metrics`: serve Prometheus metrics at `/metrics` (`on`, `off`) | `on` |
 
 `POSTGRES_*` and `SQLITE_*` variables (pool sizes, lock timeouts) are handed to the event store
 library as they are.
@@ -28,6 +31,9 @@ from ledger.errors import InvalidInput
 STORE_ENV_VAR = "REDDOG_STORE"
 DEFAULT_STORE = "sqlite:///var/ledger.sqlite3"
 PROJECTION_MODES = ("auto", "on", "off")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+LOG_FORMATS = ("auto", "json", "console")
+SWITCH = ("on", "off")
 _PASSED_THROUGH = ("POSTGRES_", "SQLITE_")
 
 
@@ -44,6 +50,9 @@ class Settings:
     audit_slots: int = 1
     audit_queue: int = 8
     audit_seconds: float = 2.0
+    log_level: str = "info"
+    log_format: str = "auto"
+    metrics: str = "on"
     store_env: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -61,6 +70,9 @@ class Settings:
             audit_slots=int(_number(env, "REDDOG_AUDIT_SLOTS", 1, int, minimum=1)),
             audit_queue=int(_number(env, "REDDOG_AUDIT_QUEUE", 8, int)),
             audit_seconds=_number(env, "REDDOG_AUDIT_SECONDS", 2.0, float, minimum=0.05),
+            log_level=_choice(env, "REDDOG_LOG_LEVEL", "info", LOG_LEVELS),
+            log_format=_choice(env, "REDDOG_LOG_FORMAT", "auto", LOG_FORMATS),
+            metrics=_choice(env, "REDDOG_METRICS", "on", SWITCH),
             store_env={k: v for k, v in env.items() if k.startswith(_PASSED_THROUGH)},
         )
         return settings.but(**overrides)

@@ -12,11 +12,12 @@ names and where it is.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ledger.errors import InvalidInput
+from ledger.errors import ConfigurationError, InvalidInput
 
 MEMORY, SQLITE, POSTGRES = "memory", "sqlite", "postgresql"
 
@@ -59,6 +60,9 @@ def locate(url: str) -> StoreLocation:
         return StoreLocation(url, SQLITE, {"PERSISTENCE_MODULE": "eventsourcing.sqlite",
                                            "SQLITE_DBNAME": path})
     if url.startswith(("postgresql://", "postgres://")):
+        if importlib.util.find_spec("psycopg") is None:
+            raise ConfigurationError(
+                "a PostgreSQL store needs its driver: pip install 'reddog-ledger[postgres]'")
         parts = urlsplit(url)
         dbname = parts.path.lstrip("/")
         if not dbname:

@@ -110,6 +110,8 @@ DEFAULT_PAGE = 100
 MAX_REPORT_DAYS = 400
 #: Most deals a recall answers.
 MAX_RECALL = 50
+#: Most log positions one verification run started through the API checks.
+MAX_VERIFY_POSITIONS = 2000
 
 
 def check_uuid(value: object, field: str) -> UUID:

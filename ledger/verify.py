@@ -11,30 +11,21 @@ must hold what the transfers say.
 
 from __future__ import annotations
 
-import hmac
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from eventsourcing.application import Application
 
-from ledger.chain import (
-    GENESIS,
-    checkpoint_mac,
-    event_digest,
-    event_mac,
-    expand_ranges,
-    stored_digest,
-)
 from ledger.domain.casino import CasinoDeal
 from ledger.domain.dispute import Dispute
 from ledger.domain.records import record_of, transfers_in
 from ledger.domain.wallet import Wallet
 from ledger.rules import operations as op
-from ledger.services.application import LedgerApplication
 from ledger.services.deals import REVEALS, fairness_of
+from ledger.tamper import TamperCheck
 from ledger.transfers import (
     OPERATOR,
     UNBOUNDED_ACCOUNTS,
@@ -43,6 +34,9 @@ from ledger.transfers import (
     owner_of,
     wallet_of,
 )
+
+if TYPE_CHECKING:
+    from ledger.services.application import LedgerApplication
 
 PAGE = 1000
 
@@ -64,12 +58,16 @@ class VerificationReport:
     """The outcome of `verify_store`."""
 
     positions: int = 0
+    events: int = 0
     transfers: int = 0
     deals_checked: int = 0
     granted: int = 0
     balances: dict[str, int] = field(default_factory=dict)
     failures: list[Failure] = field(default_factory=list)
     checkpointed: int = 0
+    checkpoints: int = 0
+    first: int = 0
+    last: int = 0
 
     @property
     def ok(self) -> bool:
@@ -78,7 +76,11 @@ class VerificationReport:
     def summary(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
+            "first": self.first,
+            "last": self.last,
             "positions": self.positions,
+            "events": self.events,
+            "checkpoints": self.checkpoints,
             "transfers": self.transfers,
             "deals_checked": self.deals_checked,
             "granted": self.granted,
@@ -134,6 +136,7 @@ def verify_store(
         tamper.check(position, stored, event)
         if event is None:
             continue
+        report.events += 1
         aggregate_id = str(event.originator_id)
         if isinstance(event, Dispute.Resolved) and event.adjustment:
             adjustments[event.adjustment["id"]] = (position, aggregate_id, event.adjustment)
@@ -193,70 +196,10 @@ def verify_store(
     report.granted = -balances[OPERATOR]
     report.balances = dict(balances)
     report.checkpointed = tamper.checkpointed
+    report.checkpoints = tamper.checkpoints
+    report.first, report.last = (1 if report.positions else 0), last_position
     report.failures.sort(key=lambda failure: failure.position)
     return report
-
-
-class TamperCheck:
-    """Per position: the event reads, its MAC holds, it extends its aggregate's hash chain; and
-    each checkpoint's digests match the stored log, position by position (`ledger.chain`)."""
-
-    def __init__(self, key: bytes, fail: Callable[[int, Any, str], None]) -> None:
-        self.key = key
-        self.fail = fail
-        self.heads: dict[str, tuple[int, str]] = {}
-        self.digests: dict[int, str] = {}
-        self.last_mac = GENESIS
-        self.checkpointed = 0
-
-    def check(self, position: int, stored: Any, event: Any) -> None:
-        self.digests[position] = stored_digest(position, stored)
-        aggregate = str(stored.originator_id)
-        if event is None:
-            self.fail(position, aggregate, "the stored event cannot be read: its bytes were altered")
-            return
-        digest = event_digest(event)
-        expected = event_mac(self.key, stored.topic, stored.originator_id,
-                             stored.originator_version, digest)
-        if not hmac.compare_digest(str(vars(event).get("chain_mac", "")), expected):
-            self.fail(position, aggregate, "the event does not match its MAC: altered, or written "
-                      "outside the application")
-        version, head = self.heads.get(aggregate, (0, GENESIS))
-        if stored.originator_version != version + 1:
-            self.fail(position, aggregate, f"version {stored.originator_version} follows version "
-                      f"{version}: an event of this aggregate is missing or out of order")
-        elif vars(event).get("chain_prev") != head:
-            self.fail(position, aggregate, "the event breaks its aggregate's hash chain")
-        self.heads[aggregate] = (stored.originator_version, digest)
-        if stored.topic.endswith("Checkpoints.Recorded"):
-            self._check_checkpoint(position, event)
-
-    def _check_checkpoint(self, position: int, event: Any) -> None:
-        """Compare a checkpoint with the log: every position it names must hold the event it
-        recorded, and no other position in its range may hold one. Gaps it recorded (sequence
-        numbers a rolled-back insert used up) are not failures."""
-        first, last, digests = event.first, event.last, list(event.digests)
-        ranges = getattr(event, "ranges", None)
-        if event.prev_mac != self.last_mac or event.mac != checkpoint_mac(
-                self.key, event.prev_mac, first, last, digests, ranges):
-            self.fail(position, event.originator_id, "the checkpoint's MAC chain is broken")
-        recorded = (expand_ranges(ranges) if ranges is not None
-                    else list(range(first, first + len(digests))))
-        for at, expected in zip(recorded, digests, strict=False):
-            if self.digests.get(at) != expected:
-                what = "is missing" if at not in self.digests else "holds a different event"
-                self.fail(at, event.originator_id, f"position {at} {what} than the checkpoint at "
-                          f"position {position} recorded (deleted, inserted, swapped or altered)")
-                break
-        named = set(recorded)
-        extra = [p for p in self.digests if first <= p <= last and p not in named]
-        if extra:
-            self.fail(min(extra), event.originator_id, f"position {min(extra)} was not in the log "
-                      f"when the checkpoint at position {position} was recorded")
-        for done in [p for p in self.digests if p <= last]:  # keep only what is still to check
-            del self.digests[done]
-        self.last_mac = event.mac
-        self.checkpointed = last
 
 
 def _shape_problem(transfer: Transfer) -> str | None:

@@ -50,6 +50,11 @@ RETRY_AFTER = {
 }
 
 
+def location(what: str) -> dict[str, Any]:
+    """The `Location` header of a 201, documented: where `what` is read."""
+    return {"Location": {"description": what, "required": True, "schema": {"type": "string"}}}
+
+
 class ResourceBlueprint(Blueprint):
     """A blueprint whose operations that read a JSON body document the problems of a body."""
 

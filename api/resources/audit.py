@@ -19,6 +19,8 @@ from api.schemas_audit import (
     RecallSchema,
     ReportArgs,
     ReportSchema,
+    SeriesArgs,
+    SeriesSchema,
     StatementSchema,
 )
 from ledger import validation
@@ -93,6 +95,19 @@ def report(args: dict) -> dict | Response:
     if args["format"] == "csv":
         return Response(report_csv(result), mimetype="text/csv")
     return result
+
+
+@blp.route("/reports/series", methods=["GET"])
+@blp.arguments(SeriesArgs, location="query")
+@blp.response(200, SeriesSchema)
+@problems(blp)
+@audit_read
+def report_series(args: dict) -> dict:
+    """A period's series for charts: handle and hold by day, the actual return to player as
+    deals accumulate with the theoretical one, banks deal by deal (operator, auditor)."""
+    return ledger().report_series(
+        principal(), args["since"], args["until"],
+        table=str(args["table"]) if args.get("table") else None, variant=args.get("variant"))
 
 
 @blp.route("/players/<string:player_id>/recall", methods=["GET"], parameters=[PLAYER_ID])

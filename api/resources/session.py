@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from flask import url_for
+
 from api.auth import ledger, principal
-from api.resources import ResourceBlueprint, problems
+from api.resources import ResourceBlueprint, location, problems
 from api.schemas_keys import KeySchema
 from api.schemas_lobby import SessionSchema, SignInArgs
 
@@ -16,7 +18,7 @@ blp = ResourceBlueprint("session", __name__, url_prefix="",
 
 @blp.route("/sign-in", methods=["POST"])
 @blp.arguments(SignInArgs)
-@blp.response(201, SessionSchema)
+@blp.response(201, SessionSchema, headers=location("The session key's record (`GET /me`)"))
 @problems(blp)
 def sign_in(args: dict) -> Any:
     """Exchange a one-time sign-in link for a session key (no Authorization needed).
@@ -24,7 +26,8 @@ def sign_in(args: dict) -> Any:
     The link is used up: a second exchange is 401, as is an unknown or expired link. The
     session key has the link's role and player and lasts 12 hours."""
     key, record = ledger().exchange_sign_in_link(args["token"])
-    return {**record, "key": key}, 201, {"Cache-Control": "no-store"}
+    return {**record, "key": key}, 201, {"Cache-Control": "no-store",
+                                         "Location": url_for("session.whoami")}
 
 
 @blp.route("/me", methods=["GET"])

@@ -7,10 +7,10 @@ import json
 from typing import Any
 from uuid import UUID
 
-from flask import Response, request
+from flask import Response, request, url_for
 
 from api.auth import command_key, ledger, principal
-from api.resources import command, problems, resource_blueprint
+from api.resources import command, location, problems, resource_blueprint
 from api.schemas import (
     BankArgs,
     ChoiceArgs,
@@ -33,15 +33,20 @@ SEAT = {"in": "path", "name": "seat", "description": "The seat, from 1 (G5)",
 
 @blp.route("", methods=["POST"])
 @blp.arguments(TableOpenArgs)
-@blp.response(201, TableSchema)
+@blp.response(201, TableSchema, headers=location("The new table"))
 @command(blp)
-def open_table(args: dict) -> dict:
+def open_table(args: dict) -> Any:
     """Open a table with the wallet's player seated (operator)."""
-    return ledger().open_any_table(
+    table = ledger().open_any_table(
         principal(), args["variant"], wallet_id=args.get("wallet_id"), limits=args.get("limits"),
         client_seed=args.get("client_seed"), accepts_supplied_seeds=args["accepts_supplied_seeds"],
         command=command_key(args),
     )
+    return table, 201, _at_table(table["id"])
+
+
+def _at_table(table_id: Any) -> dict[str, str]:
+    return {"Location": url_for("tables.read_table", table_id=table_id)}
 
 
 NOT_MODIFIED = ("The table looks to this caller as it did when it answered the ETag sent in "
@@ -102,24 +107,26 @@ def change_client_seed(args: dict, table_id: UUID) -> dict:
 
 @blp.route("/<uuid:table_id>/deals", methods=["POST"])
 @blp.arguments(DealArgs)
-@blp.response(201, DealSchema)
+@blp.response(201, DealSchema, headers=location("The new deal"))
 @command(blp)
-def deal(args: dict, table_id: UUID) -> dict:
+def deal(args: dict, table_id: UUID) -> Any:
     """Deal: commit to a fresh shuffle, take the opening bet, deal two cards (G2, C2, C3)."""
-    return ledger().deal(
+    dealt = ledger().deal(
         principal(), table_id, args["bet"], server_seed=args.get("server_seed"),
         command=command_key(args),
     )
+    return dealt, 201, {"Location": url_for("deals.read_deal", deal_id=dealt["id"])}
 
 
 @blp.route("/<uuid:table_id>/seats", methods=["POST"])
 @blp.arguments(SeatArgs)
-@blp.response(201, TableSchema)
+@blp.response(201, TableSchema, headers=location("The table"))
 @command(blp)
-def seat(args: dict, table_id: UUID) -> dict:
+def seat(args: dict, table_id: UUID) -> Any:
     """Seat a wallet's player between deals (G5, G9; operator or the wallet's player)."""
-    return ledger().seat_player(principal(), table_id, args["seat"], args["wallet_id"],
-                                command=command_key(args))
+    table = ledger().seat_player(principal(), table_id, args["seat"], args["wallet_id"],
+                                 command=command_key(args))
+    return table, 201, _at_table(table_id)
 
 
 @blp.route("/<uuid:table_id>/seats/<int:seat>/leave", methods=["POST"], parameters=[SEAT])
@@ -149,12 +156,13 @@ def decline_bank(table_id: UUID) -> dict:
 
 @blp.route("/<uuid:table_id>/next-deal", methods=["POST"])
 @blp.arguments(NextDealArgs)
-@blp.response(201, TableSchema)
+@blp.response(201, TableSchema, headers=location("The table, its new deal under way"))
 @command(blp)
-def next_deal(args: dict, table_id: UUID) -> dict:
+def next_deal(args: dict, table_id: UUID) -> Any:
     """Start the next deal of a multi-seat table: first dealer (G7), antes, shuffle, hands."""
-    return ledger().start_deal(principal(), table_id, server_seed=args.get("server_seed"),
-                               command=command_key(args))
+    table = ledger().start_deal(principal(), table_id, server_seed=args.get("server_seed"),
+                                command=command_key(args))
+    return table, 201, _at_table(table_id)
 
 
 @blp.route("/<uuid:table_id>/bets", methods=["POST"])

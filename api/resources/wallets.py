@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID
 
+from flask import url_for
+
 from api.auth import command_key, ledger, principal
-from api.resources import command, problems, resource_blueprint
+from api.resources import command, location, problems, resource_blueprint
 from api.schemas import GrantArgs, WalletOpenArgs, WalletSchema
 from api.schemas_lobby import WalletListArgs, WalletListSchema
 
@@ -14,11 +17,12 @@ blp = resource_blueprint("wallets", __name__, "/wallets", "Play-credit wallets (
 
 @blp.route("", methods=["POST"])
 @blp.arguments(WalletOpenArgs)
-@blp.response(201, WalletSchema)
+@blp.response(201, WalletSchema, headers=location("The new wallet"))
 @command(blp)
-def open_wallet(args: dict) -> dict:
+def open_wallet(args: dict) -> Any:
     """Open an empty wallet for a pseudonymous player (operator)."""
-    return ledger().open_wallet(principal(), args["player_id"], command=command_key(args))
+    wallet = ledger().open_wallet(principal(), args["player_id"], command=command_key(args))
+    return wallet, 201, {"Location": url_for("wallets.read_wallet", wallet_id=wallet["id"])}
 
 
 @blp.route("", methods=["GET"])
@@ -42,8 +46,9 @@ def read_wallet(wallet_id: UUID) -> dict:
 
 @blp.route("/<uuid:wallet_id>/grants", methods=["POST"])
 @blp.arguments(GrantArgs)
-@blp.response(201, WalletSchema)
+@blp.response(201, WalletSchema, headers=location("The wallet credited"))
 @command(blp)
-def grant(args: dict, wallet_id: UUID) -> dict:
+def grant(args: dict, wallet_id: UUID) -> Any:
     """Grant play credits to a wallet (operator, C1)."""
-    return ledger().grant(principal(), wallet_id, args["amount"], command=command_key(args))
+    wallet = ledger().grant(principal(), wallet_id, args["amount"], command=command_key(args))
+    return wallet, 201, {"Location": url_for("wallets.read_wallet", wallet_id=wallet_id)}

@@ -13,6 +13,8 @@
 | `DisputeService` | `disputes` | disputes of deals: open, list, read, resolve (with adjustments) |
 | `AuditService` | `audit` | the event feed, time travel, wallet statements |
 | `ReportService` | `reports` | period reports and game recall |
+| `SeriesService` | `series` | the reports' series for charts: by day, by deal, banks |
+| `VerificationService` | `verification` | verification of a range on demand; every run recorded |
 
 Hand histories (`history`) and verification (`ledger.verify`) are functions over the application.
 """
@@ -24,14 +26,16 @@ from ledger.services.base import CommandKey
 from ledger.services.disputes import DisputeService
 from ledger.services.lobby import LobbyService
 from ledger.services.reports import ReportService
+from ledger.services.series import SeriesService
 from ledger.services.signin import SignInService
+from ledger.services.verification import VerificationService
 from ledger.services.wallets import WalletService
 
 __all__ = ["CommandKey", "LedgerApplication"]
 
 
 class LedgerApplication(LobbyService, DisputeService, WalletService, SignInService, AuditService,
-                        ReportService):
+                        ReportService, SeriesService, VerificationService):
     """Red Dog Ledger's application service over one event store."""
 
     name = "RedDogLedger"  # names the PostgreSQL tables: every class of the ledger shares it

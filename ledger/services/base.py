@@ -38,6 +38,7 @@ from ledger.services import integrity
 from ledger.services.access import Principal
 from ledger.settings import Settings
 from ledger.store import locate
+from ledger.telemetry import Telemetry
 from ledger.validation import IDEMPOTENCY_KEY
 
 A = TypeVar("A", bound=Aggregate)
@@ -82,6 +83,7 @@ class LedgerBase(Application[UUID]):
         answer the same pack every time it is asked for the same table and nonce."""
         self.settings = settings or Settings.from_env()
         self.stacked_packs = stacked_packs
+        self.telemetry = Telemetry()
         self.store = locate(self.settings.store)
         self._projection: Projection | None = None
         self._follower: Follower | None = None
@@ -203,6 +205,7 @@ class LedgerBase(Application[UUID]):
                 # retry racing its own first attempt): that answer stands, not this refusal.
                 if command is not None and (first := self._recorded_answer(command)) is not None:
                     return first
+                self.telemetry.command("refused")
                 raise
             if command is not None:
                 aggregates.append(CommandRecord(
@@ -218,7 +221,9 @@ class LedgerBase(Application[UUID]):
                     return first
                 continue
             self._checkpoint_now_and_then(recordings)
+            self.telemetry.command("applied", recordings)
             return answer
+        self.telemetry.command("conflicted")
         raise Conflict("the command kept losing races with concurrent commands; try again")
 
     def _checkpoint_now_and_then(self, recordings: list[Any]) -> None:

@@ -11,6 +11,8 @@ Documents (JSON, by name):
 - `r|<player>`: the player's most recent deals, newest first.
 - `k|<key id>`: an API key's record (role, player, label, expiry, revocation), never the key.
 - `x|`, `q|`, `s|`: disputes, their lists and day totals (`ledger.services.folds_disputes`).
+- `p|`, `b|`: the report's series, deals and banks (`ledger.services.folds_series`).
+- `v|`: verification runs and checkpoints (`ledger.services.folds_verify`).
 
 The feed index: each listed event's time, and the keys it is found by (`ledger.readstore`).
 """
@@ -26,10 +28,13 @@ from ledger.domain.checkpoint import ChainKeyFingerprint, Checkpoints
 from ledger.domain.dispute import Dispute
 from ledger.domain.highcard import HighCardTable
 from ledger.domain.records import fields_of, kind_of, record_of, transfers_in
+from ledger.domain.verification import VerificationRun
 from ledger.domain.wallet import Wallet
 from ledger.fairness import shuffled_pack
 from ledger.rules import operations as op
 from ledger.services.folds_disputes import facts_of, fold_dispute
+from ledger.services.folds_series import deal_finished, track_pot
+from ledger.services.folds_verify import fold_checkpoint, fold_run
 from ledger.transfers import Transfer, wallet_movements
 
 RECALL_KEPT = 50
@@ -43,9 +48,9 @@ BETS = (CasinoDeal.Wagered, CasinoDeal.Raised, op.BetPlaced)
 RETURNS = (CasinoDeal.Settled, op.PaidOut)  # a partial payout is a PaidOut too
 #: Aggregates whose events the projection never reads: secrets and request bookkeeping.
 UNFOLDED = tuple(f"{cls.__qualname__}." for cls in (
-    SealedSeed, CommandRecord, Checkpoints, ChainKeyFingerprint))
+    SealedSeed, CommandRecord, ChainKeyFingerprint))
 #: Aggregates folded into documents but never listed in the feed.
-UNLISTED = (*UNFOLDED, f"{ApiKey.__qualname__}.")
+UNLISTED = (*UNFOLDED, f"{ApiKey.__qualname__}.", f"{Checkpoints.__qualname__}.")
 
 
 def listed_topic(topic: str) -> bool:
@@ -94,6 +99,13 @@ class Fold:
         data = fields_of(event)
         if isinstance(event, ApiKey.Event):
             self._key(event, data)
+            return
+        if isinstance(event, Checkpoints.Event):
+            fold_checkpoint(self, position, event)
+            return
+        if isinstance(event, VerificationRun.Event):
+            self._index(position, event, data)
+            fold_run(self, event)
             return
         if isinstance(event, Dispute.Event):
             self._index(position, event, facts_of(self, event, data))
@@ -194,10 +206,12 @@ class Fold:
         deal = self.get(f"d|{deal_id}") if deal_id else None
         for transfer in transfers_in(event):
             self._move(transfer, record, deal, table_id, day, variant)
+            track_pot(table, table_id, transfer)
         if deal is not None:
             self._deal_fact(record, data, deal, day, variant, table_id)
             self.put(f"d|{deal_id}", deal)
             if isinstance(record, CasinoDeal.SeedRevealed | op.DealEnded):
+                deal_finished(self, deal, table, table_id, day, variant)
                 self._finish_deal(deal_id, deal, day, table_id, variant, when)
             elif isinstance(record, op.DealVoided):
                 self.put(f"d|{deal_id}", None)

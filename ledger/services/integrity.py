@@ -4,10 +4,13 @@
   another key refuses to start (`ConfigurationError`) and names both fingerprints.
 - Checkpoints record the positions of the log since the last one, as runs, and the digest of
   the event at each, chained by MAC (`ledger.chain`), at most CHECKPOINT_MOST positions each.
+- Readiness: the store answers and this process's key still seals it (`readiness`).
 """
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
 from typing import Any
 
 from eventsourcing.application import AggregateNotFoundError, Application
@@ -73,3 +76,65 @@ def record_checkpoints(app: Application[Any], secret: bytes) -> dict[str, Any] |
             return None
         done.update(last=last, events=done["events"] + len(digests))
     return done if done["last"] else None
+
+
+#: How long a readiness check waits for the store before it says "not ready".
+READY_SECONDS = 3.0
+_checking = threading.Lock()
+
+
+def readiness(app: Any, seconds: float = READY_SECONDS) -> dict[str, Any]:
+    """Whether this process can serve: the store answers within `seconds`, the chain key it
+    seals with is still where it was found and is the store's key (the last event is sealed by
+    it), and how far the read models are behind. `ready` is False, with `problems` saying why,
+    when any fails. One check runs at a time: a probe that finds one still waiting on the store
+    is answered at once."""
+    if not _checking.acquire(blocking=False):
+        return _unreachable("an earlier check is still waiting for the store")
+    answers: list[dict[str, Any]] = []
+    done = threading.Event()
+
+    def check() -> None:
+        try:
+            answers.append(_check(app))
+        finally:
+            _checking.release()
+            done.set()
+
+    threading.Thread(target=check, name="readiness", daemon=True).start()
+    done.wait(seconds)
+    return answers[0] if answers else _unreachable(f"the store did not answer within {seconds} s")
+
+
+def _unreachable(problem: str) -> dict[str, Any]:
+    checks = {"store": "unreachable", "chain_key": "unchecked", "projection": None}
+    return {"ready": False, "checks": checks, "problems": [problem]}
+
+
+def _check(app: Any) -> dict[str, Any]:
+    problems: list[str] = []
+    checks: dict[str, Any] = {"store": "ok", "chain_key": "ok", "projection": None}
+    try:
+        head = app.recorder.max_notification_id() or 0
+        last = app.recorder.select_notifications(start=head, limit=1) if head else []
+    except Exception as error:  # noqa: BLE001 - any failure of the store is "not ready"
+        checks["store"] = "unreachable"
+        problems.append(f"the store did not answer: {type(error).__name__}: {error}")
+        return {"ready": False, "checks": checks, "problems": problems}
+    key = app.chain
+    if key.source != "REDDOG_CHAIN_KEY" and Path(key.source).is_absolute():
+        try:
+            kept = Path(key.source).read_text().strip().encode("utf-8") == key.secret
+        except OSError:
+            kept = False
+        if not kept:
+            checks["chain_key"] = "missing"
+            problems.append(f"the chain key file {key.source} is gone or changed")
+    if last and not sealed_by(key.secret, last[0], app.mapper.to_domain_event(last[0])):
+        checks["chain_key"] = "wrong"
+        problems.append("the last stored event is not sealed by this process's chain key")
+    try:
+        checks["projection"] = app.projection.status()
+    except Exception as error:  # noqa: BLE001
+        problems.append(f"the read models did not answer: {type(error).__name__}")
+    return {"ready": not problems, "checks": checks, "problems": problems}

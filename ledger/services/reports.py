@@ -21,6 +21,8 @@ from ledger.services.folds import COUNTS, RECALL_KEPT, TABLE_ROW, TOP_WINS
 from ledger.services.folds_disputes import DISPUTE_COUNTS
 
 GROUPS = validation.REPORT_GROUPS
+#: The dispute counts of each group, of the totals and of the CSV's rows.
+GROUP_DISPUTES = ("disputes_opened", "disputes_resolved", "disputes_upheld", "chips_adjusted")
 VARIANT_NAMES = validation.VARIANT_NAMES
 
 
@@ -82,12 +84,15 @@ class ReportService(LedgerBase):
         result_groups = [_finish(g) for g in sorted(groups.values(), key=lambda g: g["key"])]
         disputes = self.projection.store.read_range(f"s|{since.isoformat()}",
                                                     f"s|{until.isoformat()}")
+        period_disputes = _disputes(disputes.values(), table, variant, player)
+        _group_disputes(result_groups, disputes.values(), group_by, (table, variant, player))
+        totals = {**_finish(totals), **{c: period_disputes[c] for c in GROUP_DISPUTES}}
         return {
-            "disputes": _disputes(disputes.values(), table, variant, player),
+            "disputes": period_disputes,
             "since": since.isoformat(), "until": until.isoformat(), "group_by": group_by,
             "filters": {"table": table, "variant": variant, "player": player},
             "empty": not rows or not any(g["deals"] or g["handle"] for g in result_groups),
-            "groups": result_groups, "totals": _finish(totals), "projection": status,
+            "groups": result_groups, "totals": totals, "projection": status,
         }
 
 
@@ -106,6 +111,24 @@ def _disputes(rows: Any, table: str | None, variant: str | None, player: str | N
     resolved = totals["disputes_resolved"]
     return {**totals, "mean_seconds_to_resolve": round(seconds / resolved, 3) if resolved
             else None}
+
+
+def _group_disputes(groups: list[dict[str, Any]], rows: Any, group_by: str | None,
+                    filters: tuple[str | None, str | None, str | None]) -> None:
+    """Each group's disputes in the period: opened, resolved, upheld and chips adjusted."""
+    by_key = {g["key"]: g for g in groups}
+    for group in groups:
+        group.update(dict.fromkeys(GROUP_DISPUTES, 0))
+    table, variant, player = filters
+    for row in rows:
+        if (table and row["table"] != table) or (variant and row["variant"] != variant) or (
+                player and row["player"] != player):
+            continue
+        key = {"table": row["table"], "variant": row["variant"], "player": row["player"],
+               "banker": row["player"], None: "all"}[group_by]
+        if key in by_key:
+            for count in GROUP_DISPUTES:
+                by_key[key][count] += row[count]
 
 
 def _empty_group(key: str) -> dict[str, Any]:
@@ -144,9 +167,9 @@ def _finish(group: dict[str, Any]) -> dict[str, Any]:
 
 
 def report_csv(report: dict[str, Any]) -> str:
-    """A report's groups and totals as CSV."""
+    """A report's groups and totals as CSV; the totals' dispute columns are the period's."""
     fields = ["key", "variants", *COUNTS, "net", "hold", "hold_pct", "rtp_actual",
-              "rtp_theoretical", "win_rate", "banker_net", "largest_win"]
+              "rtp_theoretical", "win_rate", "banker_net", "largest_win", *GROUP_DISPUTES]
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore")
     writer.writeheader()

@@ -27,11 +27,11 @@ GRANT = 10_000
 UNDOCUMENTED = {
     "no route": "no operation matched: an unknown path or a malformed id in it (404), or a method "
                 "the path does not have (405, with Allow); the document describes operations",
-    "not the API": "the documents themselves, their assets, the audit page and the health probe",
+    "not the API": "the documents themselves, their assets and the pages",
     "OPTIONS": "Flask answers OPTIONS for every route by itself; the document leaves it out",
 }
 #: The API's own endpoints are in blueprints; everything else is not the API.
-API_ENDPOINT = re.compile(r"(wallets|tables|deals|disputes|audit|keys|session)\.")
+API_ENDPOINT = re.compile(r"(wallets|tables|deals|disputes|audit|keys|session|health|verification)\.")
 _DOCUMENT: dict[str, Any] = {}
 
 

@@ -31,7 +31,9 @@ def assert_replay_matches(client, keys, deal_id: str) -> dict[str, Any]:
     assert [step["state"]["version"] for step in replay["steps"]] == [
         e["version"] for e in events
     ]
+    links = deal.pop("links")  # the answer's links to what can be done next; the state itself:
     assert replay["steps"][-1]["state"] == deal
+    assert links["replay"]["href"] == f"/deals/{deal_id}/replay"
     assert replay["steps"][0]["state"]["cards"] == [] and replay["steps"][0]["state"]["stake"] == 0
     return deal
 

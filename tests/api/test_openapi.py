@@ -12,9 +12,9 @@ from tests.api.helpers import memory_only
 pytestmark = memory_only  # the documents do not depend on the store
 
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
-#: Routes that are not part of the API proper: the documents themselves and the health probe.
-NOT_API = {"static", "docs_assets", "health", "api-docs.openapi_json",
-           "api-docs.openapi_swagger_ui"}
+#: Routes that are not part of the API proper: the documents themselves and their assets (the
+#: pages and the problem types' pages are left out by their blueprints' names).
+NOT_API = {"static", "docs_assets", "api-docs.openapi_json", "api-docs.openapi_swagger_ui"}
 
 
 @pytest.fixture
@@ -56,8 +56,9 @@ def test_openapi_document_is_openapi_3_with_bearer_security(spec):
 
 def test_openapi_document_lists_every_api_route_and_method(app, spec):
     routes = [rule for rule in app.url_map.iter_rules()
-              if rule.endpoint not in NOT_API and not rule.endpoint.startswith("pages.")]
-    assert len(routes) == 44
+              if rule.endpoint not in NOT_API
+              and not rule.endpoint.startswith(("pages.", "problem_pages."))]
+    assert len(routes) == 51
     for rule in routes:
         path = openapi_path(rule.rule)
         assert path in spec["paths"], f"{rule.rule} is not documented"
@@ -83,7 +84,7 @@ def test_openapi_document_is_well_formed(spec):
             names = declared | {p["name"] for p in operation.get("parameters", [])
                                 if p["in"] == "path"}
             assert names == set(re.findall(r"{([^}]+)}", path)), f"path parameters of {path}"
-    assert operations == 44
+    assert operations == 51
     for param in (p for item in spec["paths"].values() for p in item.get("parameters", [])):
         assert param["required"] is True and param["in"] == "path"
     for ref in refs(spec):
@@ -94,7 +95,7 @@ def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(sp
     # Signing in records no command of the caller's (it has no key yet): no Idempotency-Key.
     commands = [(path, item["post"]) for path, item in spec["paths"].items()
                 if "post" in item and path != "/sign-in"]
-    assert len(commands) == 22
+    assert len(commands) == 23
     for path, operation in commands:
         headers = [p["name"] for p in operation.get("parameters", []) if p["in"] == "header"]
         assert "Idempotency-Key" in headers, path
@@ -110,10 +111,16 @@ def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(sp
                       "/tables/{table_id}/next-deal", "/tables/{table_id}/bets",
                       "/tables/{table_id}/centre-card", "/tables/{table_id}/passes",
                       "/tables/{table_id}/dealer-choice", "/deals/{deal_id}/disputes",
-                      "/disputes/{dispute_id}/resolve"}
+                      "/disputes/{dispute_id}/resolve", "/verification"}
     deal_body = spec["paths"]["/tables/{table_id}/deals"]["post"]["requestBody"]
     schema = resolve(spec, deal_body["content"]["application/json"]["schema"]["$ref"])
     assert schema["required"] == ["bet"] and schema["properties"]["bet"]["type"] == "integer"
+
+
+#: The operations that take no key, and the failures they answer: readiness 503 (with its own
+#: body, saying what is not ready), metrics 404 when turned off.
+UNAUTHENTICATED_PROBES = {"/health": set(), "/health/live": set(), "/health/ready": {"503"},
+                          "/metrics": {"404"}}
 
 
 def test_openapi_every_operation_lists_its_problem_answers_and_no_catch_all(spec):
@@ -127,6 +134,10 @@ def test_openapi_every_operation_lists_its_problem_answers_and_no_catch_all(spec
                 continue
             responses = operation["responses"]
             assert "default" not in responses, (method, path)
+            if operation.get("security") == []:  # the probes: no key, no rate limit
+                assert path in UNAUTHENTICATED_PROBES, path
+                assert {code for code in responses if code >= "400"} == UNAUTHENTICATED_PROBES[path]
+                continue
             expected = {"401", "403", "404", "409", "422", "429"}
             if "requestBody" in operation:
                 expected |= {"400", "413"}
@@ -190,3 +201,11 @@ def test_health_says_ok_and_names_the_store(client):
     response = client.get("/health")
     assert response.status_code == 200
     assert response.get_json() == {"status": "ok", "store": "memory"}
+
+
+def test_every_operation_has_a_unique_operation_id_named_after_its_view(spec):
+    ids = [operation["operationId"] for item in spec["paths"].values()
+           for method, operation in item.items() if method in HTTP_METHODS]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    assert all(re.fullmatch(r"[a-z][a-z0-9_]*", i) for i in ids), ids
+    assert spec["paths"]["/wallets/{wallet_id}/grants"]["post"]["operationId"] == "grant"

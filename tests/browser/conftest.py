@@ -58,11 +58,13 @@ def browser() -> Iterator[Any]:
 
 
 class Server:
-    """A running `reddog serve --demo` on a SQLite file, and the operator key it printed."""
+    """A running `reddog serve --demo` on a SQLite file (`store`), and the operator key it
+    printed."""
 
-    def __init__(self, base: str, operator: str) -> None:
+    def __init__(self, base: str, operator: str, store: str = "") -> None:
         self.base = base
         self.operator = operator
+        self.store = store
 
     def api(self, method: str, path: str, key: str | None = None, body: Any = None) -> Any:
         """One API call, asserting success; the answer's body."""
@@ -93,8 +95,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     _browser_or_skip()
     directory = tmp_path_factory.mktemp("browser-server")
     port = free_port()
-    command = [*reddog_command(), "serve", "--store", f"sqlite:///{directory / 'x.sqlite3'}",
-               "--port", str(port), "--demo"]
+    store = f"sqlite:///{directory / 'x.sqlite3'}"
+    command = [*reddog_command(), "serve", "--store", store, "--port", str(port), "--demo"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, env=process_env(), cwd=directory)
     lines: queue.Queue = queue.Queue()
@@ -119,7 +121,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
                 if time.monotonic() > deadline:
                     pytest.fail(f"server not listening: {''.join(output)}")
                 time.sleep(0.05)
-        yield Server(base, operator)
+        yield Server(base, operator, store)
     finally:
         stop_process(process)
 
@@ -178,8 +180,10 @@ def sign_in(page: Any, base: str, key: str, path: str) -> None:
 
 
 def shoot(page: Any, name: str, size: str) -> None:
-    """Save a picture of the page when REDDOG_SCREENSHOTS names a directory; a sign-in link on
-    it is painted over (it is a key, even of a throwaway store)."""
+    """Check the page fits its window without sideways scrolling, then save a picture of it
+    when REDDOG_SCREENSHOTS names a directory; a sign-in link on it is painted over (it is a
+    key, even of a throwaway store)."""
+    fits_without_sideways_scroll(page)
     directory = os.environ.get("REDDOG_SCREENSHOTS")
     if directory:
         Path(directory).mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,7 @@ import csv
 import io
 
 from ledger.services.folds import COUNTS
-from ledger.services.reports import _empty_group, _finish, report_csv
+from ledger.services.reports import GROUP_DISPUTES, _empty_group, _finish, report_csv
 
 
 def group(key: str, net: int) -> dict:
@@ -27,3 +27,15 @@ def test_cells_that_could_start_a_formula_are_written_as_text_and_numbers_stay_n
     # Check a negative number is still written as a number.
     assert rows[0]["net"] == "-40" and rows[-1]["hold"] == "-35"
     assert set(COUNTS) <= set(rows[0])
+
+
+def test_each_row_carries_its_disputes_and_the_totals_the_periods():
+    disputed = {**group("table-1", 0), "disputes_opened": 2, "disputes_resolved": 1,
+                "disputes_upheld": 1, "chips_adjusted": 40}
+    report = {"groups": [disputed, group("table-2", 0)],
+              "totals": {**group("all", 0), "disputes_opened": 3, "disputes_resolved": 1,
+                         "disputes_upheld": 1, "chips_adjusted": 40}}
+    rows = {r["key"]: r for r in csv.DictReader(io.StringIO(report_csv(report)))}
+    assert [rows["table-1"][c] for c in GROUP_DISPUTES] == ["2", "1", "1", "40"]
+    assert [rows["table-2"][c] for c in GROUP_DISPUTES] == ["", "", "", ""]
+    assert rows["all"]["disputes_opened"] == "3"

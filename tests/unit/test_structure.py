@@ -170,3 +170,27 @@ def test_no_family_branch_outside_the_deal_log_and_the_engines():
                     and ("HighCardTable)" in text or "CasinoTable)" in text)):
                 found.append(f"{name}:{node.lineno} {text}")
     assert not found, "branch on the family in ledger.services.deals: " + ", ".join(found)
+
+
+def test_the_package_metadata_is_an_spdx_license_and_the_postgres_driver_an_extra():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT" and (ROOT / project["license-files"][0]).exists()
+    assert not any("psycopg" in dependency or "[postgres]" in dependency
+                   for dependency in project["dependencies"])
+    assert any(d.startswith("psycopg") for d in project["optional-dependencies"]["postgres"])
+
+
+def test_a_postgres_store_without_its_driver_names_the_extra(monkeypatch):
+    import importlib.util
+
+    from ledger.errors import ConfigurationError
+    from ledger.store import locate
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "psycopg" else find_spec(name, *a))
+    with pytest.raises(ConfigurationError, match=r"reddog-ledger\[postgres\]"):
+        locate("postgresql://postgres@127.0.0.1:5432/test")
+    assert locate("sqlite:///:memory:").kind == "sqlite"  # the embedded store needs no driver

@@ -84,10 +84,17 @@ export async function signedIn() {
   const who = me.role === "player" ? `${esc(me.player_id)} (player)` : `${esc(me.role)}`;
   const links = [["/", "Lobby"]];
   if (me.role === "operator") links.push(["/pages/cashier", "Cashier"]);
-  if (me.role !== "player") links.push(["/pages/audit", "Audit"]);
+  if (me.role === "player") {
+    const mine = encodeURIComponent(me.player_id);
+    links.push([`/pages/find?player=${mine}`, "Your deals"], [`/pages/recall?player=${mine}`, "Recall"],
+      ["/pages/disputes", "Disputes"]);
+  } else {
+    links.push(["/pages/audit", "Audit"], ["/pages/find", "Find"], ["/pages/disputes", "Disputes"],
+      ["/pages/reports", "Reports"], ["/pages/verification", "Verification"]);
+  }
   $("#who").innerHTML = `
     <nav aria-label="Pages">${links.map(([href, text]) =>
-      `<a href="${href}"${location.pathname === href ? ' aria-current="page"' : ""}>${text}</a>`)
+      `<a href="${href}"${location.pathname === href.split("?")[0] ? ' aria-current="page"' : ""}>${text}</a>`)
       .join(" ")}</nav>
     <p class="signed-in" data-role="${esc(me.role)}">Signed in as <strong>${who}</strong>
       <button type="button" id="sign-out" class="link">Sign out</button></p>`;
@@ -145,3 +152,31 @@ export function confirmed(question) {
 }
 
 export const param = (name) => new URLSearchParams(location.search).get(name);
+
+/** Fetch a file with the key this tab holds (never in the address) and save it under
+ * `filename`. Any answer but a 2xx of the expected type throws an ApiError and saves nothing. */
+export async function download(path, filename, type) {
+  const key = heldKey();
+  const response = await fetch(path, {cache: "no-store",
+    headers: key ? {Authorization: `Bearer ${key}`} : {}});
+  const contentType = response.headers.get("Content-Type") || "";
+  if (!response.ok || !contentType.startsWith(type)) {
+    let problem = {status: response.status,
+      detail: `the answer was ${contentType || "empty"}, not ${type}`};
+    if (contentType.includes("json")) {
+      try { problem = await response.json(); } catch { /* keep the plain problem */ }
+    }
+    throw new ApiError(problem);
+  }
+  const blob = await response.blob();
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = filename;
+  link.hidden = true;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+  return blob;
+}

@@ -4,8 +4,8 @@
 // table, the pot or bank, the stakes and each seat's balance after it; the fairness check runs
 // here, with Web Crypto (fairness.js), on the deal's own events. The page holds no game rule: it
 // reads what the events record.
-import {$, ApiError, cardHtml, chips, esc, get, heldKey, param, post, problemText, say,
-  signedIn} from "/static/pages/common.js";
+import {$, ApiError, cardHtml, chips, download, esc, get, heldKey, param, post, problemText,
+  say, signedIn} from "/static/pages/common.js";
 import {checkDeal} from "/static/pages/fairness.js";
 import {MAX_HISTORY_BYTES, parseHistory} from "/static/pages/rdhh.js";
 
@@ -429,29 +429,15 @@ $("#file").addEventListener("change", (event) => {
   reader.readAsText(file);
 });
 
-// The deal's hand history, fetched with this tab's key and saved as a file.
+// The deal's hand history, fetched with this tab's key (never in the address) and saved as a file.
 $("#download").addEventListener("click", async () => {
   const line = $("#download-status");
   line.textContent = "";
   line.className = "";
-  const id = record.deal_id;
+  const name = `deal-${record.deal_id}.rdhh`;
   try {
-    const response = await fetch(`/deals/${id}/history`, {
-      headers: {Authorization: `Bearer ${heldKey()}`}, cache: "no-store"});
-    if (!response.ok) {
-      let problem = {status: response.status, detail: response.statusText};
-      try { problem = await response.json(); } catch { /* not problem+json */ }
-      throw new ApiError(problem);
-    }
-    const blob = await response.blob();
-    const named = /filename=([^;]+)/.exec(response.headers.get("Content-Disposition") || "");
-    const link = Object.assign(document.createElement("a"), {
-      href: URL.createObjectURL(blob), download: named ? named[1].trim() : `deal-${id}.rdhh`});
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
-    line.textContent = `Saved ${link.download}.`;
+    await download(`/deals/${record.deal_id}/history`, name, "text/plain");
+    line.textContent = `Saved ${name}.`;
   } catch (error) {
     line.className = "error";
     line.textContent = `The hand history could not be downloaded: ${error instanceof ApiError ? problemText(error) : error.message}`;

@@ -1,0 +1,174 @@
+"""Watching the service: a request id on every request and answer, one structured log line per
+request, Prometheus metrics at `/metrics`, and liveness and readiness at `/health/*`.
+
+- **Request ids.** A request's `X-Request-Id` is kept when it is a plain token (1-64 of
+  `A-Z a-z 0-9 . _ -`), else one is made; it is returned in the `X-Request-Id` header and in
+  every problem+json body (`request_id`).
+- **Access log.** Logger `reddog.access`, one line per request: request id, key id (never the
+  key), method, route (the rule, not the address, so ids do not make a new route), status,
+  duration and the aggregate versions the request wrote (`ledger.telemetry.WRITTEN`). JSON, or
+  a short line for a person when the log goes to a terminal (`configure_logging`).
+- **Metrics.** Requests by method, route and status and their latency (histogram); commands
+  applied, refused and conflicted, events appended (`ledger.telemetry`), how far the read models
+  are behind, in a registry of the app's own.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import Flask, Response, g, has_request_context, request
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+from ledger.telemetry import WRITTEN
+
+HEADER = "X-Request-Id"
+_TOKEN = re.compile(r"[A-Za-z0-9._-]{1,64}")
+access = logging.getLogger("reddog.access")
+#: Seconds: the latency histogram's buckets, from a cached read to a slow audit read.
+BUCKETS = (0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+
+def request_id() -> str | None:
+    """The current request's id (None outside a request)."""
+    if not has_request_context():
+        return None
+    if "request_id" not in g:
+        given = request.headers.get(HEADER, "")
+        g.request_id = given if _TOKEN.fullmatch(given) else uuid.uuid4().hex
+    return g.request_id
+
+
+class LedgerCollector:
+    """The ledger's own figures, read when scraped."""
+
+    def __init__(self, ledger: Any) -> None:
+        self.ledger = ledger
+
+    def collect(self) -> Any:
+        counts = self.ledger.telemetry.snapshot()
+        commands = CounterMetricFamily("reddog_commands", "Commands by outcome: applied, "
+                                       "refused by a rule or a value, conflicted (lost every race)",
+                                       labels=["outcome"])
+        for outcome, count in counts["commands"].items():
+            commands.add_metric([outcome], count)
+        yield commands
+        yield CounterMetricFamily("reddog_events_appended", "Events this process appended",
+                                  value=counts["events_appended"])
+        try:
+            status = self.ledger.projection.status()
+        except Exception:  # noqa: BLE001 - a scrape never fails for a store that is away
+            return
+        yield GaugeMetricFamily("reddog_projection_behind_events",
+                                "Events of the log the read models have not folded yet",
+                                value=status["behind"])
+        yield GaugeMetricFamily("reddog_log_head_position", "The last position of the event log",
+                                value=status["head"])
+
+
+class Metrics:
+    """The app's metrics, in a registry of its own."""
+
+    def __init__(self, ledger: Any) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter("reddog_http_requests", "HTTP requests answered",
+                                ["method", "route", "status"], registry=self.registry)
+        self.latency = Histogram("reddog_http_request_duration_seconds",
+                                 "Time to answer an HTTP request", ["method", "route"],
+                                 buckets=BUCKETS, registry=self.registry)
+        self.registry.register(LedgerCollector(ledger))
+
+    def exposition(self) -> Response:
+        return Response(generate_latest(self.registry),
+                        mimetype="text/plain", content_type="text/plain; version=0.0.4")
+
+
+def init_app(app: Flask, ledger: Any) -> Metrics:
+    """Give every request an id, time it, log it and count it."""
+    metrics = Metrics(ledger)
+
+    @app.before_request
+    def start() -> None:
+        request_id()
+        g.started = time.perf_counter()
+        g.written = []
+        g.written_token = WRITTEN.set(g.written)
+
+    @app.after_request
+    def finish(response: Response) -> Response:
+        response.headers[HEADER] = request_id() or ""
+        seconds = time.perf_counter() - g.get("started", time.perf_counter())
+        route = request.url_rule.rule if request.url_rule is not None else "(unmatched)"
+        metrics.requests.labels(request.method, route, str(response.status_code)).inc()
+        metrics.latency.labels(request.method, route).observe(seconds)
+        who = g.get("principal")
+        written = g.get("written") or []
+        access.info("%s %s %s", request.method, route, response.status_code, extra={"fields": {
+            "request_id": request_id(), "key_id": getattr(who, "key_id", None),
+            "method": request.method, "route": route, "path": request.path,
+            "status": response.status_code, "duration_ms": round(seconds * 1000, 2),
+            "written": [{"aggregate": aggregate, "version": version}
+                        for aggregate, version in written]}})
+        return response
+
+    @app.teardown_request
+    def forget(_error: BaseException | None) -> None:
+        token = g.pop("written_token", None)
+        if token is not None:
+            WRITTEN.reset(token)
+
+    app.extensions["reddog_metrics"] = metrics
+    return metrics
+
+
+class JsonLines(logging.Formatter):
+    """One JSON object per line: time (UTC), level, logger, message and the record's fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(), "logger": record.name,
+            "message": record.getMessage(), **getattr(record, "fields", {})}
+        if record.exc_info:
+            line["error"] = self.formatException(record.exc_info)
+        return json.dumps(line, default=str)
+
+
+class Console(logging.Formatter):
+    """A short line for a person at a terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        fields = getattr(record, "fields", {})
+        stamp = datetime.fromtimestamp(record.created, UTC).strftime("%H:%M:%S")
+        if "route" in fields:
+            written = f" wrote {len(fields['written'])}" if fields["written"] else ""
+            text = (f"{stamp} {fields['status']} {fields['method']} {fields['path']} "
+                    f"{fields['duration_ms']:.1f} ms{written} [{fields['request_id'][:8]}]")
+        else:
+            text = f"{stamp} {record.levelname.lower()} {record.name}: {record.getMessage()}"
+        if record.exc_info:
+            text += "\n" + self.formatException(record.exc_info)
+        return text
+
+
+def configure_logging(level: str = "INFO", fmt: str = "auto", stream: Any = None) -> None:
+    """Send the service's logs to `stream` (stderr): JSON lines, or the console format when
+    `fmt` is `auto` and the stream is a terminal."""
+    stream = stream or sys.stderr
+    console = fmt == "console" or (fmt == "auto" and stream.isatty())
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(Console() if console else JsonLines())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    logging.getLogger("waitress.queue").setLevel(logging.WARNING)

@@ -1,0 +1,64 @@
+// Verification (staff): the last run and its figures, a run over a range of the log, the
+// recent runs and the checkpoints. Every run, here or `reddog verify`, is recorded in the log.
+import {$, chips, esc, fail, get, post, say, signedIn} from "/static/pages/common.js";
+
+const when = (iso) => (iso ? iso.replace("T", " ").slice(0, 19) : "–");
+const result = (run) => (run.ok ? `<span class="result-pass">passed</span>`
+  : `<span class="result-fail">FAILED at position ${run.first_bad_position}</span>`);
+
+function renderLast(run) {
+  if (!run) { $("#last").innerHTML = `<p class="muted">No run recorded yet.</p>`; return; }
+  const fact = (name, field, text) => `<div><dt>${name}</dt><dd data-field="${field}">${text}</dd></div>`;
+  $("#last").innerHTML = `<p id="last-result" data-ok="${run.ok}">${result(run)}
+      · positions ${run.first.toLocaleString("en")} to ${run.last.toLocaleString("en")} (${esc(run.scope)})</p>
+    <dl class="facts" id="figures">
+      ${fact("Positions", "positions", chips(run.positions))}${fact("Events", "events", chips(run.events))}
+      ${fact("Transfers", "transfers", chips(run.transfers))}${fact("Deals checked", "deals_checked", chips(run.deals_checked))}
+      ${fact("Checkpoints", "checkpoints", chips(run.checkpoints))}${fact("Took", "seconds", `${run.seconds.toFixed(2)} s`)}
+      ${fact("By", "by", esc(run.by))}${fact("Finished (UTC)", "finished_at", esc(when(run.finished_at)))}
+    </dl>${run.problem ? `<p class="error" id="problem">${esc(run.problem)}</p>` : ""}`;
+}
+
+function render(state) {
+  renderLast(state.last);
+  $("#limits").textContent = `The log ends at position ${state.head.toLocaleString("en")}. A run checks at most ${state.max_positions.toLocaleString("en")} positions; \`reddog verify\` on the server checks the whole log.`;
+  $("#to").max = state.head;
+  $("#from").max = state.head;
+  if (!$("#to").value) {
+    $("#to").value = state.head;
+    $("#from").value = Math.max(1, state.head - state.max_positions + 1);
+  }
+  $("#runs tbody").innerHTML = state.runs.map((r) => `<tr data-run="${r.id}">
+    <td>${esc(when(r.finished_at))}</td><td>${esc(r.by)}</td><td>${r.first}–${r.last}</td>
+    <td class="num">${chips(r.positions)}</td><td class="num">${chips(r.deals_checked)}</td><td>${result(r)}</td></tr>`).join("")
+    || `<tr><td colspan="6" class="muted">No runs yet.</td></tr>`;
+  const many = state.checkpoint_count === 1 ? "checkpoint" : "checkpoints";
+  $("#checkpoint-count").textContent = `${state.checkpoint_count} ${many} recorded; the newest ${state.checkpoints.length} listed.`;
+  $("#checkpoints tbody").innerHTML = state.checkpoints.map((c) => `<tr data-position="${c.position}">
+    <td class="num">${c.position}</td><td>${c.first}–${c.last}</td><td class="num">${chips(c.events)}</td>
+    <td>${esc(when(c.time))}</td><td><code>${esc(c.digest)}</code></td></tr>`).join("")
+    || `<tr><td colspan="5" class="muted">No checkpoint yet: one is written every 1,000 events.</td></tr>`;
+}
+
+async function load() { render(await get("/verification")); }
+
+$("#run").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const button = $("#run-button");
+  button.disabled = true;
+  say("Verifying…");
+  try {
+    const run = await post("/verification", {from: Number($("#from").value), to: Number($("#to").value)});
+    say(run.ok ? `Verified positions ${run.first} to ${run.last}: everything holds.`
+      : `Verification FAILED at position ${run.first_bad_position}.`, !run.ok);
+    // The list is read from the projection, which folds the new run a moment later.
+    let state = await get("/verification");
+    for (let i = 0; i < 10 && !state.runs.some((r) => r.id === run.id); i++) {
+      await new Promise((done) => setTimeout(done, 250));
+      state = await get("/verification");
+    }
+    render(state.runs.some((r) => r.id === run.id) ? state : {...state, last: run});
+  } catch (error) { fail(error); } finally { button.disabled = false; }
+});
+
+signedIn().then(load).catch(fail);

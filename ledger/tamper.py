@@ -1,0 +1,82 @@
+"""Tamper evidence checked position by position: each event reads, its MAC holds, it extends
+its aggregate's hash chain, and each checkpoint's digests match the stored log (`ledger.chain`).
+Used over the whole log by `ledger.verify` and over a range by `ledger.verify_range`."""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable
+from typing import Any
+
+from ledger.chain import (
+    GENESIS,
+    checkpoint_mac,
+    event_digest,
+    event_mac,
+    expand_ranges,
+    stored_digest,
+)
+
+
+class TamperCheck:
+    """Per position: the event reads, its MAC holds, it extends its aggregate's hash chain; and
+    each checkpoint's digests match the stored log, position by position (`ledger.chain`)."""
+
+    def __init__(self, key: bytes, fail: Callable[[int, Any, str], None]) -> None:
+        self.key = key
+        self.fail = fail
+        self.heads: dict[str, tuple[int, str]] = {}
+        self.digests: dict[int, str] = {}
+        self.last_mac = GENESIS
+        self.checkpointed = 0
+        self.checkpoints = 0
+
+    def check(self, position: int, stored: Any, event: Any) -> None:
+        self.digests[position] = stored_digest(position, stored)
+        aggregate = str(stored.originator_id)
+        if event is None:
+            self.fail(position, aggregate, "the stored event cannot be read: its bytes were altered")
+            return
+        digest = event_digest(event)
+        expected = event_mac(self.key, stored.topic, stored.originator_id,
+                             stored.originator_version, digest)
+        if not hmac.compare_digest(str(vars(event).get("chain_mac", "")), expected):
+            self.fail(position, aggregate, "the event does not match its MAC: altered, or written "
+                      "outside the application")
+        version, head = self.heads.get(aggregate, (0, GENESIS))
+        if stored.originator_version != version + 1:
+            self.fail(position, aggregate, f"version {stored.originator_version} follows version "
+                      f"{version}: an event of this aggregate is missing or out of order")
+        elif vars(event).get("chain_prev") != head:
+            self.fail(position, aggregate, "the event breaks its aggregate's hash chain")
+        self.heads[aggregate] = (stored.originator_version, digest)
+        if stored.topic.endswith("Checkpoints.Recorded"):
+            self._check_checkpoint(position, event)
+
+    def _check_checkpoint(self, position: int, event: Any) -> None:
+        """Compare a checkpoint with the log: every position it names must hold the event it
+        recorded, and no other position in its range may hold one. Gaps it recorded (sequence
+        numbers a rolled-back insert used up) are not failures."""
+        first, last, digests = event.first, event.last, list(event.digests)
+        ranges = getattr(event, "ranges", None)
+        if event.prev_mac != self.last_mac or event.mac != checkpoint_mac(
+                self.key, event.prev_mac, first, last, digests, ranges):
+            self.fail(position, event.originator_id, "the checkpoint's MAC chain is broken")
+        recorded = (expand_ranges(ranges) if ranges is not None
+                    else list(range(first, first + len(digests))))
+        for at, expected in zip(recorded, digests, strict=False):
+            if self.digests.get(at) != expected:
+                what = "is missing" if at not in self.digests else "holds a different event"
+                self.fail(at, event.originator_id, f"position {at} {what} than the checkpoint at "
+                          f"position {position} recorded (deleted, inserted, swapped or altered)")
+                break
+        named = set(recorded)
+        extra = [p for p in self.digests if first <= p <= last and p not in named]
+        if extra:
+            self.fail(min(extra), event.originator_id, f"position {min(extra)} was not in the log "
+                      f"when the checkpoint at position {position} was recorded")
+        for done in [p for p in self.digests if p <= last]:  # keep only what is still to check
+            del self.digests[done]
+        self.last_mac = event.mac
+        self.checkpointed = last
+        self.checkpoints += 1

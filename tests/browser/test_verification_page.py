@@ -1,0 +1,86 @@
+"""The verification page in chromium: a run on a range passes with its figures and is listed
+as the last run; the checkpoints are listed; a bad range is refused visibly; players get 403."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import fits_without_sideways_scroll, shoot
+from tests.browser.play import casino_deals, caught_up
+
+pytestmark = pytest.mark.browser
+#: A checkpoint is written once the log has grown this far (ledger.services.integrity).
+CHECKPOINT_EVERY = 1000
+RANGE = 120
+
+
+def _expect():
+    from playwright.sync_api import expect
+
+    return expect
+
+
+@pytest.fixture(scope="module")
+def checkpointed(server) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Enough casino deals that the log has a checkpoint; an auditor key."""
+    key = server.api("POST", "/keys", body={"role": "auditor", "label": "verification page"})
+    player = server.player(grant=10_000)
+    while server.api("GET", "/verification", key["key"])["head"] < CHECKPOINT_EVERY + 20:
+        casino_deals(server, player, 10, bet=10)
+    caught_up(server, key["key"])
+    state = server.api("GET", "/verification", key["key"])
+    assert state["checkpoint_count"] >= 1
+    return {"key": key["key"], "player": player}
+
+
+def test_a_run_on_a_range_passes_with_its_figures_and_the_checkpoints_are_listed(
+        open_page, server, size, checkpointed):
+    expect = _expect()
+    key = checkpointed["key"]
+    before = server.api("GET", "/verification", key)
+    page = open_page("/pages/verification", key)
+    rows = page.locator("#checkpoints tbody tr[data-position]")
+    expect(rows).to_have_count(len(before["checkpoints"]))
+    newest = before["checkpoints"][0]
+    first = rows.first
+    expect(first.locator("code")).to_have_text(newest["digest"])
+    expect(first).to_contain_text(f"{newest['first']}–{newest['last']}")
+    fits_without_sideways_scroll(page)
+    # Run over the last RANGE positions of the log, as the page shows it.
+    head = before["head"]
+    page.get_by_label("From position").fill(str(head - RANGE + 1))
+    page.get_by_label("To position").fill(str(head))
+    page.get_by_role("button", name="Run verification").click()
+    expect(page.locator("#status")).to_contain_text(
+        f"Verified positions {head - RANGE + 1} to {head}: everything holds.")
+    expect(page.locator("#last-result")).to_contain_text("passed")
+    after = server.api("GET", "/verification", key)
+    run = after["last"]
+    assert (run["ok"], run["first"], run["last"], run["positions"]) == (
+        True, head - RANGE + 1, head, RANGE)
+    assert run["deals_checked"] > 0 and run["transfers"] > 0
+    figures = page.locator("#figures")
+    for field in ("positions", "events", "transfers", "deals_checked", "checkpoints"):
+        expect(figures.locator(f"[data-field='{field}']")).to_have_text(f"{run[field]:,}")
+    expect(page.locator("#runs tbody tr").first).to_have_attribute("data-run", run["id"])
+    assert after["run_count"] == before["run_count"] + 1
+    fits_without_sideways_scroll(page)
+    shoot(page, "verification", size)
+    # A range past the log's end is refused with the limit named; nothing is recorded.
+    page.get_by_label("To position").fill(str(after["head"] + 10))
+    page.get_by_label("To position").evaluate("(input) => input.removeAttribute('max')")
+    page.get_by_role("button", name="Run verification").click()
+    expect(page.locator("#status.error")).to_contain_text("422")
+    expect(page.locator("#status.error")).to_contain_text("to must be at most")
+    assert server.api("GET", "/verification", key)["run_count"] == after["run_count"]
+    fits_without_sideways_scroll(page)
+
+
+def test_a_player_is_refused(open_page, server, size, checkpointed):
+    expect = _expect()
+    page = open_page("/pages/verification", checkpointed["player"]["key"])
+    expect(page.locator("#status.error")).to_contain_text("403")
+    expect(page.locator("#checkpoints tbody tr[data-position]")).to_have_count(0)
+    fits_without_sideways_scroll(page)

@@ -1,0 +1,104 @@
+"""Verification of a range on every store, recorded as a run of its own; the runs and the
+checkpoints listed from the projection; `reddog verify` recording its run too."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from api.cli import main
+from ledger.chain import GENESIS
+from ledger.domain.access import Role
+from ledger.errors import Forbidden, InvalidInput
+from ledger.services.access import SYSTEM, Principal
+from ledger.simulate import simulate_casino, simulate_table
+from tests.integration.test_tamper import middle_of_a_table, session  # noqa: F401
+
+AUDITOR = Principal(key_id="auditor-1", role=Role.AUDITOR)
+
+
+def play(app) -> int:  # type: ignore[no-untyped-def]
+    """Casino and polish deals, a checkpoint, and more deals after it; the checkpoint's place."""
+    simulate_casino(app, 10, seed="1a" * 16, bet=20)
+    simulate_table(app, "polish", 3, deals=3, seed="1b" * 16)
+    assert app.checkpoint() is not None
+    at = app.recorder.max_notification_id()
+    simulate_casino(app, 4, seed="1c" * 16, bet=20)
+    return at
+
+
+def test_a_range_run_checks_its_deals_and_a_checkpoint_and_is_listed(app):
+    checkpoint_at = play(app)
+    head = app.recorder.max_notification_id()
+    run = app.run_verification(AUDITOR, checkpoint_at - 40, head)
+    assert run["ok"], run["problem"]
+    assert (run["by"], run["scope"], run["first"], run["last"]) == (
+        "auditor-1", "range", checkpoint_at - 40, head)
+    assert run["positions"] == run["events"] == 41 + head - checkpoint_at
+    assert run["checkpoints"] == 1 and run["deals_checked"] >= 4
+    app.project()
+    state = app.verification(AUDITOR)
+    assert state["last"] == {**run, "finished_at": state["last"]["finished_at"]}
+    [checkpoint] = state["checkpoints"]
+    # The first checkpoint covers the log before it and the checkpoints' own start event.
+    assert (checkpoint["position"], checkpoint["first"], checkpoint["last"]) == (
+        checkpoint_at, 1, checkpoint_at - 2)
+    assert checkpoint["events"] == checkpoint_at - 2
+    assert len(checkpoint["digest"]) == 16 and checkpoint["digest"] != GENESIS[:16]
+    assert state["head"] == head + 1  # the run itself is in the log
+
+
+def test_the_whole_log_as_ranges_passes_and_only_staff_run(app):
+    play(app)
+    head = app.recorder.max_notification_id()
+    runs = [app.run_verification(SYSTEM, first, min(first + 99, head))
+            for first in range(1, head + 1, 100)]
+    assert all(r["ok"] for r in runs), [r["problem"] for r in runs if not r["ok"]]
+    assert sum(r["positions"] for r in runs) == head
+    with pytest.raises(Forbidden):
+        app.run_verification(Principal(key_id="k", role=Role.PLAYER, player_id="p"), 1, 2)
+    with pytest.raises(InvalidInput) as refused:
+        app.run_verification(SYSTEM, 1, app.recorder.max_notification_id() + 1)
+    assert refused.value.field == "to"
+
+
+def test_an_altered_event_fails_the_range_holding_it_and_its_checkpoint(session):  # noqa: F811
+    app, raw = session
+    checkpoint = max(raw.positions())  # the session ends with a checkpoint (start and record)
+    position = middle_of_a_table(raw)
+    state = bytearray(raw.row(position)[3])
+    index = state.index(b'"amount":') + len(b'"amount":')
+    state[index] = ord("9") if state[index] != ord("9") else ord("8")
+    raw.set_state(position, bytes(state))
+    around = app.run_verification(SYSTEM, position - 5, position + 5)
+    assert not around["ok"] and around["first_bad_position"] == position
+    assert "MAC" in around["problem"] or "cannot be read" in around["problem"]
+    before = app.run_verification(SYSTEM, 1, position - 1)
+    assert before["ok"], before["problem"]
+    # The checkpoint at the end recorded the event's digest: checking it alone finds the change.
+    end = app.run_verification(SYSTEM, checkpoint - 1, checkpoint)
+    assert not end["ok"] and end["first_bad_position"] == position, end["problem"]
+
+
+def test_reddog_verify_records_its_run_over_the_whole_log(tmp_path):
+    store = f"sqlite:///{tmp_path}/v.sqlite3"
+    runner = CliRunner()
+    assert runner.invoke(main, ["simulate", "--deals", "5", "--store", store]).exit_code == 0
+    result = runner.invoke(main, ["verify", "--store", store, "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    from ledger.services.application import LedgerApplication
+    from ledger.settings import Settings
+
+    app = LedgerApplication(Settings(store=store))
+    try:
+        app.project()
+        last = app.verification(SYSTEM)["last"]
+        assert (last["by"], last["scope"], last["ok"]) == ("cli", "whole log", True)
+        assert (last["first"], last["last"], last["positions"], last["deals_checked"]) == (
+            1, summary["last"], summary["positions"], summary["deals_checked"]) == (
+            1, summary["positions"], summary["positions"], 5)
+    finally:
+        app.close()
