@@ -31,7 +31,9 @@ screenshots: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check ledger api tests
 
-# Removes the environment and the default store's files, never a chain key (`*.key`).
+# Removes the environment and the default store's files (databases and their WAL files, named
+# one by one), never a chain key nor a backup: tests/unit/test_make_clean.py.
 clean:
 	rm -rf $(VENV)
-	find var -maxdepth 1 -name '*.sqlite3*' ! -name '*.key' -delete 2>/dev/null || true
+	find var -maxdepth 1 -type f \( -name '*.sqlite3' -o -name '*.sqlite3-wal' \
+		-o -name '*.sqlite3-shm' -o -name '*.sqlite3-journal' \) -delete 2>/dev/null || true

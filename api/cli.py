@@ -14,6 +14,7 @@ from api.cli_audit import checkpoint, history, project, replay, report, statemen
 from api.cli_common import open_ledger, print_result, store_option
 from api.cli_disputes import disputes
 from api.cli_keys import keys
+from api.cli_stores import backup, migrate, restore
 from ledger import fairness, validation
 from ledger.cards import format_cards
 from ledger.errors import LedgerError
@@ -147,5 +148,5 @@ def simulate(variant: str, count: int | None, turns: int | None, players: int, s
 
 
 for command in (verify, replay, statement, history, report, project, checkpoint, keys,
-                disputes):
+                disputes, backup, restore, migrate):
     main.add_command(command)

@@ -17,6 +17,7 @@ from api.cli_common import (
     bad_parameter,
     open_ledger,
     print_steps,
+    print_verification,
     progress,
     store_option,
 )
@@ -42,18 +43,7 @@ def verify(as_json: bool, store: str | None) -> None:
         ledger.record_verification("cli", report, started, time.monotonic() - began)
     except Exception as error:  # noqa: BLE001
         click.echo(f"warning: this run could not be recorded: {error}", err=True)
-    if as_json:
-        click.echo(json.dumps(summary))
-    else:
-        click.echo(
-            f"{summary['positions']} positions, {summary['transfers']} transfers, "
-            f"{summary['deals_checked']} finished deals, {summary['granted']} chips granted"
-        )
-        if summary["first_bad_position"] is not None:
-            click.echo(f"first bad position: {summary['first_bad_position']}", err=True)
-        for failure in summary["failures"]:
-            click.echo(f"FAILED {failure}", err=True)
-        click.echo("verified: conservation and fairness hold" if report.ok else "verification FAILED")
+    print_verification(summary, as_json)
     sys.exit(0 if report.ok else 1)
 
 

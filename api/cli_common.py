@@ -71,3 +71,20 @@ def print_result(result: dict[str, Any], as_json: bool) -> None:
         return
     for key, value in result.items():
         click.echo(f"{key:24} {value}")
+
+
+def print_verification(summary: dict[str, Any], as_json: bool) -> None:
+    """What `verify_store` found: its figures and failures, or one JSON object."""
+    if as_json:
+        click.echo(json.dumps(summary))
+        return
+    click.echo(
+        f"{summary['positions']} positions, {summary['transfers']} transfers, "
+        f"{summary['deals_checked']} finished deals, {summary['granted']} chips granted"
+    )
+    if summary["first_bad_position"] is not None:
+        click.echo(f"first bad position: {summary['first_bad_position']}", err=True)
+    for failure in summary["failures"]:
+        click.echo(f"FAILED {failure}", err=True)
+    click.echo("verified: conservation and fairness hold" if summary["ok"]
+               else "verification FAILED")

@@ -10,7 +10,8 @@ request, Prometheus metrics at `/metrics`, and liveness and readiness at `/healt
   a short line for a person when the log goes to a terminal (`configure_logging`).
 - **Metrics.** Requests by method, route and status and their latency (histogram); commands
   applied, refused and conflicted, events appended (`ledger.telemetry`), how far the read models
-  are behind, in a registry of the app's own.
+  are behind, chips by account kind and the last verification run (both from the read models),
+  in a registry of the app's own.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from flask import Flask, Response, g, has_request_context, request
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+from ledger.services.folds_chips import chips_by_kind
 from ledger.telemetry import WRITTEN
 
 HEADER = "X-Request-Id"
@@ -72,6 +74,27 @@ class LedgerCollector:
                                 value=status["behind"])
         yield GaugeMetricFamily("reddog_log_head_position", "The last position of the event log",
                                 value=status["head"])
+        store = self.ledger.projection.store
+        chips = GaugeMetricFamily("reddog_chips", "Chips held by each kind of account, as folded "
+                                  "(operator: minus every chip granted; the kinds sum to 0)",
+                                  labels=["account_kind"])
+        for kind, balance in sorted(chips_by_kind(store).items()):
+            chips.add_metric([kind], balance)
+        yield chips
+        runs = store.read("v|runs") or {"count": 0, "runs": []}
+        yield CounterMetricFamily("reddog_verify_runs", "Verification runs recorded in the log",
+                                  value=runs["count"])
+        if runs["runs"]:
+            last = runs["runs"][0]
+            yield GaugeMetricFamily("reddog_verify_last_ok",
+                                    "1 if the last verification run passed, else 0",
+                                    value=int(bool(last["ok"])))
+            yield GaugeMetricFamily("reddog_verify_last_finished_timestamp_seconds",
+                                    "When the last verification run finished (Unix time)",
+                                    value=datetime.fromisoformat(last["finished_at"]).timestamp())
+            yield GaugeMetricFamily("reddog_verify_last_positions",
+                                    "Positions the last verification run checked",
+                                    value=last.get("positions") or 0)
 
 
 class Metrics:

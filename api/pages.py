@@ -1,5 +1,6 @@
 """The pages: lobby, sign-in, casino table, multi-seat table, cashier's console, replay viewer,
-the auditor's console, disputes, reports and verification.
+the auditor's console, disputes, reports, verification, finding deals, wallets, recall and tables
+as of.
 
 Each page is a static HTML file with a JavaScript module beside it (`api/static/pages/`), served
 from the package: no CDN, no build step. Every action a page takes is a call of the API with the
@@ -86,6 +87,30 @@ def reports() -> Any:
 def verification() -> Any:
     """Serve the verification page (staff): runs, a run on a range, checkpoints."""
     return _page("verification.html")
+
+
+@blp.get("/pages/find")
+def find() -> Any:
+    """Serve the find page: deals by player, table, variant, outcome, time, dispute; the feed."""
+    return _page("find.html")
+
+
+@blp.get("/pages/wallet")
+def wallet() -> Any:
+    """Serve a wallet's page: statement with running balance and causes, the wallet as of."""
+    return _page("wallet.html")
+
+
+@blp.get("/pages/recall")
+def recall() -> Any:
+    """Serve game recall: a player's last deals with balances before and after."""
+    return _page("recall.html")
+
+
+@blp.get("/pages/table-as-of")
+def table_as_of() -> Any:
+    """Serve a table as it stood at a version or an instant."""
+    return _page("table-as-of.html")
 
 
 @blp.get("/pages/audit")

@@ -147,23 +147,26 @@ def find_chain_key(
                 f"no chain key at {path}, but the store already holds sealed events: restore "
                 "the key file that sealed them there, or point REDDOG_CHAIN_KEY_FILE at it. A new "
                 "key is never made for a store in use: every event would fail verification.")
-        _create_key_file(path)
+        write_key_file(path, secrets.token_hex(32))
     text = path.read_text().strip()
     if not text:
         raise ConfigurationError(f"the chain key file {path} is empty")
     return ChainKey(text.encode("utf-8"), str(path))
 
 
-def _create_key_file(path: Path) -> None:
+def write_key_file(path: Path, text: str) -> bool:
+    """Write a key file readable by its owner only, unless one is there already (another
+    process made it first: theirs is used, never overwritten). Whether this call wrote it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process made it first: use theirs
-        return
+    except FileExistsError:
+        return False
     with os.fdopen(fd, "w") as handle:
-        handle.write(secrets.token_hex(32))
+        handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
+    return True
 
 
 def sealed_by(key: bytes, stored: StoredEvent, event: Any) -> bool:

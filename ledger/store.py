@@ -46,6 +46,17 @@ class StoreLocation:
         """PostgreSQL schema of the store's tables."""
         return self.env.get("POSTGRES_SCHEMA", "public")
 
+    def same_as(self, other: StoreLocation) -> bool:
+        """Whether two locations name the same store (one file, or one schema of a database),
+        however their URLs are spelled."""
+        if self.kind != other.kind:
+            return False
+        if self.sqlite_path is not None and other.sqlite_path is not None:
+            return self.sqlite_path.resolve() == other.sqlite_path.resolve()
+        names = ("POSTGRES_HOST", "POSTGRES_PORT", "POSTGRES_DBNAME")
+        return self.kind == POSTGRES and self.schema == other.schema and all(
+            self.env.get(n) == other.env.get(n) for n in names)
+
 
 def locate(url: str) -> StoreLocation:
     """Parse a store URL; InvalidInput names what is wrong with it."""

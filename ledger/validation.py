@@ -76,6 +76,9 @@ DISPUTE_TEXT = Pattern("message", r"(?=[^\x00-\x1f\x7f-\x9f]*\S)[^\x00-\x1f\x7f-
                        "1 to 1000 printable characters, not all spaces")
 #: An event type name, as the feed filters by it.
 EVENT_TYPE = Pattern("type", r"[A-Z][A-Za-z]{0,39}", "an event type name")
+#: Where a list of deals goes on from (`GET /deals`): the last deal's place and id.
+DEAL_CURSOR = Pattern("after", r"[0-9]{16}\|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+                      "a `next` of an earlier page of deals")
 #: A variant's name as tables and reports spell it.
 VARIANT_NAME = Pattern("variant", r"[a-z][a-z_]{0,39}", "a variant name")
 #: A commitment: SHA-256 of a server seed as lowercase hex.
@@ -94,6 +97,9 @@ CASINO_VARIANT = casino.VARIANT
 VARIANT_NAMES = (CASINO_VARIANT, *VARIANTS)
 #: How a report may group its rows.
 REPORT_GROUPS = ("table", "variant", "player", "banker")
+#: What a player's part in a finished deal ended with: their bet won, lost or was returned
+#: (a casino push), or no bet of theirs was settled (they anted or funded a bank only).
+DEAL_OUTCOMES = ("win", "lose", "push", "no_bet")
 #: The states of a dispute, as lists filter by them.
 DISPUTE_STATUSES = ("open", "resolved")
 #: The largest adjustment one dispute's resolution may pay.

@@ -1,4 +1,5 @@
-"""Deals: stand or raise, read, list events, replay step by step, hand history, check fairness."""
+"""Deals: find finished ones; stand or raise, read, list events, replay step by step, hand
+history, check fairness."""
 
 from __future__ import annotations
 
@@ -10,9 +11,25 @@ from api.auth import command_key, ledger, principal
 from api.gate import audit_read
 from api.resources import command, problems, resource_blueprint
 from api.schemas import DealSchema, EventSchema, FairnessSchema, ReplaySchema
+from api.schemas_search import DealSearchArgs, DealSearchSchema
 from ledger.services.history import export_history
 
 blp = resource_blueprint("deals", __name__, "/deals", "Casino Red Dog deals, their events and audit")
+
+
+@blp.route("", methods=["GET"])
+@blp.arguments(DealSearchArgs, location="query")
+@blp.response(200, DealSearchSchema)
+@problems(blp)
+@audit_read
+def find_deals(args: dict) -> dict:
+    """Find finished deals by table, player, variant, outcome, time and dispute, newest first
+    (staff: any deal; a player: the deals they played in)."""
+    return ledger().find_deals(
+        principal(), table=args.get("table"), player=args.get("player"),
+        variant=args.get("variant"), outcome=args.get("outcome"), since=args.get("since"),
+        until=args.get("until"), disputed=args.get("disputed"), after=args.get("after"),
+        limit=args["limit"])
 
 
 @blp.route("/<uuid:deal_id>", methods=["GET"])

@@ -22,7 +22,7 @@ def verification() -> dict:
 
 
 @blp.route("/verification", methods=["POST"])
-@blp.arguments(VerifyArgs)
+@blp.arguments(VerifyArgs, required=False)
 @blp.response(201, RunSchema, headers=location("The record of runs, this one first"))
 @command(blp)
 @audit_read

@@ -21,6 +21,8 @@ class Action(StrEnum):
     """Deal, stand or raise at a seat."""
     READ_TABLE = "read_table"
     READ_DEAL = "read_deal"
+    FIND_DEALS = "find_deals"
+    """Search finished deals (a player: those they played in)."""
     ISSUE_KEY = "issue_key"
     MANAGE_KEYS = "manage_keys"
     """List, read and revoke API keys."""
@@ -50,6 +52,7 @@ ALLOWED: dict[Action, frozenset[Role]] = {
     Action.PLAY: frozenset({Role.OPERATOR, Role.PLAYER}),
     Action.READ_TABLE: frozenset({Role.OPERATOR, Role.AUDITOR, Role.PLAYER}),
     Action.READ_DEAL: frozenset({Role.OPERATOR, Role.AUDITOR, Role.PLAYER}),
+    Action.FIND_DEALS: frozenset({Role.OPERATOR, Role.AUDITOR, Role.PLAYER}),
     Action.ISSUE_KEY: frozenset({Role.OPERATOR}),
     Action.MANAGE_KEYS: frozenset({Role.OPERATOR}),
     Action.SUPPLY_SEED: frozenset({Role.OPERATOR}),
@@ -63,7 +66,7 @@ ALLOWED: dict[Action, frozenset[Role]] = {
 #: Actions a player may take only on what belongs to them.
 OWNED = frozenset({
     Action.SEAT, Action.READ_WALLET, Action.CHANGE_CLIENT_SEED, Action.PLAY, Action.READ_TABLE, Action.READ_DEAL,
-    Action.OPEN_DISPUTE, Action.READ_DISPUTES,
+    Action.FIND_DEALS, Action.OPEN_DISPUTE, Action.READ_DISPUTES,
 })
 
 

@@ -15,6 +15,7 @@
 | `ReportService` | `reports` | period reports and game recall |
 | `SeriesService` | `series` | the reports' series for charts: by day, by deal, banks |
 | `VerificationService` | `verification` | verification of a range on demand; every run recorded |
+| `SearchService` | `search` | finding finished deals (`GET /deals`) |
 
 Hand histories (`history`) and verification (`ledger.verify`) are functions over the application.
 """
@@ -26,6 +27,7 @@ from ledger.services.base import CommandKey
 from ledger.services.disputes import DisputeService
 from ledger.services.lobby import LobbyService
 from ledger.services.reports import ReportService
+from ledger.services.search import SearchService
 from ledger.services.series import SeriesService
 from ledger.services.signin import SignInService
 from ledger.services.verification import VerificationService
@@ -35,7 +37,7 @@ __all__ = ["CommandKey", "LedgerApplication"]
 
 
 class LedgerApplication(LobbyService, DisputeService, WalletService, SignInService, AuditService,
-                        ReportService, SeriesService, VerificationService):
+                        ReportService, SeriesService, VerificationService, SearchService):
     """Red Dog Ledger's application service over one event store."""
 
     name = "RedDogLedger"  # names the PostgreSQL tables: every class of the ledger shares it

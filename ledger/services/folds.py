@@ -11,8 +11,10 @@ Documents (JSON, by name):
 - `r|<player>`: the player's most recent deals, newest first.
 - `k|<key id>`: an API key's record (role, player, label, expiry, revocation), never the key.
 - `x|`, `q|`, `s|`: disputes, their lists and day totals (`ledger.services.folds_disputes`).
+- `c|chips`: chips by account kind (`ledger.services.folds_chips`).
 - `p|`, `b|`: the report's series, deals and banks (`ledger.services.folds_series`).
 - `v|`: verification runs and checkpoints (`ledger.services.folds_verify`).
+- `g|`, `gi|`: finished deals and the index `GET /deals` searches (`ledger.services.folds_deals`).
 
 The feed index: each listed event's time, and the keys it is found by (`ledger.readstore`).
 """
@@ -20,6 +22,7 @@ The feed index: each listed event's time, and the keys it is found by (`ledger.r
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from ledger.domain.access import ApiKey, CommandRecord
@@ -32,6 +35,8 @@ from ledger.domain.verification import VerificationRun
 from ledger.domain.wallet import Wallet
 from ledger.fairness import shuffled_pack
 from ledger.rules import operations as op
+from ledger.services.folds_chips import count_chips
+from ledger.services.folds_deals import index_deal
 from ledger.services.folds_disputes import facts_of, fold_dispute
 from ledger.services.folds_series import deal_finished, track_pot
 from ledger.services.folds_verify import fold_checkpoint, fold_run
@@ -97,6 +102,7 @@ class Fold:
 
     def fold(self, position: int, event: Any) -> None:
         data = fields_of(event)
+        count_chips(self, event)
         if isinstance(event, ApiKey.Event):
             self._key(event, data)
             return
@@ -257,8 +263,12 @@ class Fold:
                                        "returned": 0, "cards": [], "positions": [],
                                        "target": None, "outcome": None,
                                        "balance_before": wallet["balance"]}
+        seated = {info["player"]: {"seat": int(seat), "wallet": info["wallet"],
+                                   "balance_before": (self.get(f"w|{info['wallet']}") or {}).get(
+                                       "balance", 0)}
+                  for seat, info in table["seats"].items() if info["player"] not in players}
         self.put(f"d|{deal_id}", {"table": table_id, "variant": variant, "started": when,
-                                  "players": players, "target": None,
+                                  "players": players, "seated": seated, "target": None,
                                   "client_seed": data["client_seed"], "nonce": data["nonce"]})
         self.row(day, table_id, TABLE_ROW, variant)["deals"] += 1
 
@@ -342,4 +352,7 @@ class Fold:
                 "balance_before": info["balance_before"], "balance_after": wallet["balance"],
             })
             self.put(f"r|{player}", recall[:RECALL_KEPT])
+        balances = {info["wallet"]: (self.get(f"w|{info['wallet']}") or {}).get("balance", 0)
+                    for info in [*deal["players"].values(), *deal.get("seated", {}).values()]}
+        index_deal(self, deal_id, deal, table_id, variant, datetime.fromisoformat(when), balances)
         self.put(f"d|{deal_id}", None)

@@ -8,6 +8,7 @@ Documents:
 - `s|<day>|<table>|<player>`: one UTC day's dispute totals: opened, resolved, upheld, chips
   adjusted and the seconds the resolved ones took.
 - the player's recall entry for the disputed deal gains `dispute` (id, status, adjustment).
+- the deal's entries in the deal index are marked disputed (`ledger.services.folds_deals`).
 An adjustment also raises the wallet's balance in `w|<wallet>`: the dispute's `Resolved` holds
 the transfer's first record, as a deal's events hold those of the chips they move.
 """
@@ -18,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from ledger.domain.dispute import OPEN, Dispute
+from ledger.services.folds_deals import mark_disputed
 
 EVERYONE = "*"
 DISPUTE_COUNTS = ("disputes_opened", "disputes_resolved", "disputes_upheld", "chips_adjusted",
@@ -52,6 +54,7 @@ def fold_dispute(fold: Any, event: Any, data: dict[str, Any]) -> None:
             "resolved_by": None, "resolved_at": None, "version": event.originator_version}
         _list(fold, doc, True)
         _day(fold, doc, event.timestamp)["disputes_opened"] += 1
+        mark_disputed(fold, doc["deal_id"], dispute_id, doc["player_id"])
     elif isinstance(event, Dispute.Resolved):
         doc = fold.get(f"x|{dispute_id}")
         if doc is None:

@@ -67,6 +67,7 @@ REFUSED_BY_STATE = {
     ("POST /deals/{deal_id}/disputes", "deal_id"): "a deal is disputed once it has finished",
     ("POST /disputes/{dispute_id}/resolve", "adjustment"): "more than 0 only when upheld",
     ("GET /disputes", "after"): "a dispute id from an earlier page",
+    ("GET /deals", "until"): "after `since`",
 }
 
 
@@ -362,7 +363,7 @@ def test_a_malformed_body_is_a_documented_problem(world: World, path: str, role:
 
 
 #: The reads that take turns through the audit gate (api/gate.py).
-AUDIT_READS = {"/events", "/tables/{table_id}/as-of", "/wallets/{wallet_id}/as-of",
+AUDIT_READS = {"/events", "/deals", "/tables/{table_id}/as-of", "/wallets/{wallet_id}/as-of",
                "/wallets/{wallet_id}/statement", "/reports", "/reports/series", "/verification",
                "/players/{player_id}/recall", "/deals/{deal_id}/events", "/deals/{deal_id}/replay",
                "/deals/{deal_id}/history", "/deals/{deal_id}/fairness"}

@@ -139,3 +139,23 @@ def test_readiness_fails_while_the_chain_key_file_is_gone_and_recovers(client, l
     assert client.get("/health/live").status_code == 200  # alive: only not ready
     key_file.write_text(kept)
     assert client.get("/health/ready").status_code == 200
+
+
+def test_metrics_show_chips_by_account_kind_and_the_last_verification_run(client, keys, casino,
+                                                                        ledger):
+    wallet = casino.open_wallet("alice", grant=700)
+    table = casino.open_table(wallet["id"])
+    dealt = client.post(f"/tables/{table['id']}/deals", json={"bet": 100}, headers=keys.alice)
+    assert dealt.status_code == 201
+    assert metric(client, "reddog_verify_runs_total") == 0
+    run = client.post("/verification", json={}, headers=keys.auditor)
+    assert run.status_code == 201 and run.get_json()["ok"] is True
+    ledger.project()
+    balance = client.get(f"/wallets/{wallet['id']}", headers=keys.alice).get_json()["balance"]
+    assert metric(client, "reddog_chips", account_kind="wallet") == balance
+    assert metric(client, "reddog_chips", account_kind="operator") == -700
+    kinds = ("operator", "wallet", "stake", "house")
+    assert sum(metric(client, "reddog_chips", account_kind=k) for k in kinds) == 0
+    assert metric(client, "reddog_verify_runs_total") == 1
+    assert metric(client, "reddog_verify_last_ok") == 1
+    assert metric(client, "reddog_verify_last_positions") == run.get_json()["positions"]

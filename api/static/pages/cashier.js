@@ -32,7 +32,9 @@ function renderWallets() {
       <button type="button" data-do="grant" class="primary">Grant</button>
       <button type="button" data-do="statement">Statement</button>
       <button type="button" data-do="keys">Keys</button>
-      <button type="button" data-do="link">New sign-in link</button></td></tr>`).join("")
+      <button type="button" data-do="link">New sign-in link</button>
+      <a href="/pages/wallet?id=${w.id}">Wallet</a>
+      <a href="/pages/find?player=${encodeURIComponent(w.player_id)}">Deals</a></td></tr>`).join("")
     || `<tr><td colspan="4" class="muted">No wallets found.</td></tr>`;
 }
 
@@ -113,7 +115,7 @@ async function loadTables() {
     <td><a href="${t.variant === "casino" ? "/pages/casino" : "/pages/table"}?table=${t.id}">${esc(t.title)}</a>
       <small class="muted">${t.id.slice(0, 8)}</small></td>
     <td>${t.seats.map((s) => esc(s.player_id)).join(", ") || "–"}</td><td class="num">${chips(t.pot)}</td>
-    <td>${esc(t.status)}</td><td>${t.variant !== "casino" && t.status === "open"
+    <td>${esc(t.status)}</td><td><a href="/pages/find?table=${t.id}">Deals</a> ${t.variant !== "casino" && t.status === "open"
       ? `<button type="button" class="danger" data-close="${t.id}">Close</button>` : ""}</td></tr>`).join("");
 }
 $("#tables").addEventListener("click", async (event) => {

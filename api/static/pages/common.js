@@ -180,3 +180,67 @@ export async function download(path, filename, type) {
   setTimeout(() => URL.revokeObjectURL(url), 60000);
   return blob;
 }
+
+// Searching and following the money (find, wallet, recall and table-as-of pages).
+
+/** An instant the API reads (`2026-03-01T12:00:00Z`) from a `datetime-local` field read as UTC. */
+export function utcInstant(local) {
+  if (!local) return "";
+  return `${local.length === 16 ? `${local}:00` : local}Z`;
+}
+
+/** A `datetime-local` field's value from an instant in an address (its UTC offset dropped). */
+export function localValue(instant) {
+  return String(instant || "").replace(/(Z|[+-]\d\d:\d\d)$/, "").slice(0, 19);
+}
+
+/** The form's filled fields as query parameters; instants as UTC, `type` split at commas. */
+export function formQuery(form, names) {
+  const query = new URLSearchParams();
+  for (const name of names) {
+    const field = form.elements[name];
+    const value = field ? field.value.trim() : "";
+    if (!value) continue;
+    if (field.type === "datetime-local") query.set(name, utcInstant(value));
+    else if (name === "type") value.split(/[\s,]+/).filter(Boolean).forEach((t) => query.append("type", t));
+    else query.set(name, value);
+  }
+  return query;
+}
+
+/** Fill a form's fields from the page address (the state a link to the page carries). */
+export function fillForm(form, names, params = new URLSearchParams(location.search)) {
+  for (const name of names) {
+    const field = form.elements[name];
+    if (!field || !params.has(name)) continue;
+    field.value = field.type === "datetime-local" ? localValue(params.get(name))
+      : name === "type" ? params.getAll("type").join(", ") : params.get(name);
+  }
+}
+
+/** The address of a deal's replay. */
+export const replayHref = (dealId) => `/pages/replay?deal=${encodeURIComponent(dealId)}`;
+
+/** A time as the pages show it: UTC, to the second. */
+export const when = (instant) => (instant ? `${String(instant).slice(0, 19).replace("T", " ")} UTC` : "–");
+
+/** An account of a transfer, linked where a page shows it (a wallet's statement). */
+export function accountHtml(account) {
+  const [kind, id] = String(account).split(/:(.*)/s);
+  if (kind === "wallet" && id) return `<a href="/pages/wallet?id=${encodeURIComponent(id)}">wallet ${esc(id.slice(0, 8))}</a>`;
+  return id ? `${esc(kind)} ${esc(id.slice(0, 8))}` : esc(kind);
+}
+
+/** Show a refusal where the answer would have been, and in the status line. */
+export function refused(target, error) {
+  target.innerHTML = `<span class="error" role="alert">${esc(error instanceof ApiError
+    ? `Refused: ${problemText(error)}` : String(error.message || error))}</span>`;
+  fail(error);
+}
+
+/** The closed sets the API documents for a query parameter (`/openapi.json`). */
+export async function documentedChoices(path, name) {
+  const doc = await get("/openapi.json");
+  const parameter = (doc.paths[path].get.parameters || []).find((p) => p.name === name);
+  return (parameter && parameter.schema && parameter.schema.enum) || [];
+}

@@ -41,6 +41,7 @@ function tableHtml(t) {
   } else if (me.role !== "player") {
     actions.push(`<a href="${page}?table=${t.id}">Watch</a>`);
   }
+  if (t.deals) actions.push(`<a class="deals-link" href="/pages/find?table=${t.id}">Deals</a>`);
   return `<article class="table-card" data-table="${t.id}" data-variant="${t.variant}">
     <h3>${esc(t.title)} <span class="badge">${esc(t.status)}</span></h3>
     <dl>

@@ -1,0 +1,147 @@
+// Find a deal (operators, auditors; a player their own deals): search finished deals by player,
+// table, variant, outcome, time and dispute, each linked to its replay; and read the event feed
+// with its filters, each event shown as type, aggregate, time and transfers. The filters live in
+// the page's address, so a search can be linked: /pages/find?player=alice&disputed=true.
+import {$, $$, accountHtml, chips, documentedChoices, esc, fillForm, formQuery, get, refused,
+  replayHref, say, signedIn, when} from "/static/pages/common.js";
+
+const DEAL_FIELDS = ["player", "table", "variant", "outcome", "since", "until", "disputed"];
+const EVENT_FIELDS = ["player", "table", "wallet", "type", "since", "until", "after"];
+const PAGE = 50;
+const state = {deals: null, events: null};
+
+const findHref = (name, value) => `/pages/find?${name}=${encodeURIComponent(value)}`;
+
+function dealHtml(d) {
+  const players = d.players.map((p) => `<li data-player="${esc(p.player_id)}">
+      <a href="${findHref("player", p.player_id)}">${esc(p.player_id)}</a>
+      <span class="muted">seat ${p.seat}</span>${p.outcome ? ` <span class="badge verdict">${esc(p.outcome)}</span>` : ""}
+      ${p.bets === undefined ? "" : `<span class="muted">bet ${chips(p.bets)}, back ${chips(p.returned)}</span>`}
+      ${p.wallet_id ? ` <a href="/pages/wallet?id=${p.wallet_id}">wallet</a>` : ""}</li>`).join("");
+  return `<li class="result" data-deal="${esc(d.deal_id)}">
+    <div class="result-head"><strong>${esc(d.variant)}</strong>
+      <span>${when(d.finished_at)}</span>
+      ${d.disputed ? `<span class="badge disputed">disputed</span>` : ""}
+      <a class="replay" href="${replayHref(d.deal_id)}">Replay</a></div>
+    <dl class="facts">
+      <div><dt>Table</dt><dd><a class="table-link" href="${findHref("table", d.table_id)}">${esc(d.table_id.slice(0, 8))}</a></dd></div>
+      <div><dt>Started</dt><dd>${when(d.started_at)}</dd></div>
+      ${d.handle === null ? "" : `<div><dt>Handle</dt><dd>${chips(d.handle)}</dd></div>
+        <div><dt>Net (bets − returned)</dt><dd>${chips(d.net)}</dd></div>`}
+    </dl>
+    <ul class="players">${players}</ul>
+    <small class="muted deal-id">Deal <code>${esc(d.deal_id)}</code></small></li>`;
+}
+
+async function findDeals(more = false) {
+  const query = formQuery($("#deal-form"), DEAL_FIELDS);
+  if (!more) history.replaceState(null, "", `?${query}`);
+  query.set("limit", PAGE);
+  if (more && state.deals) query.set("after", state.deals);
+  say("Searching…");
+  try {
+    const page = await get(`/deals?${query}`);
+    if (!more) $("#deals").innerHTML = "";
+    $("#deals").insertAdjacentHTML("beforeend", page.deals.map(dealHtml).join(""));
+    state.deals = page.next;
+    $("#more-deals").hidden = !page.next;
+    const count = $$("#deals > li").length;
+    $("#deal-summary").textContent = `${count} deal${count === 1 ? "" : "s"} shown${page.next
+      ? "; more may follow" : ""}. Indexed up to log position ${page.projection.position}`
+      + (page.projection.behind ? ` (${page.projection.behind} events still to index).` : ".");
+    say(count ? "" : "No finished deal matches.");
+  } catch (error) {
+    $("#deals").innerHTML = "";
+    $("#more-deals").hidden = true;
+    refused($("#deal-summary"), error);
+  }
+}
+
+function transfersOf(payload) {
+  const found = [];
+  const add = (t) => { if (t && typeof t === "object" && t.source && t.destination) found.push(t); };
+  add(payload.transfer);
+  add(payload.adjustment);
+  (Array.isArray(payload.transfers) ? payload.transfers : []).forEach(add);
+  return found;
+}
+
+function eventHtml(e) {
+  const p = e.payload || {};
+  const deal = p.deal_id || (e.aggregate_type === "CasinoDeal" ? e.aggregate_id : null);
+  const links = [];
+  if (deal) links.push(`<a class="replay" href="${replayHref(deal)}">Replay deal ${esc(String(deal).slice(0, 8))}</a>`);
+  if (e.aggregate_type === "Dispute") links.push(`<a href="/pages/disputes?id=${e.aggregate_id}">Dispute</a>`);
+  if (e.aggregate_type === "Wallet") links.push(`<a href="/pages/wallet?id=${e.aggregate_id}">Wallet</a>`);
+  const moves = transfersOf(p).map((t) => `<li class="transfer">${accountHtml(t.source)} → ${accountHtml(t.destination)}
+    <strong>${chips(t.amount)}</strong></li>`).join("");
+  const facts = ["player_id", "seat", "outcome", "card", "amount", "variant", "status"]
+    .filter((k) => p[k] !== undefined && p[k] !== null && typeof p[k] !== "object")
+    .map((k) => `${esc(k.replace("_id", ""))} ${esc(p[k])}`).join(" · ");
+  return `<li class="result" data-position="${e.position}" data-type="${esc(e.type)}">
+    <div class="result-head"><strong>${esc(e.type)}</strong>
+      <span>${esc(e.aggregate_type)} <code>${esc(e.aggregate_id.slice(0, 8))}</code> v${e.version}</span>
+      <span>${when(e.timestamp)}</span> <span class="muted">#${e.position}</span></div>
+    ${facts ? `<p class="muted">${facts}</p>` : ""}
+    ${moves ? `<ul class="transfers">${moves}</ul>` : ""}
+    ${links.length ? `<p class="links">${links.join(" ")}</p>` : ""}</li>`;
+}
+
+async function readFeed(more = false) {
+  const query = formQuery($("#event-form"), EVENT_FIELDS);
+  if (!more) history.replaceState(null, "", `?view=events&${query}`);
+  query.set("limit", PAGE);
+  if (more && state.events !== null) query.set("after", state.events);
+  say("Reading the feed…");
+  try {
+    const page = await get(`/events?${query}`);
+    if (!more) $("#events").innerHTML = "";
+    $("#events").insertAdjacentHTML("beforeend", page.entries.map(eventHtml).join(""));
+    state.events = page.next;
+    $("#more-events").hidden = page.end;
+    const count = $$("#events > li").length;
+    $("#event-summary").textContent = `${count} event${count === 1 ? "" : "s"} shown, up to log position ${page.next}`
+      + (page.end ? "; the end." : "; more may follow.");
+    say(count || !page.end ? "" : "No event matches.");
+  } catch (error) {
+    $("#events").innerHTML = "";
+    $("#more-events").hidden = true;
+    refused($("#event-summary"), error);
+  }
+}
+
+function show(view) {
+  for (const name of ["deals", "events"]) {
+    $(`#tab-${name}`).setAttribute("aria-selected", String(name === view));
+    $(`#${name}-view`).hidden = name !== view;
+  }
+}
+
+async function fillChoices() {
+  for (const name of ["variant", "outcome"]) {
+    const values = await documentedChoices("/deals", name);
+    $(`#deal-form [name=${name}]`).insertAdjacentHTML("beforeend",
+      values.map((v) => `<option value="${esc(v)}">${esc(v.replaceAll("_", " "))}</option>`).join(""));
+  }
+}
+
+const me = await signedIn();
+await fillChoices().catch((error) => refused($("#deal-summary"), error));
+const staff = me.role !== "player";
+$("#tab-events").hidden = !staff;
+$("#tab-deals").addEventListener("click", () => show("deals"));
+$("#tab-events").addEventListener("click", () => show("events"));
+$("#deal-form").addEventListener("submit", (event) => { event.preventDefault(); findDeals(); });
+$("#event-form").addEventListener("submit", (event) => { event.preventDefault(); readFeed(); });
+$("#more-deals").addEventListener("click", () => findDeals(true));
+$("#more-events").addEventListener("click", () => readFeed(true));
+const params = new URLSearchParams(location.search);
+if (params.get("view") === "events" && staff) {
+  fillForm($("#event-form"), EVENT_FIELDS, params);
+  show("events");
+  await readFeed();
+} else {
+  fillForm($("#deal-form"), DEAL_FIELDS, params);
+  if (me.role === "player" && !params.has("player")) $("#deal-form [name=player]").value = me.player_id;
+  await findDeals();
+}
