@@ -1,5 +1,6 @@
-"""The pages: lobby, sign-in, casino table, multi-seat table, cashier's console, the auditor's
-console, disputes, reports, verification, finding deals, wallets, recall and tables as of.
+"""The pages: lobby, sign-in, casino table, multi-seat table, cashier's console, replay viewer,
+the auditor's console, disputes, reports, verification, finding deals, wallets, recall and tables
+as of.
 
 Each page is a static HTML file with a JavaScript module beside it (`api/static/pages/`), served
 from the package: no CDN, no build step. Every action a page takes is a call of the API with the
@@ -61,6 +62,13 @@ def table() -> Any:
 def cashier() -> Any:
     """Serve the cashier's console: players, grants, statements, keys, tables."""
     return _page("cashier.html")
+
+
+@blp.get("/pages/replay")
+def replay() -> Any:
+    """Serve the replay viewer: a deal step by step (or a hand-history file opened in the page),
+    its fairness checked in the browser, its hand history, and disputes."""
+    return _page("replay.html")
 
 
 @blp.get("/pages/disputes")

@@ -262,15 +262,36 @@ class EventSchema(Schema):
     payload = fields.Dict()
 
 
+class SeatBalanceSchema(Schema):
+    seat = fields.Integer()
+    balance = fields.Integer(allow_none=True, metadata={
+        "description": "The seat's wallet balance after the step: its balance before the deal "
+                       "moved by the deal's transfers so far; null where the caller may not "
+                       "read that wallet (another player's)"})
+
+
 class ReplayStepSchema(Schema):
     event = fields.Nested(EventSchema)
     state = fields.Raw(metadata={"description": "The deal (casino) or table (multi-seat) after"})
+    balances = fields.List(fields.Nested(SeatBalanceSchema))
+
+
+class ReplaySeatSchema(Schema):
+    seat = fields.Integer()
+    player_id = fields.String()
+    wallet_id = fields.String()
+    balance_before = fields.Integer(allow_none=True, metadata={
+        "description": "The wallet's balance just before the deal's commitment; null where the "
+                       "caller may not read that wallet"})
 
 
 class ReplaySchema(Schema):
     deal_id = fields.UUID()
     table_id = fields.UUID()
+    variant = fields.String()
     finished = fields.Boolean()
+    seats = fields.List(fields.Nested(ReplaySeatSchema), metadata={
+        "description": "Who sat where for the deal (a casino deal: seat 1)"})
     steps = fields.List(fields.Nested(ReplayStepSchema))
 
 

@@ -26,10 +26,14 @@ class DisputeResolveArgs(Schema):
 
 
 class DisputeListArgs(Schema):
-    status = fields.String(load_default="open",
-                           validate=validate.OneOf(validation.DISPUTE_STATUSES), metadata={
-                               "description": "`open` (the queue, oldest first) or `resolved` "
-                                              "(by the time resolved)"})
+    status = fields.String(validate=validate.OneOf(validation.DISPUTE_STATUSES), metadata={
+        "description": "`open` (the queue, oldest first; the default without `deal`) or "
+                       "`resolved` (by the time resolved); with `deal`, every status unless "
+                       "given"})
+    deal = fields.UUID(metadata={
+        "description": "Only this deal's disputes (at most one per seat), read from the "
+                       "disputes' own events, so one just opened is listed at once; not with "
+                       "`after`"})
     after = fields.UUID(metadata={"description": "Cursor: disputes after this one (`next`)"})
     limit = fields.Integer(load_default=validation.DEFAULT_PAGE,
                            validate=validate.Range(min=1, max=validation.MAX_PAGE))
@@ -64,7 +68,8 @@ class DisputeSchema(Schema):
 
 
 class DisputeListSchema(Schema):
-    status = fields.String()
+    status = fields.String(allow_none=True, metadata={
+        "description": "The status listed; null for a deal's disputes of every status"})
     disputes = fields.List(fields.Nested(DisputeSchema))
     next = fields.String(allow_none=True, metadata={"description": "Cursor for the next page"})
     projection = fields.Nested(ProjectionStatusSchema)

@@ -1,15 +1,18 @@
-"""Deals: find finished ones; stand or raise, read, list events, replay step by step, check
-fairness."""
+"""Deals: find finished ones; stand or raise, read, list events, replay step by step, hand
+history, check fairness."""
 
 from __future__ import annotations
 
 from uuid import UUID
+
+from flask import Response
 
 from api.auth import command_key, ledger, principal
 from api.gate import audit_read
 from api.resources import command, problems, resource_blueprint
 from api.schemas import DealSchema, EventSchema, FairnessSchema, ReplaySchema
 from api.schemas_search import DealSearchArgs, DealSearchSchema
+from ledger.services.history import export_history
 
 blp = resource_blueprint("deals", __name__, "/deals", "Casino Red Dog deals, their events and audit")
 
@@ -69,6 +72,26 @@ def deal_events(deal_id: UUID) -> list:
 def replay(deal_id: UUID) -> dict:
     """Replay a deal step by step, with the state after each step."""
     return ledger().replay(principal(), deal_id)
+
+
+#: What the hand history answer says about itself.
+HISTORY_HEADERS = {"Content-Disposition": {
+    "description": "`attachment; filename=deal-<deal id>.rdhh`: browsers save it as a file",
+    "schema": {"type": "string"}}}
+
+
+@blp.route("/<uuid:deal_id>/history", methods=["GET"])
+@blp.response(200, {"type": "string"}, content_type="text/plain", headers=HISTORY_HEADERS,
+              description="The deal's hand history, RDHH/1 text (ledger/services/history.py)")
+@problems(blp)
+@audit_read
+def history(deal_id: UUID) -> Response:
+    """A finished deal's portable hand history (RDHH/1), as `reddog history export` writes it.
+    Readable by whoever may read its replay; a deal in progress is 422 (G2: its seed is still
+    sealed)."""
+    text = export_history(ledger(), deal_id, principal())
+    return Response(text, content_type="text/plain; charset=utf-8", headers={
+        "Content-Disposition": f"attachment; filename=deal-{deal_id}.rdhh"})
 
 
 @blp.route("/<uuid:deal_id>/fairness", methods=["GET"])

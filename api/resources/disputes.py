@@ -41,9 +41,10 @@ def open_dispute(args: dict, deal_id: UUID) -> Any:
 @problems(blp)
 def list_disputes(args: dict) -> dict:
     """List disputes of one status, oldest first: the open ones are staff's queue (operator,
-    auditor); a player sees their own. Read from the projection."""
-    return ledger().list_disputes(principal(), args["status"], after=args.get("after"),
-                                  limit=args["limit"])
+    auditor); a player sees their own. Read from the projection. With `deal`, that deal's
+    disputes (staff: every seat's; a player: their own), read from their events."""
+    return ledger().list_disputes(principal(), args.get("status"), after=args.get("after"),
+                                  limit=args["limit"], deal=args.get("deal"))
 
 
 @blp.route("/disputes/<uuid:dispute_id>", methods=["GET"])

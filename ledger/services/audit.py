@@ -220,40 +220,6 @@ class AuditService(LedgerBase):
             yield from page
             after = page[-1].originator_version
 
-    def _balance_at(self, wallet_id: UUID, version: int) -> int:
-        if version < 1:
-            return 0
-        return self.repository.get(wallet_id, version=version).balance
-
-    def _timestamp(self, aggregate_id: UUID, version: int) -> datetime:
-        [event] = self.events.get(aggregate_id, gt=version - 1, lte=version)
-        return event.timestamp
-
-    def _last_version_at_or_before(self, aggregate_id: UUID, newest: int,
-                                   at: datetime) -> int | None:
-        """Binary search over an aggregate's versions, whose times never decrease."""
-        low, high, found = 1, newest, None
-        while low <= high:
-            middle = (low + high) // 2
-            if self._timestamp(aggregate_id, middle) <= at:
-                found, low = middle, middle + 1
-            else:
-                high = middle - 1
-        return found
-
-    def _last_version_before(self, aggregate_id: UUID, newest: int, at: datetime) -> int:
-        low, high, found = 1, newest, 0
-        while low <= high:
-            middle = (low + high) // 2
-            if self._timestamp(aggregate_id, middle) < at:
-                found, low = middle, middle + 1
-            else:
-                high = middle - 1
-        return found
-
-    def _first_version_at_or_after(self, aggregate_id: UUID, newest: int, at: datetime) -> int:
-        return self._last_version_before(aggregate_id, newest, at) + 1
-
 
 def _microseconds(at: datetime | None) -> int | None:
     return None if at is None else int(at.timestamp() * 1_000_000)

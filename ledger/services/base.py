@@ -16,6 +16,7 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Self, TypeVar
 from uuid import UUID
 
@@ -233,6 +234,41 @@ class LedgerBase(Application[UUID]):
         if position - self._checkpointed >= integrity.CHECKPOINT_EVERY:
             self.checkpoint()
             self._checkpointed = position
+
+    # Versions by time: an aggregate's event times never decrease.
+    def _balance_at(self, wallet_id: UUID, version: int) -> int:
+        if version < 1:
+            return 0
+        return self.repository.get(wallet_id, version=version).balance
+
+    def _timestamp(self, aggregate_id: UUID, version: int) -> datetime:
+        [event] = self.events.get(aggregate_id, gt=version - 1, lte=version)
+        return event.timestamp
+
+    def _last_version_at_or_before(self, aggregate_id: UUID, newest: int,
+                                   at: datetime) -> int | None:
+        """Binary search over an aggregate's versions, whose times never decrease."""
+        low, high, found = 1, newest, None
+        while low <= high:
+            middle = (low + high) // 2
+            if self._timestamp(aggregate_id, middle) <= at:
+                found, low = middle, middle + 1
+            else:
+                high = middle - 1
+        return found
+
+    def _last_version_before(self, aggregate_id: UUID, newest: int, at: datetime) -> int:
+        low, high, found = 1, newest, 0
+        while low <= high:
+            middle = (low + high) // 2
+            if self._timestamp(aggregate_id, middle) < at:
+                found, low = middle, middle + 1
+            else:
+                high = middle - 1
+        return found
+
+    def _first_version_at_or_after(self, aggregate_id: UUID, newest: int, at: datetime) -> int:
+        return self._last_version_before(aggregate_id, newest, at) + 1
 
     def _store_is_empty(self) -> bool:
         return not (self.recorder.max_notification_id() or 0)

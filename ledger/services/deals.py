@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -24,7 +25,7 @@ from eventsourcing.domain import Aggregate
 from ledger import fairness
 from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
 from ledger.domain.highcard import HighCardTable
-from ledger.domain.records import fields_of, record_of
+from ledger.domain.records import fields_of, record_of, transfers_in
 from ledger.domain.wallet import Wallet
 from ledger.errors import InvalidInput, NotFound, RuleViolation
 from ledger.rules import operations as op
@@ -34,6 +35,7 @@ from ledger.services.access import Action, Principal, may, require
 from ledger.services.base import CommandKey, Decision
 from ledger.services.casino import CasinoService
 from ledger.services.tables import TableService, seated_players
+from ledger.transfers import wallet_movements
 from ledger.validation import CASINO_VARIANT
 
 #: Events that take a card from the top of the pack, in either family.
@@ -157,7 +159,9 @@ class DealLog:
 
     def replay_header(self) -> dict[str, Any]:
         return {"deal_id": str(self.deal_id), "table_id": str(self.table_id),
-                "finished": self.finished}
+                "variant": self.variant, "finished": self.finished,
+                "seats": [{"seat": seat, "player_id": player, "wallet_id": str(wallet)}
+                          for seat, (player, wallet) in self.family.seats(self).items()]}
 
     def fairness(self) -> fairness.FairnessReport:
         """Check the deal against its commitment (docs/fairness.md)."""
@@ -246,8 +250,44 @@ class DealService(CasinoService, TableService):
         return [log.family.event_view(event, log.finished) for event in log.events]
 
     def replay(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
-        """Every step of a deal with the state after it, rebuilt from the stored events."""
-        return self.deal_log(actor, deal_id).replay()
+        """Every step of a deal with the state after it, rebuilt from the stored events, and
+        each seat's balance after it where the caller may see that wallet (`with_balances`)."""
+        log = self.deal_log(actor, deal_id)
+        return self.with_balances(actor, log, log.replay())
+
+    def with_balances(self, actor: Principal, log: DealLog, replay: dict[str, Any]
+                      ) -> dict[str, Any]:
+        """Add each seat's `balance_before` (its wallet's balance just before the deal's
+        commitment) and, to each step, `balances`: that balance moved by the deal's transfers
+        up to and including the step. Chips the wallet moved elsewhere meanwhile (another table,
+        a grant) are not counted. A balance the caller may not read (another player's, for a
+        player: as the table view hides it) is null."""
+        started = log.events[0].timestamp
+        running: dict[int, int | None] = {}
+        seat_of: dict[str, int] = {}
+        for entry in replay["seats"]:
+            wallet_id, seat = entry["wallet_id"], entry["seat"]
+            seat_of[wallet_id] = seat
+            visible = may(actor, Action.READ_WALLET, owner=entry["player_id"])
+            running[seat] = self._balance_before(UUID(wallet_id), started) if visible else None
+            entry["balance_before"] = running[seat]
+        for step, event in zip(replay["steps"], log.events, strict=True):
+            for wallet_id, signed in wallet_movements(transfers_in(event)):
+                seat = seat_of.get(wallet_id)
+                if seat is not None and running[seat] is not None:
+                    running[seat] += signed
+            step["balances"] = [{"seat": seat, "balance": balance}
+                                for seat, balance in running.items()]
+        return replay
+
+    def _balance_before(self, wallet_id: UUID, at: datetime) -> int:
+        """A wallet's balance after its last event strictly before `at` (0 before it opened)."""
+        try:
+            wallet = self.repository.get(wallet_id)
+        except AggregateNotFoundError:
+            return 0
+        return self._balance_at(wallet_id, self._last_version_before(wallet_id, wallet.version,
+                                                                     at))
 
     def check_fairness(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
         """Check a finished deal against its commitment (fairness.md)."""

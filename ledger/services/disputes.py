@@ -105,20 +105,48 @@ class DisputeService(DealService):
 
         return self._execute(command, decide)
 
+    def _deal_disputes(self, actor: Principal, player: str | None, status: str | None,
+                       deal_id: UUID) -> dict[str, Any]:
+        """One deal's disputes, in seat order: every seat's for staff, a player's own."""
+        log = self.deal_log(SYSTEM, validation.check_uuid(deal_id, "deal"))  # 404 if no deal
+        players = [name for _seat, (name, _wallet) in sorted(log.family.seats(log).items())]
+        disputes = []
+        for name in players if player is None else [player]:
+            try:
+                dispute = self.repository.get(Dispute.id_for(log.deal_id, name))
+            except AggregateNotFoundError:
+                continue
+            if isinstance(dispute, Dispute) and status in (None, dispute.status):
+                require(actor, Action.READ_DISPUTES, owner=dispute.player_id)
+                disputes.append(dispute_view(dispute))
+        return {"status": status, "disputes": disputes, "next": None}
+
     def dispute(self, actor: Principal, dispute_id: UUID) -> dict[str, Any]:
         """Read one dispute (staff, or the player who opened it)."""
         dispute = self._get(dispute_id, Dispute, "dispute")
         require(actor, Action.READ_DISPUTES, owner=dispute.player_id)
         return dispute_view(dispute)
 
-    def list_disputes(self, actor: Principal, status: str = OPEN, after: UUID | None = None,
-                      limit: int = validation.DEFAULT_PAGE) -> dict[str, Any]:
+    def list_disputes(self, actor: Principal, status: str | None = OPEN,
+                      after: UUID | None = None, limit: int = validation.DEFAULT_PAGE,
+                      deal: UUID | None = None) -> dict[str, Any]:
         """Disputes of one status, oldest first (the open ones are the queue); a player sees
-        their own. `next` continues the list. Read from the projection."""
+        their own. `next` continues the list. Read from the projection.
+
+        With `deal`: that deal's disputes, of `status` or (None) every status, read from their
+        own events (a dispute's id is its deal's and player's, so this reads at most one
+        dispute per seat of the deal, and one just opened is there at once)."""
         player = actor.player_id if actor.role is Role.PLAYER else None
         require(actor, Action.READ_DISPUTES, owner=player)
-        validation.check_choice(status, validation.DISPUTE_STATUSES, "status")
+        if status is not None:
+            validation.check_choice(status, validation.DISPUTE_STATUSES, "status")
         validation.check_page(limit)
+        if deal is not None:
+            if after is not None:
+                raise InvalidInput("a deal's disputes come in one page: no after with deal",
+                                   field="after")
+            return self._deal_disputes(actor, player, status, deal)
+        status = status or OPEN
         projection = self.projection.status()
         store = self.projection.store
         prefix = queue_name(status, player)

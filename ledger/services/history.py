@@ -60,7 +60,7 @@ from ledger.domain.records import fields_of, record_of
 from ledger.errors import InvalidInput, RuleViolation
 from ledger.rules import operations as op
 from ledger.rules.highcard_state import HighCardState
-from ledger.services.access import SYSTEM
+from ledger.services.access import SYSTEM, Principal
 from ledger.services.deals import (
     CASINO,
     REVEALS,
@@ -84,9 +84,10 @@ from ledger.services.rdhh import (
 )
 
 
-def export_history(app: DealService, deal_id: UUID) -> str:
-    """The hand history of one finished deal, as text."""
-    log = app.deal_log(SYSTEM, deal_id)
+def export_history(app: DealService, deal_id: UUID, actor: Principal = SYSTEM) -> str:
+    """The hand history of one finished deal, as text, once `actor` may read the deal (the
+    same policy as its replay)."""
+    log = app.deal_log(actor, deal_id)
     if not log.finished:
         raise RuleViolation("G2", "only a finished deal, its seed revealed, has a hand history")
     committed = log.committed

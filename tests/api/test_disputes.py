@@ -145,3 +145,29 @@ def test_an_unfinished_deal_is_not_disputed(client, keys, ledger, casino, alice_
     with records_nothing(ledger):
         assert_problem(client.post(f"/deals/{dealt.id}/disputes", headers=keys.alice,
                                    json={"message": "wait"}), 422, field="deal_id")
+
+
+def test_a_deals_disputes_are_found_by_the_deal_at_once_each_caller_seeing_theirs(
+        client, keys, ledger, disputed):
+    dealt, dispute = disputed  # not projected: the deal's disputes are read from their events
+
+    def listed(query: str, headers: dict[str, str]) -> list[str]:
+        response = client.get(f"/disputes?{query}", headers=headers)
+        assert response.status_code == 200, response.get_json()
+        assert response.get_json()["next"] is None
+        return [(d["dispute_id"], d["status"]) for d in response.get_json()["disputes"]]
+
+    mine = [(dispute["dispute_id"], "open")]
+    assert listed(f"deal={dealt.id}", keys.alice) == mine
+    assert listed(f"deal={dealt.id}", keys.auditor) == mine
+    assert listed(f"deal={dealt.id}&status=open", keys.operator) == mine
+    assert listed(f"deal={dealt.id}&status=resolved", keys.operator) == []
+    assert listed(f"deal={dealt.id}", keys.bob) == []
+    client.post(f"/disputes/{dispute['dispute_id']}/resolve", headers=keys.operator,
+                json={"finding": "fair", "upheld": False})
+    assert listed(f"deal={dealt.id}", keys.alice) == [(dispute["dispute_id"], "resolved")]
+    assert_problem(client.get("/disputes?deal=00000000-0000-0000-0000-000000000000",
+                              headers=keys.auditor), 404)
+    assert_problem(client.get(f"/disputes?deal={dealt.id}&after={dispute['dispute_id']}",
+                              headers=keys.auditor), 422, field="after")
+    assert_problem(client.get("/disputes?deal=nope", headers=keys.auditor), 422, field="deal")

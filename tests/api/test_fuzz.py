@@ -365,8 +365,8 @@ def test_a_malformed_body_is_a_documented_problem(world: World, path: str, role:
 #: The reads that take turns through the audit gate (api/gate.py).
 AUDIT_READS = {"/events", "/deals", "/tables/{table_id}/as-of", "/wallets/{wallet_id}/as-of",
                "/wallets/{wallet_id}/statement", "/reports", "/reports/series", "/verification",
-               "/players/{player_id}/recall",
-               "/deals/{deal_id}/events", "/deals/{deal_id}/replay", "/deals/{deal_id}/fairness"}
+               "/players/{player_id}/recall", "/deals/{deal_id}/events", "/deals/{deal_id}/replay",
+               "/deals/{deal_id}/history", "/deals/{deal_id}/fairness"}
 
 
 @pytest.mark.parametrize("path", [path for method, path, _ in operations() if method == "GET"])

@@ -12,7 +12,8 @@ PAGES = {"/": "lobby", "/sign-in": "sign-in", "/pages/casino": "casino",
          "/pages/table": "table", "/pages/cashier": "cashier", "/pages/audit": "audit",
          "/pages/disputes": "disputes", "/pages/reports": "reports",
          "/pages/verification": "verification", "/pages/find": "find",
-         "/pages/wallet": "wallet", "/pages/recall": "recall", "/pages/table-as-of": "table-as-of"}
+         "/pages/wallet": "wallet", "/pages/recall": "recall", "/pages/table-as-of": "table-as-of",
+         "/pages/replay": "replay"}
 
 
 @pytest.mark.parametrize("path, name", PAGES.items())
@@ -38,15 +39,18 @@ def test_the_pages_call_only_endpoints_the_api_document_has(client):
                 for path in spec["paths"]]
     called = set()
     for name in ("common", "lobby", "sign-in", "casino", "table", "cashier", "open-table",
-                 "reports", "verification", "charts", "find", "wallet", "recall", "table-as-of"):
+                 "reports", "verification", "charts", "find", "wallet", "recall", "table-as-of",
+                 "replay", "fairness", "rdhh"):
         script = client.get(f"/static/pages/{name}.js").get_data(as_text=True)
-        calls = re.findall(r'(?:\bget|\bpost|listAll|download)\(\s*[`"](/[^`"?]+)', script)
+        calls = re.findall(r'(?:\bget|\bpost|listAll|download|\bfetch)\(\s*[`"](/[^`"?]+)',
+                           script)
         calls += re.findall(r'\bapi\("[A-Z]+",\s*[`"](/[^`"?]+)', script)
         for literal in calls:
             called.add(re.sub(r"\$\{[^}]+\}", "x", literal))
     assert called >= {"/me", "/tables", "/wallets", "/sign-in", "/keys", "/reports",
                       "/reports/series", "/verification", "/deals", "/events",
-                      "/players/x/recall", "/wallets/x/statement"}, called
+                      "/players/x/recall", "/wallets/x/statement", "/deals/x/replay",
+                      "/deals/x/history", "/disputes", "/deals/x/disputes"}, called
     # The document itself, read for the closed sets it declares (variants, outcomes).
     assert "/openapi.json" in called
     for path in called - {"/openapi.json"}:

@@ -13,6 +13,7 @@ import re
 import subprocess
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,13 @@ class Server:
         status, answer, _ = call(self.base, method, path, key or self.operator, body)
         assert status < 300, (method, path, status, answer)
         return answer
+
+    def api_text(self, path: str, key: str | None = None) -> str:
+        """A GET answered with text (a hand history), asserting success."""
+        request = urllib.request.Request(self.base + path, headers={
+            "Authorization": f"Bearer {key or self.operator}"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.read().decode()
 
     def player(self, grant: int, name: str | None = None) -> dict[str, Any]:
         """A new player: wallet, grant and player key."""

@@ -229,7 +229,8 @@ def test_a_report_the_service_refuses_exits_2_naming_the_option(runner):
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> tuple[str, dict]:  # type: ignore[type-arg]
-    """A finished casino deal's hand history in a file, and the replay the store gives."""
+    """A finished casino deal's hand history in a file, and the replay the store gives (the
+    balances, which only the store's wallets know, aside)."""
     from uuid import UUID
 
     from ledger.services.access import SYSTEM
@@ -244,7 +245,7 @@ def exported(tmp_path_factory) -> tuple[str, dict]:  # type: ignore[type-arg]
                 if type(e).__name__ == "SeedRevealed")
     path = tmp_path_factory.mktemp("rdhh") / "deal.rdhh"
     path.write_text(export_history(app, deal))
-    return str(path), app.replay(SYSTEM, deal)
+    return str(path), app.deal_log(SYSTEM, deal).replay()
 
 
 def test_history_import_replays_a_file_or_stdin(runner, exported):

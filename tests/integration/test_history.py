@@ -31,6 +31,14 @@ def finished_deals(app) -> list[UUID]:  # type: ignore[no-untyped-def]
     return deals
 
 
+def without_balances(replay: dict) -> dict:
+    """A replay without what the service adds from the wallets: `balance_before`, `balances`."""
+    return {**replay,
+            "seats": [{k: v for k, v in s.items() if k != "balance_before"}
+                      for s in replay["seats"]],
+            "steps": [{k: v for k, v in s.items() if k != "balances"} for s in replay["steps"]]}
+
+
 @pytest.mark.parametrize("variant", ["casino", *VARIANTS])
 def test_every_finished_deal_exports_and_imports_to_an_identical_replay(app, variant):
     if variant == "casino":
@@ -44,8 +52,9 @@ def test_every_finished_deal_exports_and_imports_to_an_identical_replay(app, var
         text = export_history(app, deal_id)
         assert text.startswith(MAGIC + "\n") and text.endswith("end\n")
         replay = app.replay(SYSTEM, deal_id)
-        # Check the document alone, read by an application with an empty store, replays the same.
-        assert import_history(offline, text) == replay
+        # Check the document alone, read by an application with an empty store, replays the same
+        # (the balances, which only the store's wallets know, aside).
+        assert import_history(offline, text) == without_balances(replay)
         # Check the replay ends in the state the table (or deal) recorded at that version.
         last = replay["steps"][-1]
         if variant != "casino":
