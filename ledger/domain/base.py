@@ -8,7 +8,7 @@ from typing import Any
 from eventsourcing.domain import Aggregate
 
 from ledger import clock
-from ledger.chain import GENESIS, event_digest
+from ledger.chain import GENESIS, sealed_digest
 
 
 class LedgerAggregate(Aggregate):
@@ -27,8 +27,9 @@ class LedgerAggregate(Aggregate):
                 head = aggregate.chain_head if aggregate is not None else GENESIS
                 object.__setattr__(self, "chain_prev", head)
             result = super().mutate(aggregate)
-            (result if result is not None else aggregate).chain_head = event_digest(self)
+            (result if result is not None else aggregate).chain_head = sealed_digest(self)
             return result
 
     class Created(Event, Aggregate.Created):
         pass
+
