@@ -10,7 +10,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import event
 
-from ledger.domain.base import LedgerAggregate
+from ledger.domain.base import LedgerAggregate, versioned
 from ledger.errors import Conflict
 
 _KEYS = uuid5(NAMESPACE_URL, "reddog-ledger:api-keys")
@@ -102,3 +102,14 @@ class CommandRecord(LedgerAggregate):
         self.key = key
         self.fingerprint = fingerprint
         self.answer = answer
+
+
+# The version of every stored event class (docs/events.md): 1 until its shape changes.
+versioned(
+    ApiKey,
+    Issued=1, Revoked=1,
+)
+versioned(
+    CommandRecord,
+    Answered=1,
+)

@@ -33,3 +33,18 @@ class LedgerAggregate(Aggregate):
     class Created(Event, Aggregate.Created):
         pass
 
+
+def versioned(aggregate: type[LedgerAggregate], **versions: int) -> None:
+    """Declare the version of each stored event class of an aggregate, by its name: 1 for a
+    first shape, N once a shape changed, and then the class (or the one it extends) must have
+    every upcaster `upcast_v1_v2` … `upcast_vN-1_vN` (docs/events.md). The library stores the
+    version with every event above 1 and upcasts older ones when it reads them."""
+    for name, version in versions.items():
+        event_class = vars(aggregate).get(name)
+        if not (isinstance(event_class, type) and issubclass(event_class, LedgerAggregate.Event)):
+            raise TypeError(f"{aggregate.__name__} has no event class {name}")
+        missing = [f"upcast_v{n}_v{n + 1}" for n in range(1, version)
+                   if not hasattr(event_class, f"upcast_v{n}_v{n + 1}")]
+        if version < 1 or missing:
+            raise TypeError(f"{aggregate.__name__}.{name} version {version} lacks {missing}")
+        event_class.class_version = version

@@ -7,7 +7,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 from eventsourcing.domain import event
 
 from ledger.chain import GENESIS
-from ledger.domain.base import LedgerAggregate
+from ledger.domain.base import LedgerAggregate, versioned
 
 CHECKPOINTS_ID = uuid5(NAMESPACE_URL, "reddog-ledger:checkpoints")
 
@@ -54,3 +54,14 @@ class ChainKeyFingerprint(LedgerAggregate):
     @event("Recorded")
     def __init__(self, fingerprint: str) -> None:
         self.fingerprint = fingerprint
+
+
+# The version of every stored event class (docs/events.md): 1 until its shape changes.
+versioned(
+    Checkpoints,
+    Started=1, Recorded=1,
+)
+versioned(
+    ChainKeyFingerprint,
+    Recorded=1,
+)
