@@ -25,13 +25,16 @@ from uuid import UUID
 import pytest
 from eventsourcing import utils as topics
 
-from ledger.domain.casino import CasinoTable
+from ledger.domain.casino import CasinoDeal, CasinoTable
 from ledger.domain.highcard import HighCardTable
 from ledger.domain.wallet import Wallet
+from ledger.errors import InvalidInput
 from ledger.rules import highcard_state
 from ledger.rules import operations as op
+from ledger.services import rdhh
 from ledger.services.access import SYSTEM
 from ledger.services.application import LedgerApplication
+from ledger.services.history import export_history, import_history
 from ledger.transfers import wallet_of
 from ledger.verify import read_log, verify_store
 from tests.integration.test_release_fixture import EXPECTED, open_copy
@@ -217,3 +220,37 @@ def test_an_upcast_event_whose_stored_bytes_change_still_fails(release, tmp_path
     report = verify_store(release)
     assert not report.ok
     assert any("does not match its MAC" in f.problem for f in report.failures)
+
+
+class CardDealtV2(CasinoDeal.CardDealt):
+    """Version 2 of a casino card: its rank recorded beside the card."""
+
+    TOPIC = topics.get_topic(CasinoDeal.CardDealt)  # written under its stored name, as edited
+    class_version = 2
+    rank: str
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        state["rank"] = state["card"][0]
+
+    def apply(self, aggregate: Any) -> None:
+        aggregate.cards.append({"card": self.card, "position": self.position,
+                                "face_up": self.face_up, "to": self.to})
+
+
+def test_a_hand_history_exported_before_a_change_imports_after_it(release, monkeypatch):
+    deal_id = next(e.originator_id for _p, e in read_log(release)
+                   if isinstance(e, CasinoDeal.SeedRevealed))
+    before = export_history(release, deal_id)
+    use_class(monkeypatch, CasinoDeal.CardDealt, CardDealtV2)
+    monkeypatch.setitem(rdhh.CASINO_EVENTS, topics.get_topic(CasinoDeal.CardDealt), CardDealtV2)
+    replay = release.replay(SYSTEM, deal_id)
+    cards = [s["event"]["payload"] for s in replay["steps"] if "rank" in s["event"]["payload"]]
+    assert cards and all(c["rank"] == c["card"][0] for c in cards)
+    for text in (before, export_history(release, deal_id)):  # the first shape, and today's
+        imported = import_history(LedgerApplication.for_store("memory"), text)
+        assert [s["event"] for s in imported["steps"]] == [s["event"] for s in replay["steps"]]
+    assert '"class_version":2' in export_history(release, deal_id)
+    without_upcaster(monkeypatch, CardDealtV2)
+    with pytest.raises(InvalidInput, match="cannot be upcast"):
+        import_history(LedgerApplication.for_store("memory"), before)
