@@ -36,6 +36,7 @@ from ledger.services import rdhh
 from ledger.services.access import SYSTEM
 from ledger.services.application import LedgerApplication
 from ledger.services.history import export_history, import_history
+from ledger.simulate import simulate_casino
 from ledger.transfers import wallet_of
 from ledger.verify import read_log, verify_store
 from ledger.verify_range import verify_range
@@ -262,3 +263,21 @@ def test_a_hand_history_exported_before_a_change_imports_after_it(release, monke
     without_upcaster(monkeypatch, CardDealtV2)
     with pytest.raises(InvalidInput, match="cannot be upcast"):
         import_history(LedgerApplication.for_store("memory"), before)
+
+
+def test_events_written_at_version_2_beside_version_1_verify(release, monkeypatch):
+    """The change made on the class itself: new credits are stored at version 2 (the version in
+    their state, in their digest), older ones read through the upcaster; one log holds both."""
+    monkeypatch.setattr(Wallet.Credited, "class_version", 2)
+    monkeypatch.setattr(Wallet.Credited, "upcast_v1_v2",
+                        staticmethod(lambda state: state.update(chips=state["transfer"]["amount"])),
+                        raising=False)
+    before = release.recorder.max_notification_id()
+    simulate_casino(release, 12, seed="e2" * 16, bet=20)
+    new = [n for n in release.recorder.select_notifications(start=before + 1, limit=10_000)
+           if n.topic == topics.get_topic(Wallet.Credited)]
+    assert new and all(b'"class_version":2' in n.state for n in new)
+    credits = [e for _p, e in read_log(release) if isinstance(e, Wallet.Credited)]
+    assert sum("chips" in vars(e) for e in credits) == len(credits) - len(new) > 200
+    report = verify_store(release)
+    assert report.ok, report.failures[:3]
