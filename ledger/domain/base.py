@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -9,6 +10,8 @@ from eventsourcing.domain import Aggregate
 
 from ledger import clock
 from ledger.chain import GENESIS, sealed_digest
+
+Upcast = Callable[[dict[str, Any]], None]
 
 
 class LedgerAggregate(Aggregate):
@@ -48,3 +51,15 @@ def versioned(aggregate: type[LedgerAggregate], **versions: int) -> None:
         if version < 1 or missing:
             raise TypeError(f"{aggregate.__name__}.{name} version {version} lacks {missing}")
         event_class.class_version = version
+
+
+def upcaster(event_class: type, from_version: int) -> Callable[[Upcast], Upcast]:
+    """Attach a function as `upcast_vN_vN+1` of an event class made by `@event("Name")`, whose
+    body cannot hold it (a class declared explicitly defines the static method itself)."""
+
+    def attach(function: Upcast) -> Upcast:
+        setattr(event_class, f"upcast_v{from_version}_v{from_version + 1}",
+                staticmethod(function))
+        return function
+
+    return attach

@@ -26,7 +26,9 @@ import pytest
 from eventsourcing import utils as topics
 
 from ledger import chain
+from ledger.domain.access import ApiKey
 from ledger.domain.casino import CasinoDeal, CasinoTable
+from ledger.domain.checkpoint import Checkpoints
 from ledger.domain.highcard import HighCardTable
 from ledger.domain.wallet import Wallet
 from ledger.errors import InvalidInput
@@ -281,3 +283,25 @@ def test_events_written_at_version_2_beside_version_1_verify(release, monkeypatc
     assert sum("chips" in vars(e) for e in credits) == len(credits) - len(new) > 200
     report = verify_store(release)
     assert report.ok, report.failures[:3]
+
+
+def test_the_shapes_changed_since_the_first_release_read_at_version_2(release):
+    """Key issues and revocations gained their lifecycle, checkpoints their ranges, after the
+    first release: version 2, their older events upcast with what those meant."""
+    assert (ApiKey.Issued.class_version, ApiKey.Revoked.class_version,
+            Checkpoints.Recorded.class_version) == (2, 2, 2)
+    log = [e for _p, e in read_log(release)]
+    issued = [e for e in log if isinstance(e, ApiKey.Issued)]
+    revoked = [e for e in log if isinstance(e, ApiKey.Revoked)]
+    recorded = [e for e in log if isinstance(e, Checkpoints.Recorded)]
+    assert len(issued) == 2 and len(revoked) == 1 and len(recorded) == 4
+    assert all((e.expires_at, e.rate_limit, e.issued_by, e.kind) == (None, None, None, "api")
+               for e in issued)
+    assert all("revoked_by" in vars(e) and e.revoked_by is None for e in revoked)
+    assert all("ranges" in vars(e) and e.ranges is None for e in recorded)
+    release.checkpoint()
+    new = [n for n in release.recorder.select_notifications(start=1, limit=10_000)
+           if n.topic == topics.get_topic(Checkpoints.Recorded)][-1]
+    assert b'"class_version":2' in new.state and b'"ranges":[[' in new.state
+    report = verify_store(release)
+    assert report.ok and report.checkpoints == 5, report.failures[:3]
