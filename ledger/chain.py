@@ -6,6 +6,10 @@
 - When stored, every event also gets `chain_mac`: an HMAC, under the ledger's secret chain key,
   of its topic, aggregate, version and digest (`ChainedMapper`). Nobody without the key can
   write an event that verifies, so an event appended outside the application is found.
+- Digests are of the event as it was sealed, never of the domain event a reader gets back: an
+  upcaster (`upcast_vN_vN+1`, docs/events.md) changes the second and never the first. Readers of
+  the log check `stored_event_digest` (the stored state decoded, not upcast), and an aggregate
+  rebuilt from upcast events links its next event to what was stored (`sealed_digest`).
 - Checkpoints (`ledger.domain.checkpoint`) record the positions of the log and the digest of the
   event stored at each, chained to the previous checkpoint by MAC: a deletion, insertion or
   reordering of the global log inside a checkpointed range is found, and the first position that
@@ -20,6 +24,7 @@ import hmac
 import json
 import os
 import secrets
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,8 +51,42 @@ def canonical(state: dict[str, Any]) -> bytes:
 
 
 def event_digest(event: Any) -> str:
-    """SHA-256 of an event's canonical attributes (its chain link included)."""
-    return hashlib.sha256(canonical(vars(event))).hexdigest()
+    """SHA-256 of a new event's canonical attributes (its chain link included), as the mapper
+    seals it: with `class_version` when above 1, as the library stores it."""
+    state = vars(event)
+    class_version = getattr(type(event), "class_version", 1)
+    if class_version > 1:
+        state = {**state, "class_version": class_version}
+    return hashlib.sha256(canonical(state)).hexdigest()
+
+
+def sealed_state(mapper: Mapper, stored: StoredEvent) -> dict[str, Any]:
+    """A stored event's state as it was sealed: decoded, never upcast (raises when the bytes
+    cannot be decoded)."""
+    data = stored.state
+    if mapper.cipher:
+        data = mapper.cipher.decrypt(data)
+    if mapper.compressor:
+        data = mapper.compressor.decompress(data)
+    state: dict[str, Any] = mapper.transcoder.decode(data)
+    state["originator_id"] = stored.originator_id
+    state["originator_version"] = stored.originator_version
+    return state
+
+
+def stored_event_digest(mapper: Mapper, stored: StoredEvent) -> str:
+    """The digest of a stored event as it was sealed: the same as `event_digest` gave when it
+    was written, whatever upcasters do to it since."""
+    return hashlib.sha256(canonical(sealed_state(mapper, stored))).hexdigest()
+
+
+_SEALED_DIGESTS: dict[int, str] = {}
+
+
+def sealed_digest(event: Any) -> str:
+    """The digest an event was sealed with: of its stored form for an event read back through
+    an upcaster (`ChainedMapper` remembers it), else of the event itself."""
+    return _SEALED_DIGESTS.get(id(event)) or event_digest(event)
 
 
 def event_mac(key: bytes, topic: str, originator_id: Any, version: int, digest: str) -> str:
@@ -169,11 +208,12 @@ def write_key_file(path: Path, text: str) -> bool:
     return True
 
 
-def sealed_by(key: bytes, stored: StoredEvent, event: Any) -> bool:
-    """Whether a stored event carries the MAC this key gives it."""
+def sealed_by(key: bytes, mapper: Mapper, stored: StoredEvent) -> bool:
+    """Whether a stored event carries the MAC this key gives it (over its stored form)."""
+    state = sealed_state(mapper, stored)
     expected = event_mac(key, stored.topic, stored.originator_id, stored.originator_version,
-                         event_digest(event))
-    return hmac.compare_digest(str(vars(event).get("chain_mac", "")), expected)
+                         hashlib.sha256(canonical(state)).hexdigest())
+    return hmac.compare_digest(str(state.get("chain_mac", "")), expected)
 
 
 class ChainedMapper(Mapper):
@@ -190,3 +230,13 @@ class ChainedMapper(Mapper):
                 self.chain_key, get_topic(type(domain_event)), domain_event.originator_id,
                 domain_event.originator_version, event_digest(domain_event)))
         return super().to_stored_event(domain_event)
+
+    def to_domain_event(self, stored_event: StoredEvent) -> Any:
+        """The domain event, upcast by its class's `upcast_vN_vN+1` where its class is newer
+        than 1; the digest it was sealed with is remembered for its aggregate's chain."""
+        domain_event = super().to_domain_event(stored_event)
+        if getattr(type(domain_event), "class_version", 1) > 1:
+            key = id(domain_event)
+            _SEALED_DIGESTS[key] = stored_event_digest(self, stored_event)
+            weakref.finalize(domain_event, _SEALED_DIGESTS.pop, key, None)
+        return domain_event

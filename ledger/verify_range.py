@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.chain import GENESIS, event_digest, expand_ranges, stored_digest
+from ledger.chain import GENESIS, expand_ranges, stored_digest, stored_event_digest
 from ledger.domain.casino import CasinoDeal
 from ledger.domain.checkpoint import Checkpoints
 from ledger.domain.records import record_of, transfers_in
@@ -38,7 +38,7 @@ def verify_range(app: Any, first: int, last: int) -> VerificationReport:
 
     page = app.recorder.select_notifications(start=first, limit=last - first + 1, stop=last)
     events = [(n.id, n, _read(app, n)) for n in page]
-    tamper = TamperCheck(app.chain_key, fail)
+    tamper = TamperCheck(app.chain_key, app.mapper, fail)
     _look_back(app, tamper, events, first)
     first_copy: dict[str, Transfer] = {}
     deals: dict[str, list[Any]] = {}
@@ -87,11 +87,11 @@ def _look_back(app: Any, tamper: TamperCheck, events: list[tuple[int, Any, Any]]
             seen.add(aggregate)
             if stored.originator_version > 1:
                 previous = _previous(app, stored)
-                if previous is not None:
-                    tamper.heads[aggregate] = (stored.originator_version - 1,
-                                               event_digest(previous))
+                digest = _digest_or_none(app, previous) if previous is not None else None
+                if previous is not None and digest is not None:
+                    tamper.heads[aggregate] = (stored.originator_version - 1, digest)
                     if isinstance(event, Checkpoints.Recorded):
-                        tamper.last_mac = getattr(previous, "mac", GENESIS)
+                        tamper.last_mac = getattr(_read(app, previous), "mac", GENESIS)
         if isinstance(event, Checkpoints.Recorded):
             ranges = getattr(event, "ranges", None)
             named = (expand_ranges(ranges) if ranges is not None
@@ -102,9 +102,18 @@ def _look_back(app: Any, tamper: TamperCheck, events: list[tuple[int, Any, Any]]
 
 
 def _previous(app: Any, stored: Any) -> Any:
+    """The stored event before this one of its aggregate, or None."""
     found = app.recorder.select_events(stored.originator_id,
                                        lte=stored.originator_version - 1, desc=True, limit=1)
-    return _read(app, found[0]) if found else None
+    return found[0] if found else None
+
+
+def _digest_or_none(app: Any, stored: Any) -> str | None:
+    """The digest the event was sealed with (None when its bytes cannot be decoded)."""
+    try:
+        return stored_event_digest(app.mapper, stored)
+    except Exception:  # noqa: BLE001 - altered bytes may break decoding in any way
+        return None
 
 
 def _deal_step(event: Any, position: int, deals: dict[str, list[Any]],

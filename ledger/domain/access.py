@@ -10,7 +10,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import event
 
-from ledger.domain.base import LedgerAggregate
+from ledger.domain.base import LedgerAggregate, upcaster, versioned
 from ledger.errors import Conflict
 
 _KEYS = uuid5(NAMESPACE_URL, "reddog-ledger:api-keys")
@@ -102,3 +102,30 @@ class CommandRecord(LedgerAggregate):
         self.key = key
         self.fingerprint = fingerprint
         self.answer = answer
+
+
+@upcaster(ApiKey.Issued, 1)
+def _issued_v1_v2(state: dict[str, Any]) -> None:
+    """A key issued by the first release: no expiry, the service's rate limit, issuer not
+    recorded, a Bearer key."""
+    for name, value in (("expires_at", None), ("rate_limit", None), ("issued_by", None),
+                        ("kind", "api")):
+        state.setdefault(name, value)
+
+
+@upcaster(ApiKey.Revoked, 1)
+def _revoked_v1_v2(state: dict[str, Any]) -> None:
+    """A revocation recorded by the first release: who revoked it was not recorded."""
+    state.setdefault("revoked_by", None)
+
+
+# The version of every stored event class (docs/events.md): 1 until its shape changes.
+# Issued and Revoked gained fields after the first release (version 2).
+versioned(
+    ApiKey,
+    Issued=2, Revoked=2,
+)
+versioned(
+    CommandRecord,
+    Answered=1,
+)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from eventsourcing.domain import Aggregate
 
 from ledger import clock
-from ledger.chain import GENESIS, event_digest
+from ledger.chain import GENESIS, sealed_digest
+
+Upcast = Callable[[dict[str, Any]], None]
 
 
 class LedgerAggregate(Aggregate):
@@ -27,8 +30,36 @@ class LedgerAggregate(Aggregate):
                 head = aggregate.chain_head if aggregate is not None else GENESIS
                 object.__setattr__(self, "chain_prev", head)
             result = super().mutate(aggregate)
-            (result if result is not None else aggregate).chain_head = event_digest(self)
+            (result if result is not None else aggregate).chain_head = sealed_digest(self)
             return result
 
     class Created(Event, Aggregate.Created):
         pass
+
+
+def versioned(aggregate: type[LedgerAggregate], **versions: int) -> None:
+    """Declare the version of each stored event class of an aggregate, by its name: 1 for a
+    first shape, N once a shape changed, and then the class (or the one it extends) must have
+    every upcaster `upcast_v1_v2` … `upcast_vN-1_vN` (docs/events.md). The library stores the
+    version with every event above 1 and upcasts older ones when it reads them."""
+    for name, version in versions.items():
+        event_class = vars(aggregate).get(name)
+        if not (isinstance(event_class, type) and issubclass(event_class, LedgerAggregate.Event)):
+            raise TypeError(f"{aggregate.__name__} has no event class {name}")
+        missing = [f"upcast_v{n}_v{n + 1}" for n in range(1, version)
+                   if not hasattr(event_class, f"upcast_v{n}_v{n + 1}")]
+        if version < 1 or missing:
+            raise TypeError(f"{aggregate.__name__}.{name} version {version} lacks {missing}")
+        event_class.class_version = version
+
+
+def upcaster(event_class: type, from_version: int) -> Callable[[Upcast], Upcast]:
+    """Attach a function as `upcast_vN_vN+1` of an event class made by `@event("Name")`, whose
+    body cannot hold it (a class declared explicitly defines the static method itself)."""
+
+    def attach(function: Upcast) -> Upcast:
+        setattr(event_class, f"upcast_v{from_version}_v{from_version + 1}",
+                staticmethod(function))
+        return function
+
+    return attach

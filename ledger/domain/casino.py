@@ -8,7 +8,7 @@ from uuid import UUID, uuid5
 from eventsourcing.domain import event
 
 from ledger.cards import Card
-from ledger.domain.base import LedgerAggregate
+from ledger.domain.base import LedgerAggregate, versioned
 from ledger.domain.wallet import Wallet
 from ledger.errors import RuleViolation
 from ledger.rules import casino
@@ -269,3 +269,18 @@ class CasinoDeal(LedgerAggregate):
         if opening.kind is OpeningKind.PAIR and self.trips:
             return "trips"
         return opening.label
+
+
+# The version of every stored event class (docs/events.md): 1 until its shape changes.
+versioned(
+    CasinoTable,
+    Opened=1, DealStarted=1, ClientSeedChanged=1,
+)
+versioned(
+    SealedSeed,
+    Sealed=1,
+)
+versioned(
+    CasinoDeal,
+    Committed=1, Wagered=1, CardDealt=1, Stood=1, Raised=1, Settled=1, SeedRevealed=1,
+)

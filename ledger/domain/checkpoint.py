@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import event
 
 from ledger.chain import GENESIS
-from ledger.domain.base import LedgerAggregate
+from ledger.domain.base import LedgerAggregate, upcaster, versioned
 
 CHECKPOINTS_ID = uuid5(NAMESPACE_URL, "reddog-ledger:checkpoints")
 
@@ -54,3 +55,21 @@ class ChainKeyFingerprint(LedgerAggregate):
     @event("Recorded")
     def __init__(self, fingerprint: str) -> None:
         self.fingerprint = fingerprint
+
+
+@upcaster(Checkpoints.Recorded, 1)
+def _recorded_v1_v2(state: dict[str, Any]) -> None:
+    """A checkpoint of the first format: no `ranges`, its digests cover first..last in turn."""
+    state.setdefault("ranges", None)
+
+
+# The version of every stored event class (docs/events.md): 1 until its shape changes.
+# Checkpoints.Recorded gained `ranges` after the first release (version 2).
+versioned(
+    Checkpoints,
+    Started=1, Recorded=2,
+)
+versioned(
+    ChainKeyFingerprint,
+    Recorded=1,
+)

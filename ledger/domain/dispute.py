@@ -14,7 +14,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import event
 
-from ledger.domain.base import LedgerAggregate
+from ledger.domain.base import LedgerAggregate, versioned
 from ledger.errors import Conflict
 from ledger.transfers import HOUSE, Transfer, make_transfer, wallet_account
 
@@ -74,3 +74,10 @@ class Dispute(LedgerAggregate):
     def facts(self) -> dict[str, Any]:
         return {"deal_id": self.deal_id, "table_id": self.table_id,
                 "player_id": self.player_id, "wallet_id": self.wallet_id}
+
+
+# The version of every stored event class (docs/events.md): 1 until its shape changes.
+versioned(
+    Dispute,
+    Opened=1, Resolved=1,
+)

@@ -14,7 +14,7 @@ from uuid import UUID
 from eventsourcing.domain import event
 from eventsourcing.persistence import Transcoding
 
-from ledger.domain.base import LedgerAggregate
+from ledger.domain.base import LedgerAggregate, versioned
 from ledger.rules import operations
 from ledger.rules.highcard import HighCardGame
 from ledger.rules.highcard_state import HighCardState
@@ -180,3 +180,15 @@ class HighCardStateAsDict(Transcoding):
 
     def decode(self, data: dict[str, Any]) -> HighCardState:
         return HighCardState.from_dict(data)
+
+
+# The version of every stored event class (docs/events.md): 1 until its shape changes.
+versioned(
+    HighCardTable,
+    Opened=1, ClientSeedChanged=1, Seated=1, Unseated=1, SatOut=1, SatIn=1, DealerChosen=1,
+    DealPassed=1, Committed=1, CardDealt=1, CardBurned=1, TargetTurned=1, CardDiscarded=1,
+    CardsReturned=1, HandShown=1, SeedRevealed=1, DealVoided=1, DealEnded=1, BankFunded=1,
+    Anted=1, BetPlaced=1, BetsUnsealed=1, CentreBought=1, Passed=1, TurnSkipped=1, PaidOut=1,
+    PartiallyPaid=1, BankEmptied=1, BankCollected=1, StitchDeclared=1, DealerChoiceNeeded=1,
+    DealerChose=1, PotSplit=1, TableClosed=1,
+)

@@ -8,7 +8,7 @@ from typing import Any
 
 from eventsourcing.domain import event
 
-from ledger.domain.base import LedgerAggregate
+from ledger.domain.base import LedgerAggregate, versioned
 
 
 class VerificationRun(LedgerAggregate):
@@ -35,3 +35,10 @@ class VerificationRun(LedgerAggregate):
                 "first_bad_position": self.first_bad_position, "problem": self.problem,
                 "started_at": self.started_at, "finished_at": self.created_on.isoformat(),
                 "seconds": self.seconds}
+
+
+# The version of every stored event class (docs/events.md): 1 until its shape changes.
+versioned(
+    VerificationRun,
+    Finished=1,
+)

@@ -6,7 +6,7 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import event
 
-from ledger.domain.base import LedgerAggregate
+from ledger.domain.base import LedgerAggregate, versioned
 from ledger.errors import RuleViolation
 from ledger.transfers import OPERATOR, Transfer, make_transfer, wallet_account
 
@@ -66,3 +66,9 @@ class Wallet(LedgerAggregate):
     def _credited(self, transfer: Transfer) -> None:
         self.balance += transfer["amount"]
 
+
+# The version of every stored event class (docs/events.md): 1 until its shape changes.
+versioned(
+    Wallet,
+    Opened=1, Granted=1, Debited=1, Credited=1,
+)

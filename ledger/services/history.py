@@ -20,7 +20,9 @@ Format `RDHH/1` (Red Dog Hand History, version 1), UTF-8 text, one item per line
     end
 
 Each `event:` line is the stored event: `{"topic", "id", "version", "state"}` where `state`
-is the event's attributes in the event store's JSON encoding. `table-before` is a snapshot of
+is the event's attributes in the event store's JSON encoding, in its class's shape of the day
+of export (with `class_version` when above 1; importing upcasts an older version as the store
+does, docs/events.md). `table-before` is a snapshot of
 the table in the same encoding. Everything a replay needs is in the document: importing decodes
 the events and applies them, from the snapshot for a multi-seat table, from nothing for a
 casino deal, and gives the same steps as replaying from the store. Blank lines and lines

@@ -43,7 +43,7 @@ def seal_key_fingerprint(app: Application[Any], key: ChainKey) -> None:
 def _first_event_sealed_by(app: Application[Any], key: ChainKey) -> bool:
     """A store from before fingerprints were recorded: does the key seal its first event?"""
     [first] = app.recorder.select_notifications(start=1, limit=1)
-    return sealed_by(key.secret, first, app.mapper.to_domain_event(first))
+    return sealed_by(key.secret, app.mapper, first)
 
 
 def _wrong_key(key: ChainKey, recorded: str | None) -> str:
@@ -130,7 +130,7 @@ def _check(app: Any) -> dict[str, Any]:
         if not kept:
             checks["chain_key"] = "missing"
             problems.append(f"the chain key file {key.source} is gone or changed")
-    if last and not sealed_by(key.secret, last[0], app.mapper.to_domain_event(last[0])):
+    if last and not sealed_by(key.secret, app.mapper, last[0]):
         checks["chain_key"] = "wrong"
         problems.append("the last stored event is not sealed by this process's chain key")
     try:

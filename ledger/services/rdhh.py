@@ -197,6 +197,7 @@ def decode(app: Any, number: int, text: str, classes: Mapping[str, type], what: 
         raise refused(number, f"unreadable event: {error!r}"[:200]) from None
     if not isinstance(state, dict):
         raise refused(number, "an event's state is a JSON object")
+    _upcast(number, cls, state)
     fields = _fields(cls)
     missing, extra = fields - state.keys(), state.keys() - fields - _CHAIN
     if missing or extra:
@@ -213,6 +214,21 @@ def decode(app: Any, number: int, text: str, classes: Mapping[str, type], what: 
     event = object.__new__(cls)
     object.__setattr__(event, "__dict__", state)
     return event
+
+
+def _upcast(number: int, cls: type, state: dict[str, Any]) -> None:
+    """An event of an older version in today's shape, by its class's upcasters, as the store's
+    mapper does (docs/events.md): a hand history exported before a change still imports."""
+    stored = state.pop("class_version", 1)
+    current = getattr(cls, "class_version", 1)
+    if not isinstance(stored, int) or isinstance(stored, bool) or not 1 <= stored <= current:
+        raise refused(number, f"{cls.__qualname__} has versions 1 to {current}")
+    try:
+        for version in range(stored, current):
+            getattr(cls, f"upcast_v{version}_v{version + 1}")(state)
+    except Exception as error:  # noqa: BLE001 - an older event that cannot be upcast is refused
+        raise refused(number, f"{cls.__qualname__} version {stored} cannot be upcast: "
+                      f"{error!r}"[:200]) from None
 
 
 def _fields(cls: type) -> frozenset[str]:
