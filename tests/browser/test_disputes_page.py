@@ -1,5 +1,5 @@
-"""Disputes in two browsers: a player disputes a deal of theirs in one context, an operator
-resolves it with an adjustment in another; the player's balance, statement and recall show it,
+"""Disputes in two browsers: a player disputes a deal of theirs from its replay in one context,
+an operator resolves it with an adjustment in another; the player's balance, statement and recall show it,
 `reddog verify` passes and the period's report counts it."""
 
 from __future__ import annotations
@@ -45,10 +45,14 @@ def test_a_dispute_opened_by_a_player_is_resolved_with_an_adjustment_by_an_opera
     before = server.api("GET", f"/wallets/{player['wallet']['id']}", player["key"])["balance"]
     counted = report_disputes(server, player["player_id"])
 
-    # The player disputes the deal (from their own browser's key).
-    dispute = server.api("POST", f"/deals/{deal['id']}/disputes", player["key"],
-                         {"message": "The third card looked wrong to me"})
-    mine = open_page("/pages/disputes", player["key"])
+    # The player disputes the deal from its replay, in their own browser context.
+    mine = open_page(f"/pages/replay?deal={deal['id']}", player["key"])
+    mine.locator("#dispute-message").fill("The third card looked wrong to me")
+    mine.get_by_role("button", name="Dispute this deal").click()
+    opened = mine.locator("#disputes .dispute")
+    expect(opened).to_have_attribute("data-status", "open")
+    dispute = {"dispute_id": opened.get_attribute("data-dispute")}
+    mine.goto(server.base + "/pages/disputes")
     expect(mine.locator("#title")).to_have_text("Your disputes")
     row = mine.locator(f"tr[data-dispute='{dispute['dispute_id']}']")
     expect(row.locator(".dispute-status")).to_have_text("open")
@@ -63,6 +67,12 @@ def test_a_dispute_opened_by_a_player_is_resolved_with_an_adjustment_by_an_opera
         "href", f"/pages/replay?deal={deal['id']}")
     fits_without_sideways_scroll(staff)
     shoot(staff, "dispute-open", size)
+    # Staff replay the deal and run the fairness check in the browser before deciding.
+    staff.locator("#replay-link").click()
+    expect(staff.locator("#fairness")).to_have_attribute("data-result", "passes")
+    expect(staff.locator(f"#disputes a[href='/pages/disputes?id={dispute['dispute_id']}']")
+           ).to_be_visible()
+    staff.locator(f"#disputes a[href='/pages/disputes?id={dispute['dispute_id']}']").click()
     staff.get_by_label("Finding (shown to the player)").fill("Goodwill: the display lagged")
     amount = staff.get_by_label("Adjustment in chips, paid by the house")
     expect(amount).to_be_disabled()  # only an upheld dispute pays
@@ -89,6 +99,18 @@ def test_a_dispute_opened_by_a_player_is_resolved_with_an_adjustment_by_an_opera
     wallet = server.api("GET", f"/wallets/{player['wallet']['id']}", player["key"])
     assert wallet["balance"] == before + ADJUSTMENT
     wait_for_projection(server.base, server.operator)
+    # The player's statement page shows the adjustment, its cause linking to the dispute, and
+    # the recall page marks the deal's dispute upheld.
+    mine.goto(f"{server.base}/pages/wallet?id={player['wallet']['id']}")
+    expect(mine.locator("#closing")).to_have_text(f"{before + ADJUSTMENT:,}")
+    expect(mine.locator(f"a.cause-dispute[href='/pages/disputes?id={dispute['dispute_id']}']")
+           ).to_be_visible()
+    fits_without_sideways_scroll(mine)
+    shoot(mine, "dispute-statement", size)
+    mine.goto(f"{server.base}/pages/recall?player={player['player_id']}")
+    expect(mine.locator(f"a.disputed[href='/pages/disputes?id={dispute['dispute_id']}']")
+           ).to_contain_text("resolved")
+    fits_without_sideways_scroll(mine)
     statement = server.api("GET", f"/wallets/{player['wallet']['id']}/statement", player["key"])
     last = statement["transfers"][-1]
     assert (last["amount"], last["cause"]["dispute"], last["balance"]) == (
