@@ -147,6 +147,14 @@ def check_page(limit: object, field: str = "limit", maximum: int = MAX_PAGE) -> 
     return limit
 
 
+def check_period(since: Any, until: Any) -> None:
+    """A report's period: `until` after `since`, at most MAX_REPORT_DAYS days."""
+    if until <= since:
+        raise InvalidInput("until must be after since", field="until")
+    if (until - since).days > MAX_REPORT_DAYS:
+        raise InvalidInput(f"a report covers at most {MAX_REPORT_DAYS} days", field="until")
+
+
 def check_choice(value: object, choices: Any, field: str) -> str:
     """One of a closed set of words."""
     if not isinstance(value, str) or value not in choices:

@@ -13,7 +13,6 @@ from datetime import date, timedelta
 from typing import Any
 
 from ledger import validation
-from ledger.errors import InvalidInput
 from ledger.rules.odds import theoretical_rtp
 from ledger.services.access import Action, Principal, require
 from ledger.services.base import LedgerBase
@@ -59,11 +58,7 @@ class ReportService(LedgerBase):
             validation.check_choice(variant, VARIANT_NAMES, "variant")
         if player is not None:
             validation.PLAYER_ID.check(player, "player")
-        if until <= since:
-            raise InvalidInput("until must be after since", field="until")
-        if (until - since).days > validation.MAX_REPORT_DAYS:
-            raise InvalidInput(f"a report covers at most {validation.MAX_REPORT_DAYS} days",
-                               field="until")
+        validation.check_period(since, until)
         status = self.projection.status()
         rows = self.projection.store.read_range(f"a|{since.isoformat()}",
                                                 f"a|{until.isoformat()}")

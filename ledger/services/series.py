@@ -13,7 +13,6 @@ from datetime import date
 from typing import Any
 
 from ledger import validation
-from ledger.errors import InvalidInput
 from ledger.rules.odds import theoretical_rtp
 from ledger.services.access import Action, Principal, require
 from ledger.services.base import LedgerBase
@@ -35,11 +34,7 @@ class SeriesService(LedgerBase):
             table = str(validation.check_uuid(table, "table"))
         if variant is not None:
             validation.check_choice(variant, validation.VARIANT_NAMES, "variant")
-        if until <= since:
-            raise InvalidInput("until must be after since", field="until")
-        if (until - since).days > validation.MAX_REPORT_DAYS:
-            raise InvalidInput(f"a report covers at most {validation.MAX_REPORT_DAYS} days",
-                               field="until")
+        validation.check_period(since, until)
         status = self.projection.status()
         store, first, last = self.projection.store, since.isoformat(), until.isoformat()
         by_day = {day.isoformat(): {"day": day.isoformat(), "deals": 0, "handle": 0,
