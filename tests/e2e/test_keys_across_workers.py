@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -227,3 +228,57 @@ def test_a_sign_in_link_raced_on_both_workers_is_exchanged_exactly_once(workers)
         status, me, _ = worker.get("/me", session["key"])
         assert status == 200 and me["player_id"] == "racer"
     assert workers.app.get_key(SYSTEM, record["key_id"])["status"] == "revoked"
+
+
+def race(workers: Workers, clients: int, send: Any) -> list[tuple[int, Any]]:
+    """`clients` threads call `send(worker)` at once, half through each worker."""
+    start = threading.Barrier(clients)
+    answers: list[tuple[int, Any]] = [(0, None)] * clients
+
+    def run(number: int) -> None:
+        start.wait()
+        status, body, _ = send(workers.both[number % 2])
+        answers[number] = (status, body)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return answers
+
+
+def test_a_dispute_raced_on_both_workers_is_opened_once_and_resolved_once(workers):
+    """Eight players' retries open one dispute; eight operators resolving it at once pay one
+    adjustment: one 201 and one 200, every other answer a 409, the ledger still verifying."""
+    from ledger.verify import verify_store
+
+    operator, _ = workers.app.issue_key("operator")
+    player, _ = workers.app.issue_key("player", player_id="disputer")
+    base = workers.one.base
+    status, wallet, _ = call(base, "POST", "/wallets", operator, {"player_id": "disputer"})
+    assert status == 201
+    assert call(base, "POST", f"/wallets/{wallet['id']}/grants", operator, {"amount": 500})[0] == 201
+    status, table, _ = call(base, "POST", "/tables", operator,
+                            {"variant": "casino", "wallet_id": wallet["id"]})
+    status, deal, _ = call(workers.other.base, "POST", f"/tables/{table['id']}/deals", player,
+                           {"bet": 100})
+    assert status == 201, deal
+    if deal["phase"] == "deciding":
+        deal = call(base, "POST", f"/deals/{deal['id']}/stand", player)[1]
+    balance = call(base, "GET", f"/wallets/{wallet['id']}", player)[1]["balance"]
+
+    opened = race(workers, 8, lambda worker: call(
+        worker.base, "POST", f"/deals/{deal['id']}/disputes", player, {"message": "wrong card"}))
+    assert sorted(s for s, _ in opened) == [201] + [409] * 7, opened
+    dispute = next(body for status, body in opened if status == 201)
+
+    resolved = race(workers, 8, lambda worker: call(
+        worker.base, "POST", f"/disputes/{dispute['dispute_id']}/resolve", operator,
+        {"finding": "paid once", "upheld": True, "adjustment": 40}))
+    assert sorted(s for s, _ in resolved) == [200] + [409] * 7, resolved
+    for worker in workers.both:
+        assert call(worker.base, "GET", f"/wallets/{wallet['id']}", player)[1]["balance"] == (
+            balance + 40)
+    report = verify_store(workers.app)
+    assert report.ok, report.failures[:3]
