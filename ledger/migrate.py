@@ -99,13 +99,12 @@ def place_target_key(settings: Settings, key: ChainKey) -> str:
     return str(path)
 
 
-def check_prefix(source: RawStore, target: RawStore, batch: int) -> int:
-    """The target's last position, after checking that everything it holds is the source's
-    own beginning; Refused naming the first position that differs."""
+def check_prefix(source: RawStore, target: RawStore, head: int, batch: int) -> int:
+    """The target's last position, after checking that everything it holds is the beginning
+    of the source's log, which ends at `head`; Refused naming the first position that differs."""
     held = target.head()
     if not held:
         return 0
-    head = source.head()
     if held > head:
         raise Refused(f"the target holds events up to position {held}, beyond the source's "
                       f"last position {head}: it is not a copy of this source")
@@ -174,7 +173,7 @@ def migrate(source: RawStore, target: RawStore, batch: int = DEFAULT_BATCH,
         head = source.head()
         if not head:
             raise Refused("the source holds no events")
-        held = check_prefix(source, target, batch)
+        held = check_prefix(source, target, head, batch)
         ready()
         if held >= head:
             say(f"the target holds the source's whole log, up to position {head}")
@@ -213,7 +212,7 @@ def prove_equal(source: RawStore, target: RawStore, head: int, batch: int,
         raise NotEqual(str(error)) from None
     if target.head() != head:
         raise NotEqual(f"the target's last position is {target.head()}, the source's {head}")
-    if digest_snapshots(target.snapshots()) != digest_snapshots(snapshots):
+    if target.snapshots() != snapshots:
         raise NotEqual("the target's snapshots differ from the source's")
     with target.read_models() as (position, chunks):
         sha256, _counts = digest_models(chunks)
@@ -223,14 +222,6 @@ def prove_equal(source: RawStore, target: RawStore, head: int, batch: int,
                  checkpoints=counted["checkpoints"], last_checkpoint=counted["last_checkpoint"],
                  snapshots=len(snapshots), documents=models.counts["documents"],
                  read_position=models.position, events_sha256=whole.hexdigest())
-
-
-def digest_snapshots(rows: list[tuple[str, int, str, bytes]]) -> str:
-    h = hashlib.sha256()
-    for originator_id, version, topic, state in rows:
-        h.update(f"{originator_id}|{version}|{topic}|".encode())
-        h.update(state)
-    return h.hexdigest()
 
 
 def key_path_setting(path: str | None) -> str | None:

@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ledger.projection import PROJECTION
-
 READ_TABLES = ("documents", "projections", "feed_events", "feed_keys")
 
 
@@ -79,11 +77,6 @@ def chunked(table: str, cursor: Any) -> Chunks:
     yield table, []
     while rows := cursor.fetchmany(CHUNK):
         yield table, [tuple(r.values()) if isinstance(r, dict) else tuple(r) for r in rows]
-
-
-def position_of(rows: list[tuple[Any, ...]]) -> int:
-    found = [r for r in rows if r[0] == PROJECTION]
-    return int(found[0][1]) if found else 0
 
 
 ORDER = {"documents": "name", "projections": "projection", "feed_events": "position",

@@ -28,6 +28,7 @@ from eventsourcing.utils import Environment
 
 from ledger.domain.checkpoint import CHAIN_KEY_ID
 from ledger.errors import InvalidInput
+from ledger.projection import PROJECTION
 from ledger.rawrows import (
     ORDER,
     READ_TABLES,
@@ -35,10 +36,9 @@ from ledger.rawrows import (
     Row,
     chunked,
     fingerprint_in,
-    position_of,
 )
 from ledger.readstore_sql import PostgresReadStore, SQLiteReadStore
-from ledger.sidestore import advisory_lock_id, side_file
+from ledger.sidestore import groups_of, side_file
 from ledger.store import POSTGRES, SQLITE, StoreLocation, locate
 
 APP_NAME = "RedDogLedger"
@@ -161,8 +161,9 @@ class SQLiteRawStore(RawStore):
         db = sqlite3.connect(self.read_path, timeout=30, isolation_level=None)
         try:
             db.execute("BEGIN")
-            position = position_of(db.execute(
-                f"SELECT * FROM {SQLiteReadStore.projections}").fetchall())
+            row = db.execute(f"SELECT position FROM {SQLiteReadStore.projections} "
+                             "WHERE projection = ?", (PROJECTION,)).fetchone()
+            position = int(row[0]) if row else 0
 
             def chunks() -> Chunks:
                 for table in READ_TABLES:
@@ -208,11 +209,6 @@ def _sqlite_transaction(db: sqlite3.Connection) -> Iterator[None]:
     db.execute("COMMIT")
 
 
-def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
-
-
 class PostgresRawStore(RawStore):
     """A store's tables in a PostgreSQL schema."""
 
@@ -225,7 +221,6 @@ class PostgresRawStore(RawStore):
         self.events_table = f'"{schema}".{prefix}_events'
         self.snapshots_table = f'"{schema}".{prefix}_snapshots'
         self.read = PostgresReadStore(self.datastore, prefix)
-        self.read_lock = advisory_lock_id(f"{schema}.{prefix}.read")
 
     @contextmanager
     def _cursor(self, transaction: bool = False) -> Iterator[Any]:
@@ -285,7 +280,7 @@ class PostgresRawStore(RawStore):
 
     def add_snapshots(self, rows: list[tuple[str, int, str, bytes]]) -> None:
         with self._cursor(transaction=True) as cursor:
-            for chunk in _chunks(rows, 1000):
+            for chunk in groups_of(rows, 1000):
                 cursor.executemany(
                     f"INSERT INTO {self.snapshots_table} (originator_id, originator_version, "
                     "topic, state) VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
@@ -296,8 +291,10 @@ class PostgresRawStore(RawStore):
         with self.datastore.get_connection() as conn, conn.transaction():
             with conn.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                cursor.execute(f"SELECT * FROM {self.read.projections}")
-                position = position_of([tuple(r.values()) for r in cursor.fetchall()])
+                cursor.execute(f"SELECT position FROM {self.read.projections} "
+                               "WHERE projection = %s", (PROJECTION,))
+                row = cursor.fetchone()
+                position = int(row["position"]) if row else 0
 
             def chunks() -> Chunks:
                 for table in READ_TABLES:
@@ -310,7 +307,7 @@ class PostgresRawStore(RawStore):
 
     def replace_read_models(self, chunks: Iterable[tuple[str, list[tuple[Any, ...]]]]) -> None:
         with self._cursor(transaction=True) as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", (self.read_lock,))
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", (self.read.lock_id,))
             for table in READ_TABLES:
                 cursor.execute(f"DELETE FROM {getattr(self.read, table)}")
             for table, rows in chunks:

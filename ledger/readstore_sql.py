@@ -29,6 +29,7 @@ from ledger.sidestore import (
     ThreadConnections,
     advisory_lock_id,
     create_postgres_tables,
+    groups_of,
     postgres_cursor,
     side_file,
 )
@@ -137,7 +138,7 @@ class _SqlReadStore(ReadStore):
 
     def having(self, keys: frozenset[str], positions: Sequence[int]) -> set[int]:
         found: set[int] = set()
-        for chunk in _chunks(list(positions), 500):
+        for chunk in groups_of(list(positions), 500):
             sql = (f"SELECT position FROM {self.feed_keys} WHERE key IN "
                    f"({','.join('?' * len(keys))}) AND position IN ({','.join('?' * len(chunk))})")
             found.update(r[0] for r in self._all(sql, (*sorted(keys), *chunk)))
@@ -145,7 +146,7 @@ class _SqlReadStore(ReadStore):
 
     def times(self, positions: Sequence[int]) -> dict[int, int]:
         found: dict[int, int] = {}
-        for chunk in _chunks(list(positions), 500):
+        for chunk in groups_of(list(positions), 500):
             sql = (f"SELECT position, at FROM {self.feed_events} WHERE position IN "
                    f"({','.join('?' * len(chunk))})")
             found.update((p, at) for p, at in self._all(sql, chunk))
@@ -161,11 +162,6 @@ class _SqlReadStore(ReadStore):
 
 def _first(row: Any) -> Any:
     return next(iter(row.values())) if isinstance(row, dict) else row[0]
-
-
-def _chunks(items: list[int], size: int) -> Iterator[list[int]]:
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
 
 
 class _SqlSession(ReadSession):

@@ -84,3 +84,9 @@ class ThreadConnections:
             for connection in self._connections:
                 connection.close()
             self._connections.clear()
+
+
+def groups_of(items: list[Any], size: int) -> Iterator[list[Any]]:
+    """`items` in lists of at most `size`, in order (one statement's parameters each)."""
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
