@@ -60,6 +60,8 @@ def backup(destination: Path, force: bool, as_json: bool, store: str | None) -> 
         location = locate(settings.store)
     except LedgerError as error:
         raise bad_parameter("store", error.detail) from None
+    except ConfigurationError as error:
+        raise click.ClickException(str(error)) from None
     if location.kind != SQLITE or location.sqlite_path is None:
         raise bad_parameter("store", "reddog backup copies a SQLite store file; back up "
                             "PostgreSQL with pg_dump and its key file apart (docs/operations.md)")
@@ -134,6 +136,8 @@ def migrate(source: str, target: str, from_key: str | None, to_key: str | None, 
         same = locate(source_settings.store).same_as(locate(target_settings.store))
     except LedgerError as error:
         raise bad_parameter("source", error.detail) from None
+    except ConfigurationError as error:
+        raise click.ClickException(str(error)) from None
     if same:
         raise bad_parameter("target", "the target is the source")
     try:

@@ -194,3 +194,22 @@ def test_a_postgres_store_without_its_driver_names_the_extra(monkeypatch):
     with pytest.raises(ConfigurationError, match=r"reddog-ledger\[postgres\]"):
         locate("postgresql://postgres@127.0.0.1:5432/test")
     assert locate("sqlite:///:memory:").kind == "sqlite"  # the embedded store needs no driver
+
+
+@pytest.mark.parametrize("args", [
+    ["backup", "--store", "postgresql://postgres@127.0.0.1/test", "--to", "x"],
+    ["migrate", "--from", "sqlite:///x.sqlite3", "--to", "postgresql://postgres@127.0.0.1/test"],
+])
+def test_store_commands_without_the_postgres_driver_say_so_without_a_traceback(monkeypatch, args):
+    import importlib.util
+
+    from click.testing import CliRunner
+
+    from api.cli import main
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "psycopg" else find_spec(name, *a))
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1 and "reddog-ledger[postgres]" in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
