@@ -33,9 +33,9 @@ def fields_of(event: Any) -> dict[str, Any]:
     return {key: value for key, value in vars(event).items() if key not in HEADER}
 
 
-def transfers_in(event: Any) -> list[Transfer]:
-    """The transfers an event records, in order."""
-    record = record_of(event)
+def transfers_in(event: Any, record: Any = None) -> list[Transfer]:
+    """The transfers an event records, in order (`record`: its `record_of`, when known)."""
+    record = record_of(event) if record is None else record
     if isinstance(record, Operation):
         return record.moves()
     return transfers_of(vars(event))

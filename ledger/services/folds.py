@@ -40,6 +40,7 @@ from ledger.services.folds_deals import index_deal
 from ledger.services.folds_disputes import facts_of, fold_dispute
 from ledger.services.folds_series import deal_finished, track_pot
 from ledger.services.folds_verify import fold_checkpoint, fold_run
+from ledger.services.views import REVEALS
 from ledger.transfers import Transfer, wallet_movements
 
 RECALL_KEPT = 50
@@ -102,7 +103,9 @@ class Fold:
 
     def fold(self, position: int, event: Any) -> None:
         data = fields_of(event)
-        count_chips(self, event)
+        record = record_of(event)  # an operation is built once, for every read model
+        transfers = transfers_in(event, record)
+        count_chips(self, event, transfers)
         if isinstance(event, ApiKey.Event):
             self._key(event, data)
             return
@@ -110,15 +113,15 @@ class Fold:
             fold_checkpoint(self, position, event)
             return
         if isinstance(event, VerificationRun.Event):
-            self._index(position, event, data)
+            self._index(position, event, data, record, transfers)
             fold_run(self, event)
             return
         if isinstance(event, Dispute.Event):
-            self._index(position, event, facts_of(self, event, data))
+            self._index(position, event, facts_of(self, event, data), record, transfers)
             fold_dispute(self, event, data)
             return
-        self._index(position, event, data)
-        self._fold(event, data)
+        self._index(position, event, data, record, transfers)
+        self._fold(event, data, record, transfers)
 
     # API keys.
     def _key(self, event: Any, data: dict[str, Any]) -> None:
@@ -137,7 +140,8 @@ class Fold:
                 self.put(f"k|{key_id}", record)
 
     # The feed index.
-    def _index(self, position: int, event: Any, data: dict[str, Any]) -> None:
+    def _index(self, position: int, event: Any, data: dict[str, Any], record: Any,
+               transfers: list[Transfer]) -> None:
         keys = {f"type:{kind_of(event)}"}
         aggregate = str(event.originator_id)
         tables: set[str] = set()
@@ -163,7 +167,7 @@ class Fold:
             players.add(data["player_id"])
         if data.get("wallet_id") is not None:
             wallets.add(str(data["wallet_id"]))
-        wallets.update(wallet for wallet, _ in wallet_movements(transfers_in(event)))
+        wallets.update(wallet for wallet, _ in wallet_movements(transfers))
         seat = data.get("seat")
         if isinstance(seat, int) and tables:
             info = (self.get(f"t|{aggregate}") or {}).get("seats", {}).get(str(seat))
@@ -173,7 +177,7 @@ class Fold:
             owner = (self.get(f"w|{wallet}") or {}).get("player")
             if owner:
                 players.add(owner)
-        if isinstance(record_of(event), CasinoDeal.SeedRevealed | op.SeedRevealed):
+        if isinstance(record, REVEALS):
             keys.update(f"revealed:{deal}" for deal in deals)
         keys.update(f"table:{t}" for t in tables)
         keys.update(f"wallet:{w}" for w in wallets)
@@ -183,7 +187,8 @@ class Fold:
         self.keys.extend((key, position) for key in sorted(keys))
 
     # Reports and recall.
-    def _fold(self, event: Any, data: dict[str, Any]) -> None:
+    def _fold(self, event: Any, data: dict[str, Any], record: Any,
+              transfers: list[Transfer]) -> None:
         aggregate = str(event.originator_id)
         if isinstance(event, Wallet.Event):
             self._wallet_fact(event, aggregate, data)
@@ -192,7 +197,6 @@ class Fold:
             self.put(f"t|{aggregate}", {"variant": event.variant if isinstance(
                 event, HighCardTable.Opened) else "casino", "seats": {}, "dealer": None})
             return
-        record = record_of(event)
         if isinstance(event, CasinoDeal.Event):
             deal_id: str | None = aggregate
             table_id = str(data["table_id"]) if isinstance(event, CasinoDeal.Committed) else (
@@ -210,7 +214,7 @@ class Fold:
                 isinstance(record, op.Committed) and record.purpose == op.Committed.DEAL):
             self._start_deal(deal_id, table_id, table, record, data, when, day, variant)
         deal = self.get(f"d|{deal_id}") if deal_id else None
-        for transfer in transfers_in(event):
+        for transfer in transfers:
             self._move(transfer, record, deal, table_id, day, variant)
             track_pot(table, table_id, transfer)
         if deal is not None:

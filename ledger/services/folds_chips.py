@@ -11,18 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.domain.records import transfers_in
 from ledger.domain.wallet import Wallet
-from ledger.transfers import parse_account
+from ledger.transfers import Transfer, parse_account
 
 CHIPS = "c|chips"
 
 
-def count_chips(fold: Any, event: Any) -> None:
-    """Move the chips of the transfers this event is the counted record of."""
+def count_chips(fold: Any, event: Any, transfers: list[Transfer]) -> None:
+    """Move the chips of the `transfers` this event records, if it is their counted record."""
     if isinstance(event, Wallet.Event) and not isinstance(event, Wallet.Granted):
         return  # a wallet's debit or credit: the second record of another aggregate's transfer
-    transfers = transfers_in(event)
     if not transfers:
         return
     chips = dict(fold.get(CHIPS, {}))
