@@ -24,7 +24,8 @@ from ledger.domain.dispute import Dispute
 from ledger.domain.records import record_of, transfers_in
 from ledger.domain.wallet import Wallet
 from ledger.rules import operations as op
-from ledger.services.deals import REVEALS, fairness_of
+from ledger.services.deals import fairness_of
+from ledger.services.views import REVEALS
 from ledger.tamper import TamperCheck
 from ledger.transfers import (
     OPERATOR,

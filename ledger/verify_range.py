@@ -23,7 +23,8 @@ from ledger.domain.checkpoint import Checkpoints
 from ledger.domain.records import record_of, transfers_in
 from ledger.eventlog import select_positions
 from ledger.rules import operations as op
-from ledger.services.deals import REVEALS, fairness_of
+from ledger.services.deals import fairness_of
+from ledger.services.views import REVEALS
 from ledger.tamper import TamperCheck
 from ledger.transfers import Transfer, owner_of
 from ledger.verify import Failure, VerificationReport, _deal_of, _shape_problem

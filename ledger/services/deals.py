@@ -35,13 +35,12 @@ from ledger.services.access import Action, Principal, may, require
 from ledger.services.base import CommandKey, Decision
 from ledger.services.casino import CasinoService
 from ledger.services.tables import TableService, seated_players
+from ledger.services.views import REVEALS
 from ledger.transfers import wallet_movements
 from ledger.validation import CASINO_VARIANT
 
 #: Events that take a card from the top of the pack, in either family.
 TAKES = (CasinoDeal.CardDealt, *op.TAKES_CARD)
-#: Events that reveal a deal's server seed, in either family.
-REVEALS = (CasinoDeal.SeedRevealed, op.SeedRevealed)
 
 
 class Family:
@@ -136,8 +135,8 @@ class DealLog:
 
     @property
     def server_seed(self) -> str | None:
-        return next((record_of(e).server_seed for e in self.events
-                     if isinstance(record_of(e), REVEALS)), None)
+        return next((r.server_seed for r in map(record_of, self.events)
+                     if isinstance(r, REVEALS)), None)
 
     def steps(self) -> list[dict[str, Any]]:
         """Every event with the state after it."""
@@ -247,7 +246,8 @@ class DealService(CasinoService, TableService):
     def deal_events(self, actor: Principal, deal_id: UUID) -> list[dict[str, Any]]:
         """List a deal's events in order, with nothing the rules have not revealed."""
         log = self.deal_log(actor, deal_id)
-        return [log.family.event_view(event, log.finished) for event in log.events]
+        finished = log.finished
+        return [log.family.event_view(event, finished) for event in log.events]
 
     def replay(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
         """Every step of a deal with the state after it, rebuilt from the stored events, and

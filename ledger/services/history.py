@@ -65,7 +65,6 @@ from ledger.rules.highcard_state import HighCardState
 from ledger.services.access import SYSTEM, Principal
 from ledger.services.deals import (
     CASINO,
-    REVEALS,
     TABLE,
     DealLog,
     DealService,
@@ -84,6 +83,7 @@ from ledger.services.rdhh import (
     lines_of,
     refused,
 )
+from ledger.services.views import REVEALS
 
 
 def export_history(app: DealService, deal_id: UUID, actor: Principal = SYSTEM) -> str:

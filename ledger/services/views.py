@@ -15,7 +15,8 @@ from ledger.rules import operations as op
 #: Event fields that hold secrets; only the events that reveal them may carry them.
 _SECRET_FIELDS = {"server_seed"}
 #: Events that reveal a secret, in either family.
-_REVEALING = (CasinoDeal.SeedRevealed, op.SeedRevealed)
+#: Events that reveal a deal's server seed, in either family.
+REVEALS = (CasinoDeal.SeedRevealed, op.SeedRevealed)
 
 
 def jsonable(value: Any) -> Any:
@@ -35,7 +36,7 @@ def event_view(event: Any, deal_finished: bool = True) -> dict[str, Any]:
     """One stored event as an auditor sees it: version, type, UTC time and revealed payload.
     A sealed six-spot bet stays sealed until everyone has bet (X4): pass `deal_finished`."""
     record = record_of(event)
-    reveals = isinstance(record, _REVEALING)
+    reveals = isinstance(record, REVEALS)
     payload = {key: jsonable(value) for key, value in fields_of(event).items()
                if reveals or key not in _SECRET_FIELDS}
     if isinstance(record, op.BetPlaced) and record.sealed and not deal_finished:
