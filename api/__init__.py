@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import swagger_ui_bundle
 from flask import Flask, send_from_directory
 from flask_smorest import Api
+from flask_smorest.spec.plugins import FlaskPlugin
 
 from api import errors, gate, observe, pages, problem_pages
 from api.examples import add_examples
@@ -40,7 +40,7 @@ class LedgerApi(Api):
         every body an example (`api.examples`)."""
         paths = self.spec._paths  # apispec keeps the document's paths here
         for rule in app.url_map.iter_rules():
-            path = re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule)
+            path = FlaskPlugin.flaskpath2openapi(rule.rule)
             for method in (rule.methods or set()) - {"HEAD", "OPTIONS"}:
                 operation = paths.get(path, {}).get(method.lower())
                 if operation is not None:

@@ -132,6 +132,8 @@ def init_app(app: Flask, ledger: Any) -> Metrics:
         route = request.url_rule.rule if request.url_rule is not None else "(unmatched)"
         metrics.requests.labels(request.method, route, str(response.status_code)).inc()
         metrics.latency.labels(request.method, route).observe(seconds)
+        if not access.isEnabledFor(logging.INFO):  # nobody reads the line: do not build it
+            return response
         who = g.get("principal")
         written = g.get("written") or []
         access.info("%s %s %s", request.method, route, response.status_code, extra={"fields": {
