@@ -139,9 +139,10 @@ def verify_store(
             continue
         report.events += 1
         aggregate_id = str(event.originator_id)
+        record = record_of(event)  # an operation is built once per event
         if isinstance(event, Dispute.Resolved) and event.adjustment:
             adjustments[event.adjustment["id"]] = (position, aggregate_id, event.adjustment)
-        for transfer in transfers_in(event):
+        for transfer in transfers_in(event, record):
             problem = _shape_problem(transfer)
             if problem:
                 fail(position, aggregate_id, problem)
@@ -170,10 +171,10 @@ def verify_store(
         if held != -balances[OPERATOR]:
             fail(position, aggregate_id,
                  f"conservation (G10): {held} chips held but {-balances[OPERATOR]} granted")
-        deal_id = _deal_of(event)
+        deal_id = _deal_of(event, record)
         if deal_id is not None:
             deal_events[deal_id].append(event)
-            if isinstance(record_of(event), REVEALS):
+            if isinstance(record, REVEALS):
                 _check_deal(deal_id, deal_events.pop(deal_id), balances, position, fail)
                 report.deals_checked += 1
         if progress is not None:
@@ -212,11 +213,11 @@ def _shape_problem(transfer: Transfer) -> str | None:
     return None
 
 
-def _deal_of(event: Any) -> str | None:
-    """The deal an event belongs to: a casino deal's own id, or a table operation's deal_id."""
+def _deal_of(event: Any, record: Any) -> str | None:
+    """The deal an event belongs to: a casino deal's own id, or a table operation's deal_id
+    (`record`: the event's `record_of`)."""
     if isinstance(event, CasinoDeal.Event):
         return str(event.originator_id)
-    record = record_of(event)
     return record.deal_id if isinstance(record, op.DealStep) else None
 
 

@@ -120,15 +120,16 @@ def _digest_or_none(app: Any, stored: Any) -> str | None:
 def _deal_step(event: Any, position: int, deals: dict[str, list[Any]],
                report: VerificationReport, fail: Any) -> None:
     """Collect the events of deals committed in the range; check each when its seed is shown."""
-    deal_id = _deal_of(event)
+    record = record_of(event)
+    deal_id = _deal_of(event, record)
     if deal_id is None:
         return
-    if isinstance(record_of(event), CasinoDeal.Committed | op.Committed) and deal_id not in deals:
+    if isinstance(record, CasinoDeal.Committed | op.Committed) and deal_id not in deals:
         deals[deal_id] = []
     if deal_id not in deals:
         return  # committed before the range
     deals[deal_id].append(event)
-    if isinstance(record_of(event), REVEALS):
+    if isinstance(record, REVEALS):
         for problem in fairness_of(deals.pop(deal_id)).failures():
             fail(position, deal_id, f"fairness: {problem}")
         report.deals_checked += 1
