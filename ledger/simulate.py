@@ -9,7 +9,6 @@ import secrets
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -17,12 +16,11 @@ from ledger.domain.records import record_of
 from ledger.errors import InvalidInput
 from ledger.rules import casino
 from ledger.rules import operations as op
+from ledger.rules.odds import EXACT_EV
 from ledger.services.access import SYSTEM
 from ledger.services.application import LedgerApplication
 
 STRATEGIES = ("never", "optimal")
-#: The player's exact expected result per unit of opening bet over all 132,600 deals.
-EXACT_EV = {"never": Fraction(-1523, 16575), "optimal": Fraction(-523, 16575)}
 OPENING_LABELS = ["consecutive", "pair", "trips"] + [f"spread_{s}" for s in range(1, 12)]
 
 

@@ -21,7 +21,6 @@ from ledger.transfers import HOUSE, Transfer, make_transfer, wallet_account
 #: The one namespace of dispute ids: one dispute per deal and player.
 NAMESPACE = uuid5(NAMESPACE_URL, "reddog:dispute")
 OPEN, RESOLVED = "open", "resolved"
-STATUSES = (OPEN, RESOLVED)
 
 
 class Dispute(LedgerAggregate):

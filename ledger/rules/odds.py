@@ -52,8 +52,11 @@ def exact_win_rate(variant: Variant, hand_size: int) -> Fraction | None:
     return None
 
 
+#: The casino player's exact expected result per unit of opening bet over all 132,600 deals:
+#: never raising, and raising on spreads 7-11 (the optimal strategy).
+EXACT_EV = {"never": Fraction(-1523, 16575), "optimal": Fraction(-523, 16575)}
 #: Casino Red Dog's return per opening bet, raising on spreads 7-11 (C5, C7, C9).
-CASINO_RTP = 1 + Fraction(-523, 16575)
+CASINO_RTP = 1 + EXACT_EV["optimal"]
 
 
 def theoretical_rtp(variant: str) -> float | None:

@@ -27,9 +27,6 @@ OMITTED = "omitted_at_default"
 class Operation:
     """One step of a table's life. `rule` names the rule that caused it, where one did."""
 
-    #: Operations that reveal a secret (a server seed) and may show it in listings.
-    REVEALS: ClassVar[bool] = False
-
     def to_data(self) -> dict[str, Any]:
         """The operation as stored in its event's `data` (a field marked `OMITTED` is left out
         while it holds its default, as the first release stored it)."""
@@ -172,7 +169,6 @@ class CardsReturned(DealStep):
 class SeedRevealed(DealStep):
     """The deal ended and its server seed is revealed (G2)."""
 
-    REVEALS: ClassVar[bool] = True
     server_seed: str
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from ledger.cards import Card
 from ledger.rules import casino
-from ledger.simulate import EXACT_EV
+from ledger.rules.odds import EXACT_EV
 from tests.odds_checks import (
     LABELS,
     ONE_STEP,
