@@ -3,7 +3,6 @@ does to a key, the other sees on its next request, and they share each key's rat
 
 from __future__ import annotations
 
-import os
 import subprocess
 import threading
 import time
@@ -20,9 +19,9 @@ from ledger.services.access import SYSTEM
 from ledger.services.application import LedgerApplication
 from ledger.settings import Settings
 from tests.conftest import postgres_or_skip
+from tests.e2e.load_harness import process_env, stop_process
 from tests.e2e.test_server import (
     POLL_SECONDS,
-    ROOT,
     STARTUP_SECONDS,
     call,
     free_port,
@@ -58,20 +57,12 @@ class Worker:
         pytest.fail(f"worker not ready within {STARTUP_SECONDS}s: {''.join(self.output)}")
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
+        stop_process(self.process)
 
 
 def start_worker(store: str, cwd: Path) -> Worker:
     port = free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "REDDOG_RATE_LIMIT": "0",
-           "REDDOG_RATE_BURST": str(BURST)}
-    env.pop("REDDOG_STORE", None)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env = process_env(REDDOG_RATE_BURST=str(BURST))
     process = subprocess.Popen([*reddog_command(), "serve", "--store", store, "--port",
                                 str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, env=env, cwd=cwd)
@@ -203,21 +194,9 @@ def test_the_key_list_on_one_worker_shows_labels_and_last_use_noted_by_the_other
 
 def test_a_sign_in_link_raced_on_both_workers_is_exchanged_exactly_once(workers):
     link, record = workers.app.issue_key("player", player_id="racer", kind="link")
-    clients = 8
-    start = threading.Barrier(clients)
-    answers: list[tuple[int, object]] = [(0, None)] * clients
-
-    def exchange(number: int) -> None:
-        start.wait()  # every client sends at once, half to each worker
-        status, body, _ = call(workers.both[number % 2].base, "POST", "/sign-in", None,
-                               {"token": link})
-        answers[number] = (status, body)
-
-    threads = [threading.Thread(target=exchange, args=(n,)) for n in range(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    clients = 8  # every client sends at once, half to each worker
+    answers = race(workers, clients, lambda worker: call(worker.base, "POST", "/sign-in", None,
+                                                          {"token": link}))
     statuses = sorted(status for status, _ in answers)
     # Check exactly one client got a session key; every other was refused, none failed.
     assert statuses == [201] + [401] * (clients - 1), statuses
