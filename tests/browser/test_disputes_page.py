@@ -65,7 +65,6 @@ def test_a_dispute_opened_by_a_player_is_resolved_with_an_adjustment_by_an_opera
     queued.get_by_role("button", name="Open").click()
     expect(staff.locator("#replay-link")).to_have_attribute(
         "href", f"/pages/replay?deal={deal['id']}")
-    fits_without_sideways_scroll(staff)
     shoot(staff, "dispute-open", size)
     # Staff replay the deal and run the fairness check in the browser before deciding.
     staff.locator("#replay-link").click()
@@ -105,7 +104,6 @@ def test_a_dispute_opened_by_a_player_is_resolved_with_an_adjustment_by_an_opera
     expect(mine.locator("#closing")).to_have_text(f"{before + ADJUSTMENT:,}")
     expect(mine.locator(f"a.cause-dispute[href='/pages/disputes?id={dispute['dispute_id']}']")
            ).to_be_visible()
-    fits_without_sideways_scroll(mine)
     shoot(mine, "dispute-statement", size)
     mine.goto(f"{server.base}/pages/recall?player={player['player_id']}")
     expect(mine.locator(f"a.disputed[href='/pages/disputes?id={dispute['dispute_id']}']")
@@ -144,5 +142,4 @@ def test_an_auditor_reads_the_queue_but_cannot_resolve(open_page, server, size):
     # The auditor's console counts the open queue.
     console = open_page("/pages/audit", auditor)
     expect(console.locator("#open-disputes")).to_have_text(re.compile(r"^\d+\+?$"))
-    fits_without_sideways_scroll(console)
     shoot(console, "audit-console", size)

@@ -121,7 +121,6 @@ def test_staff_find_the_disputed_deal_of_each_family_from_the_players_name(
         expect(li.locator(".result-head")).to_contain_text(variant)
         expect(li.locator(".badge.disputed")).to_be_visible()
     assert f"player={alice}" in page.url and "disputed=true" in page.url
-    fits_without_sideways_scroll(page)
     shoot(page, "find", size)
 
     # Check the address is the search: opened again, it finds the same deals.
@@ -145,7 +144,6 @@ def test_staff_find_the_disputed_deal_of_each_family_from_the_players_name(
     expect(feed.locator("#events [data-type='Opened']").first).to_be_visible()
     replay = feed.locator("#events a.replay").first.get_attribute("href")
     assert replay.removeprefix("/pages/replay?deal=") in [*played["casino"], played["polish"]]
-    fits_without_sideways_scroll(feed)
     shoot(feed, "find-events", size)
 
 
@@ -180,7 +178,6 @@ def test_a_wallet_statement_shows_running_balances_and_leads_to_each_deal(
     assert rows.locator(".balance").all_inner_texts() == [
         f"{t['balance']:,}" for t in statement["transfers"]]
     expect(page.locator("#closing")).to_have_text(f"{statement['closing_balance']:,}")
-    fits_without_sideways_scroll(page)
     shoot(page, "wallet", size)
 
     # Check the wallet as of a version is the API's.
@@ -218,7 +215,6 @@ def test_recall_shows_the_last_deals_with_balances_before_and_after(
     expect(disputed.locator(".badge.disputed")).to_contain_text("disputed: open")
     assert disputed.locator("a.replay").get_attribute("href") == (
         f"/pages/replay?deal={played['casino'][1]}")
-    fits_without_sideways_scroll(page)
     shoot(page, "recall", size)
 
 

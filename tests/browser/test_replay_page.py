@@ -401,7 +401,6 @@ def test_a_multi_seat_deal_replayed_checked_downloaded_and_altered(
     expect(page.locator("#position")).to_have_text(f"Step {paid + 1} of {len(replay['steps'])}")
     expect(page.locator("#step [data-transfer]").first).to_contain_text("the table's stake")
     shoot(page, f"replay-{variant}", size)
-    fits_without_sideways_scroll(page)
     text = downloads_history(page, server, deal_id, viewer["key"])
     checks_altered_histories(page, server, deal_id, viewer["key"], text, size)
 

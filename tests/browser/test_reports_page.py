@@ -101,7 +101,6 @@ def test_the_report_its_charts_and_csv_agree_with_the_api_and_the_statements(
     assert [int(c.get_attribute("data-y")) for c in bank.locator("circle.point.bank").all()] == [
         p["bank"] for p in bank_line["points"]]
     expect(bank.locator(".y-label")).to_have_text("Bank (chips)")
-    fits_without_sideways_scroll(page)
     shoot(page, "reports", size)
 
     # The CSV by player: each of our players' row equals their statement's transfers.
