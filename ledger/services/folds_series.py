@@ -41,7 +41,7 @@ def deal_finished(fold: Any, deal: dict[str, Any], table: dict[str, Any], table_
     name = f"p|{day}|{variant}"
     points = fold.get(name, {"points": []})
     points["points"] = thin([*points["points"], [1, sum(p["bets"] for p in players),
-                                                 sum(p["returned"] for p in players)]], _sum)
+                                                 sum(p["returned"] for p in players)]], summed)
     fold.put(name, points)
     table["deals"] = table.get("deals", 0) + 1
     if not banked(variant):
@@ -50,21 +50,24 @@ def deal_finished(fold: Any, deal: dict[str, Any], table: dict[str, Any], table_
     name = f"b|{day}|{table_id}"
     bank = fold.get(name, {"variant": variant, "points": []})
     bank["points"] = thin([*bank["points"], [table["deals"], table.get("pot", 0), dealer]],
-                          _later)
+                          later)
     fold.put(name, bank)
 
 
 def thin(points: list[list[Any]], merge: Any) -> list[list[Any]]:
     """The points, merged in pairs once there are more than POINTS_KEPT."""
-    if len(points) <= POINTS_KEPT:
-        return points
+    return points if len(points) <= POINTS_KEPT else halve(points, merge)
+
+
+def halve(points: list[list[Any]], merge: Any) -> list[list[Any]]:
+    """A line halved: neighbours merged in pairs by `merge` (`summed` or `later`)."""
     return [merge(points[i], points[i + 1]) if i + 1 < len(points) else points[i]
             for i in range(0, len(points), 2)]
 
 
-def _sum(a: list[Any], b: list[Any]) -> list[Any]:
+def summed(a: list[Any], b: list[Any]) -> list[Any]:
     return [x + y for x, y in zip(a, b, strict=True)]
 
 
-def _later(_a: list[Any], b: list[Any]) -> list[Any]:
+def later(_a: list[Any], b: list[Any]) -> list[Any]:
     return b

@@ -17,6 +17,7 @@ from ledger.rules.odds import theoretical_rtp
 from ledger.services.access import Action, Principal, require
 from ledger.services.base import LedgerBase
 from ledger.services.folds import TABLE_ROW
+from ledger.services.folds_series import halve, later, summed
 from ledger.services.reports import days
 
 MAX_POINTS = 240
@@ -69,7 +70,7 @@ def _convergence(documents: dict[str, Any], variant: str | None) -> list[dict[st
     lines = []
     for name, steps in sorted(points.items()):
         while len(steps) > MAX_POINTS:
-            steps = thin_to(steps)
+            steps = halve(steps, summed)
         deals = handle = returned = 0
         line = []
         for count, bet, paid in steps:
@@ -98,15 +99,8 @@ def _banks(documents: dict[str, Any], table: str | None, variant: str | None
     for line in chosen[:MAX_BANKS]:
         steps = line["points"]
         while len(steps) > MAX_POINTS:
-            steps = thin_to(steps, keep_later=True)
+            steps = halve(steps, later)
         result.append({**line, "last_deal": line["points"][-1][0], "points": [
             {"deal": deal, "bank": bank, "banker": banker} for deal, bank, banker in steps]})
     return result
 
-
-def thin_to(steps: list[list[Any]], keep_later: bool = False) -> list[list[Any]]:
-    """Halve a line: neighbours merged in pairs (summed, or the later one kept)."""
-    merge = (lambda _a, b: b) if keep_later else (
-        lambda a, b: [x + y for x, y in zip(a, b, strict=True)])
-    return [merge(steps[i], steps[i + 1]) if i + 1 < len(steps) else steps[i]
-            for i in range(0, len(steps), 2)]
