@@ -245,27 +245,26 @@ class LedgerBase(Application[UUID]):
         [event] = self.events.get(aggregate_id, gt=version - 1, lte=version)
         return event.timestamp
 
-    def _last_version_at_or_before(self, aggregate_id: UUID, newest: int,
-                                   at: datetime) -> int | None:
-        """Binary search over an aggregate's versions, whose times never decrease."""
-        low, high, found = 1, newest, None
+    def _last_version(self, aggregate_id: UUID, newest: int, at: datetime,
+                      inclusive: bool) -> int:
+        """Binary search over an aggregate's versions, whose times never decrease: the last
+        one recorded before `at` (or at it, when `inclusive`); 0 when there is none."""
+        low, high, found = 1, newest, 0
         while low <= high:
             middle = (low + high) // 2
-            if self._timestamp(aggregate_id, middle) <= at:
+            when = self._timestamp(aggregate_id, middle)
+            if when < at or (inclusive and when == at):
                 found, low = middle, middle + 1
             else:
                 high = middle - 1
         return found
 
+    def _last_version_at_or_before(self, aggregate_id: UUID, newest: int,
+                                   at: datetime) -> int | None:
+        return self._last_version(aggregate_id, newest, at, inclusive=True) or None
+
     def _last_version_before(self, aggregate_id: UUID, newest: int, at: datetime) -> int:
-        low, high, found = 1, newest, 0
-        while low <= high:
-            middle = (low + high) // 2
-            if self._timestamp(aggregate_id, middle) < at:
-                found, low = middle, middle + 1
-            else:
-                high = middle - 1
-        return found
+        return self._last_version(aggregate_id, newest, at, inclusive=False)
 
     def _first_version_at_or_after(self, aggregate_id: UUID, newest: int, at: datetime) -> int:
         return self._last_version_before(aggregate_id, newest, at) + 1
