@@ -37,7 +37,7 @@ from ledger.fairness import shuffled_pack
 from ledger.rules import operations as op
 from ledger.services.folds_chips import count_chips
 from ledger.services.folds_deals import index_deal
-from ledger.services.folds_disputes import facts_of, fold_dispute
+from ledger.services.folds_disputes import dispute_doc, facts_of, fold_dispute
 from ledger.services.folds_series import deal_finished, track_pot
 from ledger.services.folds_verify import fold_checkpoint, fold_run
 from ledger.services.views import REVEALS
@@ -117,8 +117,9 @@ class Fold:
             fold_run(self, event)
             return
         if isinstance(event, Dispute.Event):
-            self._index(position, event, facts_of(self, event, data), record, transfers)
-            fold_dispute(self, event, data)
+            doc = dispute_doc(self, event)
+            self._index(position, event, facts_of(doc, data), record, transfers)
+            fold_dispute(self, event, data, doc)
             return
         self._index(position, event, data, record, transfers)
         self._fold(event, data, record, transfers)

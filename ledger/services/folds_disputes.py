@@ -35,15 +35,22 @@ def queue_name(status: str, player: str | None, doc: dict[str, Any] | None = Non
     return f"{prefix}{at}|{doc['dispute_id']}"
 
 
-def facts_of(fold: Any, event: Any, data: dict[str, Any]) -> dict[str, Any]:
+def dispute_doc(fold: Any, event: Any) -> dict[str, Any] | None:
+    """The kept document of the dispute an event is about (none before it is opened)."""
+    return None if isinstance(event, Dispute.Opened) else fold.get(f"x|{event.originator_id}")
+
+
+def facts_of(doc: dict[str, Any] | None, data: dict[str, Any]) -> dict[str, Any]:
     """The deal, table, player and wallet a dispute event is about, for the feed index."""
-    doc = fold.get(f"x|{event.originator_id}") or {}
+    doc = doc or {}
     keys = ("deal_id", "table_id", "player_id", "wallet_id")
     return {**{key: doc.get(key) for key in keys if doc.get(key)}, **data}
 
 
-def fold_dispute(fold: Any, event: Any, data: dict[str, Any]) -> None:
-    """Keep the dispute's document, its place in the lists, the day totals and the recall."""
+def fold_dispute(fold: Any, event: Any, data: dict[str, Any],
+                 doc: dict[str, Any] | None) -> None:
+    """Keep the dispute's document (`doc`, as `dispute_doc` read it), its place in the lists,
+    the day totals and the recall."""
     dispute_id = str(event.originator_id)
     when = event.timestamp.isoformat()
     if isinstance(event, Dispute.Opened):
@@ -56,7 +63,6 @@ def fold_dispute(fold: Any, event: Any, data: dict[str, Any]) -> None:
         _day(fold, doc, event.timestamp)["disputes_opened"] += 1
         mark_disputed(fold, doc["deal_id"], dispute_id, doc["player_id"])
     elif isinstance(event, Dispute.Resolved):
-        doc = fold.get(f"x|{dispute_id}")
         if doc is None:
             return
         _list(fold, doc, False)
