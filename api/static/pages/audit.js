@@ -1,10 +1,10 @@
 // The auditor's console: where each audit tool is, the size of the disputes queue, the last
 // verification. An old link `/pages/audit?deal=<id>` opens that deal's replay.
-import {$, esc, fail, get, param, signedIn} from "/static/pages/common.js";
+import {$, esc, fail, get, param, replayHref, signedIn} from "/static/pages/common.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function replay(dealId) { location.assign(`/pages/replay?deal=${encodeURIComponent(dealId)}`); }
+function replay(dealId) { location.assign(replayHref(dealId)); }
 
 async function queue() {
   const page = await get("/disputes?status=open&limit=100");

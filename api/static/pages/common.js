@@ -109,7 +109,12 @@ export function say(message, error = false) {
   line.classList.toggle("error", error);
 }
 
-export function fail(error) { say(error instanceof ApiError ? problemText(error) : String(error.message || error), true); }
+/** What went wrong, in words: the problem's rule and detail, or the error's message. */
+export function errorText(error) {
+  return error instanceof ApiError ? problemText(error) : String(error.message || error);
+}
+
+export function fail(error) { say(errorText(error), true); }
 
 export function problemText(error) {
   const p = error.problem || {};

@@ -2,7 +2,7 @@
 // its deal (replay and the in-browser fairness check are one link away) and, for operators, the
 // resolution: a finding and, where the ledger owes the player, an adjustment the house pays into
 // their wallet citing the dispute. A player sees their own disputes and the findings.
-import {$, $$, chips, confirmed, esc, fail, get, param, post, say, signedIn}
+import {$, $$, chips, confirmed, esc, fail, get, param, post, replayHref, say, signedIn}
   from "/static/pages/common.js";
 
 let me = null;
@@ -20,7 +20,7 @@ function outcomeText(d) {
 function row(d) {
   return `<tr data-dispute="${esc(d.dispute_id)}">
     <td>${when(d.opened_at)}</td><td>${esc(d.player_id)}</td>
-    <td><a href="/pages/replay?deal=${esc(d.deal_id)}">deal ${short(d.deal_id)}</a></td>
+    <td><a href="${replayHref(d.deal_id)}">deal ${short(d.deal_id)}</a></td>
     <td class="message">${esc(d.message)}</td><td class="dispute-status">${esc(outcomeText(d))}</td>
     <td><button type="button" data-open="${esc(d.dispute_id)}">Open</button></td></tr>`;
 }
@@ -58,7 +58,7 @@ function show(d) {
   $("#detail").innerHTML = `<h2>Dispute ${short(d.dispute_id)}</h2>
     <dl class="facts dispute">
       <div><dt>Player</dt><dd>${esc(d.player_id)}</dd></div>
-      <div><dt>Deal</dt><dd><a id="replay-link" href="/pages/replay?deal=${esc(d.deal_id)}">Replay deal ${short(d.deal_id)} and check its fairness</a></dd></div>
+      <div><dt>Deal</dt><dd><a id="replay-link" href="${replayHref(d.deal_id)}">Replay deal ${short(d.deal_id)} and check its fairness</a></dd></div>
       <div><dt>Opened (UTC)</dt><dd>${when(d.opened_at)}</dd></div>
       <div><dt>Status</dt><dd id="dispute-status">${esc(outcomeText(d))}</dd></div>
     </dl>

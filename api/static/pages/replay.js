@@ -4,8 +4,8 @@
 // table, the pot or bank, the stakes and each seat's balance after it; the fairness check runs
 // here, with Web Crypto (fairness.js), on the deal's own events. The page holds no game rule: it
 // reads what the events record.
-import {$, ApiError, cardHtml, chips, download, esc, get, heldKey, param, post, problemText,
-  say, signedIn} from "/static/pages/common.js";
+import {$, cardHtml, chips, download, errorText, esc, fail, get, heldKey, param, post, say,
+  signedIn} from "/static/pages/common.js";
 import {checkDeal} from "/static/pages/fairness.js";
 import {MAX_HISTORY_BYTES, parseHistory} from "/static/pages/rdhh.js";
 
@@ -440,7 +440,7 @@ $("#download").addEventListener("click", async () => {
     line.textContent = `Saved ${name}.`;
   } catch (error) {
     line.className = "error";
-    line.textContent = `The hand history could not be downloaded: ${error instanceof ApiError ? problemText(error) : error.message}`;
+    line.textContent = `The hand history could not be downloaded: ${errorText(error)}`;
   }
 });
 
@@ -473,7 +473,7 @@ async function showDisputes() {
     const form = $("#dispute-form");
     if (form) form.addEventListener("submit", openDispute);
   } catch (error) {
-    box.innerHTML = `<p class="error">The deal's disputes could not be read: ${esc(error instanceof ApiError ? problemText(error) : error.message)}</p>`;
+    box.innerHTML = `<p class="error">The deal's disputes could not be read: ${esc(errorText(error))}</p>`;
   }
 }
 
@@ -485,7 +485,7 @@ async function openDispute(event) {
     say(`Your dispute ${short(dispute.dispute_id)}… is open: staff will review the deal.`);
     await showDisputes();
   } catch (error) {
-    say(error instanceof ApiError ? problemText(error) : String(error.message), true);
+    fail(error);
   }
 }
 
@@ -494,7 +494,7 @@ async function openDeal(id) {
   try {
     record = fromReplay(await get(`/deals/${encodeURIComponent(id)}/replay`));
   } catch (error) {
-    say(`The deal cannot be replayed: ${error instanceof ApiError ? problemText(error) : error.message}`, true);
+    say(`The deal cannot be replayed: ${errorText(error)}`, true);
     return;
   }
   say(record.finished ? "" : "This deal is still in progress: its seed is revealed when it ends.");
