@@ -22,7 +22,6 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m tests.bench
-	$(BIN)/python -m tests.bench_audit
 
 # Pictures of every page at desktop and phone sizes, taken by the browser tests as they play.
 screenshots: $(STAMP)
