@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eventsourcing.persistence import Mapper, StoredEvent
+from eventsourcing.utils import get_topic
 
 from ledger.errors import ConfigurationError
 
@@ -216,6 +217,32 @@ def sealed_by(key: bytes, mapper: Mapper, stored: StoredEvent) -> bool:
     return hmac.compare_digest(str(state.get("chain_mac", "")), expected)
 
 
+def seal(key: bytes, processing_event: Any) -> None:
+    """Give each new event of a save its MAC, from the digest its aggregate already linked it
+    by: the next event's `chain_prev`, or for its aggregate's last new event the aggregate's
+    `chain_head`. Each new event is then digested once (when it was applied), not again here.
+    An event whose digest is not in hand is left to the mapper, which digests it."""
+    events = processing_event.events
+    aggregates = processing_event.aggregates
+    for index, domain_event in enumerate(events):
+        state = vars(domain_event)
+        if "chain_mac" in state:
+            continue
+        originator_id, version = state["originator_id"], state["originator_version"]
+        following = vars(events[index + 1]) if index + 1 < len(events) else {}
+        if (following.get("originator_id") == originator_id
+                and following.get("originator_version") == version + 1
+                and "chain_prev" in following):
+            digest = following["chain_prev"]
+        else:
+            aggregate = aggregates.get(originator_id)
+            if aggregate is None or aggregate.version != version:
+                continue
+            digest = aggregate.chain_head
+        object.__setattr__(domain_event, "chain_mac", event_mac(
+            key, get_topic(type(domain_event)), originator_id, version, digest))
+
+
 class ChainedMapper(Mapper):
     """A mapper that seals every stored event with its keyed MAC."""
 
@@ -224,8 +251,6 @@ class ChainedMapper(Mapper):
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
         state = vars(domain_event)
         if "chain_mac" not in state:
-            from eventsourcing.utils import get_topic
-
             object.__setattr__(domain_event, "chain_mac", event_mac(
                 self.chain_key, get_topic(type(domain_event)), domain_event.originator_id,
                 domain_event.originator_version, event_digest(domain_event)))

@@ -20,19 +20,20 @@ from datetime import datetime
 from typing import Any, Self, TypeVar
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, OperationalError
+from eventsourcing.persistence import IntegrityError, OperationalError, Recording
 from eventsourcing.utils import Environment, EnvType
 
 from ledger.cards import Card
-from ledger.chain import ChainedMapper, find_chain_key
+from ledger.chain import ChainedMapper, find_chain_key, seal
 from ledger.domain.access import CommandRecord
 from ledger.domain.casino import CasinoTable
 from ledger.domain.highcard import HighCardStateAsDict, HighCardTable
 from ledger.domain.wallet import Wallet
 from ledger.errors import Conflict, LedgerError, NotFound
 from ledger.projection import Follower, Projection
+from ledger.repository import LedgerRepository
 from ledger.runtime import RuntimeStore, runtime_store_for
 from ledger.services import integrity
 from ledger.services.access import Principal
@@ -109,6 +110,47 @@ class LedgerBase(Application[UUID]):
         """Configure the store from the settings alone, not from the process environment."""
         configured = {**type(self).env, "IS_SNAPSHOTTING_ENABLED": "y", **(env or {})}
         return Environment(name, configured)
+
+    def construct_repository(self) -> LedgerRepository:
+        """The repository whose cache hands out private copies and follows the log
+        (`ledger.repository`)."""
+        maxsize = self.env.get(self.AGGREGATE_CACHE_MAXSIZE)
+        return LedgerRepository(event_store=self.events, snapshot_store=self.snapshots,
+                                cache_maxsize=int(maxsize) if maxsize else None)
+
+    def save(self, *objs: Any, **kwargs: Any) -> list[Recording[UUID]]:
+        """The library's save, collecting each aggregate's events by its class (the library
+        asks typing Protocols, a slow `isinstance`, for every object)."""
+        processing = ProcessingEvent[UUID]()
+        for obj in objs:
+            if isinstance(obj, Aggregate):
+                processing.events.extend(obj.collect_events())
+                processing.aggregates[obj.id] = obj
+            elif obj is not None:
+                processing.collect_events(obj)
+        processing.saved_kwargs.update(kwargs)
+        recordings = self._record(processing)
+        self._take_snapshots(processing)
+        self._notify(recordings)
+        return recordings
+
+    def _record(self, processing_event: ProcessingEvent[UUID]) -> list[Recording[UUID]]:
+        """Seal each new event with the digest its aggregate already linked it by (the next
+        event's `chain_prev`, or the aggregate's `chain_head` for its last), record, and keep
+        what was recorded in the cache."""
+        seal(self.chain.secret, processing_event)
+        try:
+            recordings = self.events.put(processing_event.events,
+                                         tracking=processing_event.tracking,
+                                         **processing_event.saved_kwargs)
+        except (IntegrityError, OperationalError):
+            self.repository.forget(processing_event.aggregates)
+            raise
+        repository = self.repository
+        for aggregate in processing_event.aggregates.values():
+            repository.remember(aggregate)
+        repository.saw(r.notification.id for r in recordings)
+        return recordings
 
     def construct_mapper(self) -> Any:
         """A mapper that seals every stored event with its keyed MAC (`ledger.chain`)."""
@@ -199,7 +241,8 @@ class LedgerBase(Application[UUID]):
             return answer
         for _attempt in range(MAX_ATTEMPTS):
             try:
-                aggregates, answer = decide()
+                with self.repository.fresh():
+                    aggregates, answer = decide()
             except LedgerError:
                 # The same command may have been applied since its record was looked for (a
                 # retry racing its own first attempt): that answer stands, not this refusal.
