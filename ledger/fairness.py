@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import secrets
@@ -53,6 +54,13 @@ def shuffled_pack(server_seed: str, client_seed: str, nonce: int) -> list[Card]:
     check_client_seed(client_seed)
     if not isinstance(nonce, int) or isinstance(nonce, bool) or nonce < 1:
         raise InvalidInput("nonce must be a whole number from 1", field="nonce")
+    return list(_shuffled(server_seed, client_seed, nonce))
+
+
+@functools.lru_cache(maxsize=1024)
+def _shuffled(server_seed: str, client_seed: str, nonce: int) -> tuple[Card, ...]:
+    """The shuffle itself, remembered for the deals in play: a deal's every command needs its
+    pack, and a table's deal lasts many commands."""
     pack = list(CANONICAL_PACK)
     stream = random_stream(server_seed, client_seed, nonce)
     for i in range(51, 0, -1):
@@ -63,7 +71,7 @@ def shuffled_pack(server_seed: str, client_seed: str, nonce: int) -> list[Card]:
             r = next(stream)
         j = r % n
         pack[i], pack[j] = pack[j], pack[i]
-    return pack
+    return tuple(pack)
 
 
 @dataclass(frozen=True)

@@ -152,6 +152,22 @@ class LedgerBase(Application[UUID]):
         repository.saw(r.notification.id for r in recordings)
         return recordings
 
+    def _take_snapshots(self, processing_event: ProcessingEvent[UUID]) -> None:
+        """Snapshot each aggregate whose save reached a multiple of its interval, from the
+        aggregate in hand at the version the save left it (the library reads it back from the
+        store at the multiple itself, replaying up to an interval of events)."""
+        if not (self.snapshots and self.snapshotting_intervals):
+            return
+        due: dict[UUID, Aggregate] = {}
+        for event in processing_event.events:
+            aggregate = processing_event.aggregates.get(event.originator_id)
+            interval = self.snapshotting_intervals.get(type(aggregate))
+            if interval and event.originator_version % interval == 0:
+                due[event.originator_id] = aggregate
+        for aggregate in due.values():
+            snapshot_class = getattr(type(aggregate), "Snapshot", type(self).snapshot_class)
+            self.snapshots.put([snapshot_class.take(aggregate)])
+
     def construct_mapper(self) -> Any:
         """A mapper that seals every stored event with its keyed MAC (`ledger.chain`)."""
         return self.factory.mapper(transcoder=self.construct_transcoder(),
