@@ -62,12 +62,25 @@ class Card:
     @classmethod
     def parse(cls, text: str) -> Card:
         """Read a card from its two-character notation; raise ValueError otherwise."""
+        if isinstance(text, str) and (known := _PARSED.get(text)) is not None:
+            return known
+        card = cls._parse(text)
+        if cls is Card:
+            _PARSED[text] = card
+        return card
+
+    @classmethod
+    def _parse(cls, text: str) -> Card:
         if not isinstance(text, str) or len(text) != 2:
             raise ValueError(f"not a card: {text!r}")
         rank_symbol, suit_symbol = text[0].upper(), text[1].lower()
         if rank_symbol not in RANK_SYMBOLS or suit_symbol not in SUIT_SYMBOLS:
             raise ValueError(f"not a card: {text!r}")
         return cls(Rank(RANK_SYMBOLS.index(rank_symbol) + 2), Suit(SUIT_SYMBOLS.index(suit_symbol)))
+
+
+#: Cards read from their notation so far (at most the 52 cards in a few spellings each).
+_PARSED: dict[str, Card] = {}
 
 
 def canonical_pack() -> list[Card]:

@@ -1,0 +1,106 @@
+"""The aggregate cache (`ledger.repository`): private copies, written through on save, kept true
+to the log across applications on one store, and untouched by refused or losing commands."""
+
+from __future__ import annotations
+
+import threading
+from uuid import UUID, uuid4
+
+import pytest
+
+from ledger.domain.wallet import Wallet
+from ledger.errors import LedgerError
+from ledger.services.access import SYSTEM
+from ledger.verify import verify_store
+
+
+def open_wallet(app, credit: int = 0) -> UUID:  # type: ignore[no-untyped-def]
+    wallet_id = UUID(app.open_wallet(SYSTEM, f"p-{uuid4().hex[:6]}", wallet_id=uuid4())["id"])
+    if credit:
+        app.grant(SYSTEM, wallet_id, credit)
+    return wallet_id
+
+
+def test_a_load_is_a_private_copy_that_a_change_does_not_reach_the_cache(app) -> None:
+    wallet_id = open_wallet(app, 500)
+    first = app.repository.get(wallet_id)
+    first.grant(100, granted_by="test")  # changed, never saved
+    again = app.repository.get(wallet_id)
+    assert again is not first
+    assert again.balance == 500
+    assert again.version == first.version - 1
+
+
+def test_a_save_writes_through_so_the_next_command_does_not_read_the_store(app) -> None:
+    wallet_id = open_wallet(app)
+    app.grant(SYSTEM, wallet_id, 300)
+    before = dict(app.repository.loads)
+    assert app.grant(SYSTEM, wallet_id, 200)["balance"] == 500
+    assert app.repository.loads["store"] == before["store"]
+    assert app.repository.loads["cached"] > before["cached"]
+
+
+def test_a_refused_command_leaves_the_cache_as_it_was(app) -> None:
+    wallet_id = open_wallet(app, 50)
+    table_id = UUID(app.open_casino_table(SYSTEM, wallet_id, client_seed="c")["id"])
+    before = app.repository.get(table_id)
+    # The table starts the deal (its nonce moves on) before the wallet is found short.
+    with pytest.raises(LedgerError, match="(?i)balance|chips|afford|cover"):
+        app.deal(SYSTEM, table_id, 100)
+    table = app.repository.get(table_id)
+    assert (table.version, table.nonce) == (before.version, before.nonce)
+    assert app.repository.get(wallet_id).balance == 50
+    assert app.deal(SYSTEM, table_id, 10)["nonce"] == before.nonce + 1
+
+
+def test_another_applications_writes_are_seen_by_reads_and_commands(make_shared_app) -> None:
+    one, two = make_shared_app(), make_shared_app()
+    wallet_id = open_wallet(one, 1_000)
+    assert two.wallet(SYSTEM, wallet_id)["balance"] == 1_000  # cached in `two` now
+    one.grant(SYSTEM, wallet_id, 50)
+    assert two.wallet(SYSTEM, wallet_id)["balance"] == 1_050
+    assert two.grant(SYSTEM, wallet_id, 5)["balance"] == 1_055
+    assert one.grant(SYSTEM, wallet_id, 5)["balance"] == 1_060
+    assert one.repository.get(wallet_id).version == two.repository.get(wallet_id).version
+
+
+def test_a_save_that_loses_a_race_is_retried_from_the_store(make_shared_app) -> None:
+    one, two = make_shared_app(), make_shared_app()
+    wallet_id = open_wallet(one, 10)
+    two.wallet(SYSTEM, wallet_id)  # `two` caches version 2
+    stale = two.repository.get(wallet_id)
+    one.grant(SYSTEM, wallet_id, 1)  # version 3, by the other application
+    stale.grant(7, granted_by="test")
+    with pytest.raises(Exception, match="(?i)integrity|unique|duplicate"):
+        two.save(stale)
+    # The losing save forgot the wallet: the next command loads it from the store.
+    assert two.grant(SYSTEM, wallet_id, 100)["balance"] == 111
+
+
+def test_many_threads_granting_one_wallet_lose_no_chips(make_shared_app) -> None:
+    one, two = make_shared_app(), make_shared_app()
+    wallet_id = open_wallet(one)
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(8)
+
+    def grant(app) -> None:  # type: ignore[no-untyped-def]
+        barrier.wait()
+        for _ in range(10):
+            try:
+                app.grant(SYSTEM, wallet_id, 1)
+            except BaseException as error:  # noqa: BLE001 (reported below)
+                errors.append(error)
+
+    threads = [threading.Thread(target=grant, args=(app,)) for app in [one, two] * 4]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    conflicts = [e for e in errors if "race" in str(e)]
+    assert len(conflicts) == len(errors), errors
+    expected = 80 - len(conflicts)
+    assert one.wallet(SYSTEM, wallet_id)["balance"] == expected
+    assert two.wallet(SYSTEM, wallet_id)["balance"] == expected
+    wallet: Wallet = two.repository.get(wallet_id)
+    assert wallet.version == 1 + expected  # opened, then one event per grant
+    assert verify_store(one).ok
