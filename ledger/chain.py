@@ -43,12 +43,14 @@ GENESIS = "0" * 64
 _NOT_HASHED = frozenset({"chain_mac"})
 
 
+#: `json.dumps(..., sort_keys=True, default=str, separators=(",", ":"))`, built once.
+_CANONICAL = json.JSONEncoder(sort_keys=True, default=str, separators=(",", ":"))
+
+
 def canonical(state: dict[str, Any]) -> bytes:
     """One byte string for an event's attributes, the same when written and when read back."""
-    return json.dumps(
-        {k: v for k, v in state.items() if k not in _NOT_HASHED},
-        sort_keys=True, default=str, separators=(",", ":"),
-    ).encode("utf-8")
+    return _CANONICAL.encode(
+        {k: v for k, v in state.items() if k not in _NOT_HASHED}).encode("utf-8")
 
 
 def event_digest(event: Any) -> str:
@@ -93,7 +95,7 @@ def sealed_digest(event: Any) -> str:
 def event_mac(key: bytes, topic: str, originator_id: Any, version: int, digest: str) -> str:
     """The keyed MAC that says the application wrote this event at this place."""
     message = f"{topic}|{originator_id}|{version}|{digest}".encode()
-    return hmac.new(key, message, hashlib.sha256).hexdigest()
+    return hmac.digest(key, message, "sha256").hex()
 
 
 def stored_digest(position: int, stored: StoredEvent) -> str:
