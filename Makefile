@@ -22,6 +22,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m tests.bench
+	$(BIN)/python -m tests.bench.plots
 
 # Pictures of every page at desktop and phone sizes, taken by the browser tests as they play.
 screenshots: $(STAMP)
