@@ -11,8 +11,8 @@ the saves that threads of one process make at the same time into one transaction
   was taken), that request's error kept for it alone. Then it commits once and hands every
   request its own answer: the notification ids of its rows, or its error.
 - Requests that arrive while a group is being written (mostly: waiting for its fsync) queue up
-  and form the next group, led by one of them. Nothing waits for more requests to arrive: a
-  save alone is written at once, as a group of one.
+  and form the next group, led by the oldest of them. Nothing waits for more requests to
+  arrive: a save alone is written at once, as a group of one.
 - If BEGIN or COMMIT fails, or the transaction is lost, every request of the group gets that
   error: nothing of any of them was written.
 
@@ -30,7 +30,7 @@ import sqlite3
 import threading
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from eventsourcing.persistence import (
@@ -78,10 +78,13 @@ def translated(error: BaseException) -> BaseException:
 
 @dataclass(eq=False)
 class SaveRequest:
-    """One thread's `insert_events`: its rows, and once its group is written, its answer."""
+    """One thread's `insert_events`: its rows, and once its group is written, its answer (or
+    the word that it leads the next group)."""
 
     stored_events: Sequence[StoredEvent]
     kwargs: dict[str, Any]
+    woken: threading.Event = field(default_factory=threading.Event)
+    leads: bool = False
     done: bool = False
     notification_ids: Sequence[int] | None = None
     error: BaseException | None = None
@@ -103,16 +106,20 @@ class GroupCounts:
 
 class GroupCommitRecorder(SQLiteApplicationRecorder):
     """The library's SQLite application recorder, whose `insert_events` commits the saves of
-    concurrent threads together (module docstring)."""
+    concurrent threads together (module docstring).
+
+    The queue is first come, first served. A thread that finds no leader leads at once; a
+    leader writes one group (the oldest `group_most` requests, its own first among them), wakes
+    each of them with its answer, and hands the lead to the oldest request still queued, if
+    any: each thread is woken once, by its answer or by its turn to lead."""
 
     group_most = GROUP_MOST
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._queue: deque[SaveRequest] = deque()
-        lock = threading.Lock()
-        self._changed = threading.Condition(lock)  # a group answered, or the leader left
-        self._queued = threading.Condition(lock)  # a request joined the queue
+        self._lock = threading.Lock()
+        self._queued = threading.Condition(self._lock)  # a request joined the queue
         self._leading = False
         self._counts = GroupCounts()
 
@@ -122,22 +129,22 @@ class GroupCommitRecorder(SQLiteApplicationRecorder):
         if not stored_events:
             return []
         request = SaveRequest(list(stored_events), kwargs)
-        with self._changed:
+        with self._lock:
             self._queue.append(request)
             self._queued.notify_all()
-            while self._leading and not request.done:
-                self._changed.wait()
-            if not request.done:
-                self._leading = True
-        if not request.done:
-            self._lead(request)
+            if not self._leading:
+                self._leading = request.leads = True
+        if not request.leads:
+            request.woken.wait()
+        if not request.done:  # its turn to lead: its request is the oldest queued
+            self._lead()
         if request.error is not None:
             raise request.error
         return request.notification_ids
 
     def group_counts(self) -> dict[str, int]:
         """Groups committed, saves written, saves refused alone, groups failed, the largest."""
-        with self._changed:
+        with self._lock:
             return self._counts.as_dict()
 
     def wait_until_queued(self, count: int, timeout: float) -> bool:
@@ -147,31 +154,31 @@ class GroupCommitRecorder(SQLiteApplicationRecorder):
             return self._queued.wait_for(lambda: len(self._queue) >= count, timeout)
 
     # The leader.
-    def _lead(self, own: SaveRequest) -> None:
-        """Write groups until this thread's own request is answered, then let another lead."""
+    def _lead(self) -> None:
+        """Write the oldest queued requests as one group, answer them, hand the lead on."""
+        with self._lock:
+            group = [self._queue.popleft()
+                     for _ in range(min(self.group_most, len(self._queue)))]
         try:
-            while not own.done:
-                with self._changed:
-                    group = [self._queue.popleft()
-                             for _ in range(min(self.group_most, len(self._queue)))]
-                try:
-                    self._write_group(group)
-                finally:
-                    with self._changed:
-                        for request in group:
-                            if not request.done:  # only when the leader itself was interrupted
-                                request.error = request.error or OperationalError(
-                                    "the group's transaction was interrupted")
-                                request.done = True
-                        self._changed.notify_all()
+            self._write_group(group)
         finally:
-            with self._changed:
-                self._leading = False
-                self._changed.notify_all()
+            with self._lock:
+                for request in group:
+                    if not request.done:  # only when the leader itself was interrupted
+                        request.error = request.error or OperationalError(
+                            "the group's transaction was interrupted")
+                        request.done = True
+                    request.woken.set()
+                if self._queue:
+                    successor = self._queue[0]
+                    successor.leads = True
+                    successor.woken.set()
+                else:
+                    self._leading = False
 
     def _write_group(self, group: list[SaveRequest]) -> None:
-        """One transaction for the group: each request in a savepoint, one commit. Sets every
-        request's answer (under the condition's lock, by the caller's notify)."""
+        """One transaction for the group: each request in a savepoint, one commit; sets every
+        request's answer (`_lead` then wakes them)."""
         written: list[tuple[SaveRequest, Sequence[int] | None]] = []
         refused = 0
         try:
@@ -197,7 +204,7 @@ class GroupCommitRecorder(SQLiteApplicationRecorder):
         except BaseException as error:
             failure = (translated(error) if isinstance(error, Exception)
                        else OperationalError("the group's transaction was interrupted"))
-            with self._changed:
+            with self._lock:
                 self._counts.failed_groups += 1
                 for request in group:
                     request.notification_ids = None
@@ -206,7 +213,7 @@ class GroupCommitRecorder(SQLiteApplicationRecorder):
             if not isinstance(error, Exception):
                 raise
             return
-        with self._changed:
+        with self._lock:
             self._counts.groups += 1
             self._counts.saves += len(written)
             self._counts.refused += refused
