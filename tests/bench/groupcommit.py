@@ -135,7 +135,7 @@ def _ledger(path: Path, group_commit: str, threads: int, seconds: float, command
         wallet = UUID(app.open_wallet(SYSTEM, f"bench-{i}")["id"])
         if command == "grant":
             return lambda: (app.grant(SYSTEM, wallet, 1), 1)[1]
-        app.grant(SYSTEM, wallet, 10**12)
+        app.grant(SYSTEM, wallet, 10**9)
         table = UUID(app.open_casino_table(SYSTEM, wallet)["id"])
 
         def deal_and_stand() -> int:
