@@ -313,3 +313,22 @@ def test_without_group_commit_the_same_threads_are_written_one_commit_each(make_
                            for w in wallets])
     assert [r["balance"] for r in results] == [10] * len(wallets)
     assert verify_store(app).ok
+
+
+def test_snapshots_and_read_models_are_written_as_before_beside_groups(make_sqlite_app):
+    app = make_sqlite_app()
+    app.follow(poll=0.05)  # folding the read models while the groups are written
+    wallets = [UUID(app.open_wallet(SYSTEM, f"p-{i}")["id"]) for i in range(4)]
+    # Past a wallet's hundredth version, where it is snapshotted (in its own transaction).
+    results = run_threads([lambda w=w: [app.grant(SYSTEM, w, 1) for _ in range(105)][-1]
+                           for w in wallets])
+    assert [r["balance"] for r in results] == [105] * len(wallets)
+    for wallet_id in wallets:
+        [snapshot] = app.snapshots.recorder.select_events(wallet_id)
+        assert snapshot.originator_version == 100
+        assert app.repository.get(wallet_id).version == 106
+    app.project()
+    assert app.projection.status()["behind"] == 0
+    assert app.projection.differences_from_a_rebuild() == []
+    assert app.recorder.group_counts()["saves"] >= 4 * 105
+    assert verify_store(app).ok
