@@ -9,9 +9,10 @@ request, Prometheus metrics at `/metrics`, and liveness and readiness at `/healt
   duration and the aggregate versions the request wrote (`ledger.telemetry.WRITTEN`). JSON, or
   a short line for a person when the log goes to a terminal (`configure_logging`).
 - **Metrics.** Requests by method, route and status and their latency (histogram); commands
-  applied, refused and conflicted, events appended (`ledger.telemetry`), how far the read models
-  are behind, chips by account kind and the last verification run (both from the read models),
-  in a registry of the app's own.
+  applied, refused and conflicted, events appended (`ledger.telemetry`), on a SQLite file with
+  group commit the groups committed and the saves they wrote (`ledger.groupcommit`), how far
+  the read models are behind, chips by account kind and the last verification run (both from
+  the read models), in a registry of the app's own.
 """
 
 from __future__ import annotations
@@ -65,6 +66,14 @@ class LedgerCollector:
         yield commands
         yield CounterMetricFamily("reddog_events_appended", "Events this process appended",
                                   value=counts["events_appended"])
+        group_counts = getattr(self.ledger.recorder, "group_counts", None)
+        if group_counts is not None:  # group commit on a SQLite file (ledger.groupcommit)
+            groups = group_counts()
+            yield CounterMetricFamily("reddog_group_commits", "Transactions that committed a "
+                                      "group of saves (group commit on SQLite)",
+                                      value=groups["groups"])
+            yield CounterMetricFamily("reddog_group_saves", "Saves written in committed groups "
+                                      "(group commit on SQLite)", value=groups["saves"])
         try:
             status = self.ledger.projection.status()
         except Exception:  # noqa: BLE001 - a scrape never fails for a store that is away

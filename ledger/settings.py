@@ -14,6 +14,7 @@
 | `REDDOG_LOG_LEVEL` | `log_level`: `debug`, `info`, `warning` or `error` | `info` |
 | `REDDOG_LOG_FORMAT` | `log_format`: `json` lines, `console`, or `auto` (console on a terminal) | `auto` |
 | `REDDOG_METRICS` | `metrics`: serve Prometheus metrics at `/metrics` (`on`, `off`) | `on` |
+| `REDDOG_GROUP_COMMIT` | `group_commit`: write the saves of concurrent commands in one transaction on a SQLite file (`on`, `off`; `ledger.groupcommit`); no effect on memory or PostgreSQL | `on` |
 
 `POSTGRES_*` and `SQLITE_*` variables (pool sizes, lock timeouts) are handed to the event store
 library as they are.
@@ -53,6 +54,7 @@ class Settings:
     log_level: str = "info"
     log_format: str = "auto"
     metrics: str = "on"
+    group_commit: str = "on"
     store_env: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -73,6 +75,7 @@ class Settings:
             log_level=_choice(env, "REDDOG_LOG_LEVEL", "info", LOG_LEVELS),
             log_format=_choice(env, "REDDOG_LOG_FORMAT", "auto", LOG_FORMATS),
             metrics=_choice(env, "REDDOG_METRICS", "on", SWITCH),
+            group_commit=_choice(env, "REDDOG_GROUP_COMMIT", "on", SWITCH),
             store_env={k: v for k, v in env.items() if k.startswith(_PASSED_THROUGH)},
         )
         return settings.but(**overrides)

@@ -7,7 +7,9 @@
   number of API workers and hosts.
 
 The URL is parsed once into a `StoreLocation`; everything else asks it what kind of store it
-names and where it is.
+names and where it is. An application on a SQLite file commits the saves of concurrent threads
+together (`ledger.groupcommit`) unless the setting `REDDOG_GROUP_COMMIT` is off:
+`StoreLocation.event_store_env`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from ledger.errors import ConfigurationError, InvalidInput
 
 MEMORY, SQLITE, POSTGRES = "memory", "sqlite", "postgresql"
+#: The infrastructure factory of a SQLite file with group commit (`ledger.groupcommit`).
+GROUP_COMMIT_FACTORY = "ledger.groupcommit:GroupCommitFactory"
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,21 @@ class StoreLocation:
     def schema(self) -> str:
         """PostgreSQL schema of the store's tables."""
         return self.env.get("POSTGRES_SCHEMA", "public")
+
+    @property
+    def groups_commits(self) -> bool:
+        """Whether group commit applies to this store: a SQLite file (not memory, not SQLite in
+        memory, not PostgreSQL, whose commits this does not touch)."""
+        return self.kind == SQLITE and self.sqlite_path is not None
+
+    def event_store_env(self, group_commit: bool = True) -> dict[str, str]:
+        """The event store library's settings for an application on this store: on a SQLite
+        file with `group_commit`, the group-committing recorder (`ledger.groupcommit`); else
+        the library's own recorders as `env` names them."""
+        env = dict(self.env)
+        if group_commit and self.groups_commits:
+            env["PERSISTENCE_MODULE"] = GROUP_COMMIT_FACTORY
+        return env
 
     def same_as(self, other: StoreLocation) -> bool:
         """Whether two locations name the same store (one file, or one schema of a database),

@@ -91,7 +91,8 @@ class LedgerBase(Application[UUID]):
         self._runtime: RuntimeStore | None = None
         self._lazy = threading.Lock()
         self._checkpointed = 0
-        super().__init__(env={**self.settings.store_env, **self.store.env})
+        super().__init__(env={**self.settings.store_env, **self.store.event_store_env(
+            self.settings.group_commit == "on")})
         try:
             self.chain = find_chain_key(self.settings, self.store, self._store_is_empty)
             self.mapper.chain_key = self.chain.secret  # type: ignore[attr-defined]

@@ -28,7 +28,7 @@ from typing import Any
 
 from tests.bench.common import BENCH_DIR, DEFAULT_POSTGRES, STORES, Context, Figure, machine
 
-SECTIONS = ("simulate", "replay", "audit", "http")
+SECTIONS = ("simulate", "replay", "audit", "http", "groupcommit")
 
 
 def fmt(value: float | None, unit: str = "") -> str:

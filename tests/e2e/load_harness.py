@@ -11,7 +11,8 @@
 - `Records`: the records read back, and the checks the tests make on them: no 5xx, every 409
   a conflict problem, every command answered, and what each casino wallet must hold by the
   clients' own answers.
-- `verify`, `wait_for_projection`, `sequence_gaps`: the store's own checks after the load.
+- `verify`, `wait_for_projection`, `sequence_gaps`: the store's own checks after the load;
+  `group_commit_figures`: what a SQLite server's group commit did (its `/metrics`).
 
 Nothing here sleeps to synchronise: every wait polls a condition against a deadline.
 """
@@ -615,6 +616,22 @@ def wait_for_projection(base: str, key: str, seconds: float = 30.0) -> dict[str,
         return wait_until(caught_up, seconds, "the projection catching up")
     except AssertionError as error:
         raise AssertionError(f"{error}; last answers: {seen[-3:]}") from None
+
+
+def group_commit_figures(base: str) -> dict[str, float]:
+    """What a server's group commit did since it started (`/metrics`): the transactions it
+    committed and the saves written in them; empty when the server does not group commits."""
+    request = urllib.request.Request(base + "/metrics")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        text = response.read().decode()
+    names = {"reddog_group_commits_total": "group_commits",
+             "reddog_group_saves_total": "group_saves"}
+    figures: dict[str, float] = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in names:
+            figures[names[name]] = float(value)
+    return figures
 
 
 def verify(store: str, env: dict[str, str], cwd: Path) -> tuple[int, dict[str, Any], str]:

@@ -13,6 +13,8 @@ REDDOG_LOAD_GRANTERS and REDDOG_LOAD_GRANTS (operators granting to one shared wa
 often each) raise them for a benchmark; the defaults keep the three tests near two minutes on
 two cores.
 REDDOG_LOAD_TIMEOUT (seconds a player waits for an answer, 30) makes impatient players.
+The SQLite servers run with group commit (`REDDOG_GROUP_COMMIT`, docs/performance.md) on; the
+crash test runs with it on and off.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from tests.e2e.load_harness import (
     Setup,
     create_keys,
     feed,
+    group_commit_figures,
     ok,
     process_env,
     report_days,
@@ -289,15 +292,33 @@ def _ok(base: str, path: str, key: str) -> Any:
     return ok(base, "GET", path, key)
 
 
-def sqlite_server(tmp_path: Path, name: str = "server") -> tuple[str, ServerProcess]:
+def sqlite_server(tmp_path: Path, name: str = "server", group_commit: str = "on"
+                  ) -> tuple[str, ServerProcess]:
+    """A server on a SQLite file of the test's own, with group commit on or off
+    (`REDDOG_GROUP_COMMIT`, docs/performance.md)."""
     store = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
-    return store, ServerProcess(name, store, tmp_path / f"{name}.log", process_env())
+    env = process_env(REDDOG_GROUP_COMMIT=group_commit)
+    return store, ServerProcess(name, store, tmp_path / f"{name}.log", env)
+
+
+def grouped(server: ServerProcess, group_commit: str, wrote: bool = True) -> dict[str, float]:
+    """The server's group commit figures since it (last) started: with group commit on, its
+    saves went through groups (some, when it `wrote`), never more transactions than saves; off,
+    none."""
+    figures = group_commit_figures(server.base)
+    if group_commit == "off":
+        assert not figures, figures
+        return {}
+    assert figures["group_commits"] <= figures["group_saves"], figures
+    assert figures["group_saves"] > 0 or not wrote, figures
+    return {**figures, "saves_per_commit": round(
+        figures["group_saves"] / max(figures["group_commits"], 1), 2)}
 
 
 def test_eight_players_and_sixteen_readers_on_one_sqlite_server_lose_and_invent_nothing(
         tmp_path, processes, capsys):
     started = time.monotonic()
-    store, server = sqlite_server(tmp_path)
+    store, server = sqlite_server(tmp_path, group_commit="on")
     processes.append(server)
     load = Load(tmp_path, store, [server], processes)
     load.prepare(PLAYERS)
@@ -306,9 +327,9 @@ def test_eight_players_and_sixteen_readers_on_one_sqlite_server_lose_and_invent_
     records = load.finish()
     played = time.monotonic() - started
 
-    figures = {**load.check_all(records), "load_s": round(played, 1),
+    figures = {**load.check_all(records), **grouped(server, "on"), "load_s": round(played, 1),
                "total_s": round(time.monotonic() - started, 1)}
-    report(capsys, "sqlite, 1 server", figures)
+    report(capsys, "sqlite, 1 server, group commit", figures)
 
 
 def test_two_postgres_servers_and_a_projection_process_race_on_shared_tables_and_verify_with_gaps(
@@ -340,10 +361,11 @@ def test_two_postgres_servers_and_a_projection_process_race_on_shared_tables_and
         "total_s": round(time.monotonic() - started, 1)})
 
 
+@pytest.mark.parametrize("group_commit", ["on", "off"])
 def test_a_server_killed_mid_load_and_restarted_applies_every_retried_command_exactly_once(
-        tmp_path, processes, capsys):
+        group_commit, tmp_path, processes, capsys):
     started = time.monotonic()
-    store, server = sqlite_server(tmp_path)
+    store, server = sqlite_server(tmp_path, group_commit=group_commit)
     processes.append(server)
     load = Load(tmp_path, store, [server], processes)
     load.prepare(PLAYERS)
@@ -372,8 +394,9 @@ def test_a_server_killed_mid_load_and_restarted_applies_every_retried_command_ex
     assert unknown, "no command was in flight at any kill: the test tested nothing"
     figures = {**figures, "kills": len(kills), "restart_s": [k["back_after_s"] for k in kills],
                "applied_before_kill": applied_before_kill(records, kills),
+               **grouped(server, group_commit, wrote=False),
                "load_s": round(played, 1), "total_s": round(time.monotonic() - started, 1)}
-    report(capsys, "sqlite, killed and restarted", figures)
+    report(capsys, f"sqlite, killed and restarted, group commit {group_commit}", figures)
 
 
 def applied_before_kill(records: Records, kills: list[dict[str, Any]]) -> int:
