@@ -25,6 +25,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, OperationalError
 from eventsourcing.utils import Environment, EnvType
 
+from ledger import snapshots
 from ledger.cards import Card
 from ledger.chain import ChainedMapper, find_chain_key
 from ledger.domain.access import CommandRecord
@@ -151,6 +152,11 @@ class LedgerBase(Application[UUID]):
         if self._follower is None:
             self._follower = Follower(self.projection, poll).start()
         return self._follower
+
+    def _take_snapshots(self, processing_event: Any) -> None:
+        """Snapshot at every multiple of an interval a save reaches, never failing a save whose
+        events are committed (`ledger.snapshots`)."""
+        snapshots.take_snapshots(self, processing_event)
 
     def _notify(self, recordings: list[Any]) -> None:
         if self._follower is not None:
