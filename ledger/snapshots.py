@@ -26,7 +26,7 @@ chain key, and its `chain_head` against the digest of the event at its version.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -46,6 +46,15 @@ def replay(aggregate: Any, events: Iterable[Any]) -> Any:
     for event in events:
         aggregate = event.mutate(aggregate)
     return aggregate
+
+
+def events_after(app: Any, aggregate_id: UUID, version: int, page: int = 100) -> Iterator[Any]:
+    """An aggregate's events after `version`, in order, read `page` at a time: a reader that
+    stops early (at the end of a deal, say) reads a page past where it stopped, not the rest of
+    a long history."""
+    while found := list(app.events.get(aggregate_id, gt=version, limit=page)):
+        yield from found
+        version = found[-1].originator_version
 
 
 def interval_of(intervals: Mapping[type, int], aggregate: Any) -> int | None:

@@ -18,7 +18,7 @@ from ledger.domain.casino import CasinoTable
 from ledger.domain.wallet import Wallet
 from ledger.services.access import SYSTEM
 from ledger.snapshots import interval_of, multiples, replay, verify_snapshot
-from tests.integration.test_highcard_tables import open_seated, play
+from tests.integration.test_highcard_tables import finished_deals, open_seated, play
 
 INTERVAL = 100
 
@@ -202,6 +202,17 @@ def test_snapshots_of_a_wallet_with_a_long_history_verify(app, long_wallet):
     assert not verify_snapshot(app, forged)
 
 
+def test_the_log_of_an_early_deal_reads_the_table_a_page_past_its_end_not_the_history_after(
+        app, monkeypatch):
+    table = open_seated(app, "six_spot", seats=(1, 2, 3))
+    play(table, deals=20, rng=random.Random("snapshots-deal-log"))
+    first = UUID(finished_deals(table)[0])
+    later = table.aggregate().version
+    reads = Reads(app.recorder, monkeypatch)
+    log = app.deal_log(SYSTEM, first)
+    assert log.finished and log.events
+    assert sum(reads.rows) <= len(log.events) + 2 * INTERVAL < later / 2
+
 class NoWalk(dict):  # type: ignore[type-arg]
     """A version index that refuses to be walked: only looked up."""
 
@@ -247,3 +258,15 @@ def test_each_store_finds_the_newest_snapshot_at_or_before_a_version_by_an_index
         cursor.execute(SQL("EXPLAIN ") + statement, [uuid4(), 250, 1])
         plan = " | ".join(str(next(iter(row.values()))) for row in cursor.fetchall())
     assert "Index Scan Backward" in plan and "Sort" not in plan, plan
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a high-card table's snapshot is sealed over str() of its HighCardState object (chain."
+    "canonical encodes unknown objects with default=str: a repr with a memory address), so no "
+    "MAC over its stored form can match; a change for ledger/chain.py"))
+def test_snapshots_of_a_high_card_table_verify(app):
+    table = open_seated(app, "six_spot", seats=(1, 2, 3))
+    play(table, deals=10, rng=random.Random("snapshots-verify"))
+    stored = app.snapshots.recorder.select_events(table.id)
+    assert stored
+    assert all(verify_snapshot(app, snapshot) for snapshot in stored)
