@@ -19,6 +19,9 @@ fewer than N events after it, however long the history.
   (the store busy, say) is logged and skipped; the next multiple is rebuilt from the newest
   snapshot there is.
 
+`events_after` reads an aggregate's events forward a page at a time, for readers that stop early
+(the log of one deal of a long-lived table).
+
 `verify_snapshot` checks a stored snapshot as the ledger checks its events: its MAC under the
 chain key, and its `chain_head` against the digest of the event at its version.
 """
@@ -54,6 +57,8 @@ def events_after(app: Any, aggregate_id: UUID, version: int, page: int = 100) ->
     a long history."""
     while found := list(app.events.get(aggregate_id, gt=version, limit=page)):
         yield from found
+        if len(found) < page:
+            return
         version = found[-1].originator_version
 
 
