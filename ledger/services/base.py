@@ -25,10 +25,12 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, OperationalError, Recording
 from eventsourcing.utils import Environment, EnvType
 
+from ledger import snapshots
 from ledger.cards import Card
 from ledger.chain import ChainedMapper, find_chain_key, seal
 from ledger.domain.access import CommandRecord
 from ledger.domain.casino import CasinoTable
+from ledger.domain.checkpoint import Checkpoints
 from ledger.domain.highcard import HighCardStateAsDict, HighCardTable
 from ledger.domain.wallet import Wallet
 from ledger.errors import Conflict, LedgerError, NotFound
@@ -70,7 +72,8 @@ class LedgerBase(Application[UUID]):
     """One event store, sealed with its chain key, with read models and runtime state beside it."""
 
     name = "RedDogLedger"  # eventsourcing names a subclass after itself unless it says otherwise
-    snapshotting_intervals = {Wallet: 100, CasinoTable: 100, HighCardTable: 100}  # noqa: RUF012
+    snapshotting_intervals = {Wallet: 100, CasinoTable: 100, HighCardTable: 100,  # noqa: RUF012
+                              Checkpoints: 10}
     env = {"AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}  # noqa: RUF012
 
     def __init__(self, settings: Settings | None = None,
@@ -153,22 +156,6 @@ class LedgerBase(Application[UUID]):
         repository.saw(r.notification.id for r in recordings)
         return recordings
 
-    def _take_snapshots(self, processing_event: ProcessingEvent[UUID]) -> None:
-        """Snapshot each aggregate whose save reached a multiple of its interval, from the
-        aggregate in hand at the version the save left it (the library reads it back from the
-        store at the multiple itself, replaying up to an interval of events)."""
-        if not (self.snapshots and self.snapshotting_intervals):
-            return
-        due: dict[UUID, Aggregate] = {}
-        for event in processing_event.events:
-            aggregate = processing_event.aggregates.get(event.originator_id)
-            interval = self.snapshotting_intervals.get(type(aggregate))
-            if interval and event.originator_version % interval == 0:
-                due[event.originator_id] = aggregate
-        for aggregate in due.values():
-            snapshot_class = getattr(type(aggregate), "Snapshot", type(self).snapshot_class)
-            self.snapshots.put([snapshot_class.take(aggregate)])
-
     def construct_mapper(self) -> Any:
         """A mapper that seals every stored event with its keyed MAC (`ledger.chain`)."""
         return self.factory.mapper(transcoder=self.construct_transcoder(),
@@ -210,6 +197,11 @@ class LedgerBase(Application[UUID]):
         if self._follower is None:
             self._follower = Follower(self.projection, poll).start()
         return self._follower
+
+    def _take_snapshots(self, processing_event: Any) -> None:
+        """Snapshot at every multiple of an interval a save reaches, never failing a save whose
+        events are committed (`ledger.snapshots`)."""
+        snapshots.take_snapshots(self, processing_event)
 
     def _notify(self, recordings: list[Any]) -> None:
         if self._follower is not None:

@@ -36,6 +36,7 @@ from ledger.services.base import CommandKey, Decision
 from ledger.services.casino import CasinoService
 from ledger.services.tables import TableService, seated_players
 from ledger.services.views import REVEALS
+from ledger.snapshots import events_after
 from ledger.transfers import wallet_movements
 from ledger.validation import CASINO_VARIANT
 
@@ -320,7 +321,7 @@ class DealService(CasinoService, TableService):
     def _table_deal(self, deal_id: UUID, sealed: SealedSeed) -> DealLog:
         table = self._get(sealed.table_id, HighCardTable, "table")
         events = []
-        for event in self.events.get(table.id, gt=sealed.table_version - 1):
+        for event in events_after(self, table.id, sealed.table_version - 1):
             if events and isinstance(record_of(event), op.Committed):
                 break
             events.append(event)

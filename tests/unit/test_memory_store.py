@@ -31,3 +31,15 @@ def test_snapshot_versions_find_the_newest_at_or_before_a_version():
     found = recorder.select_events(aggregate, desc=True, limit=1, lte=250)
     assert [e.originator_version for e in found] == [200]
     assert recorder.select_events(uuid4(), desc=True, limit=1) == []
+
+
+def test_versions_written_out_of_order_are_found_in_order():
+    recorder = IndexedAggregateRecorder()
+    aggregate = uuid4()
+    recorder.insert_events([stored(aggregate, v) for v in (300, 100)])
+    recorder.insert_events([stored(aggregate, 200)])  # a snapshot of an older version, later
+    assert [e.originator_version for e in recorder.select_events(aggregate)] == [100, 200, 300]
+    found = recorder.select_events(aggregate, desc=True, limit=1, lte=299)
+    assert [e.originator_version for e in found] == [200]
+    assert recorder.select_events(aggregate, gt=300) == []
+    assert recorder.select_events(aggregate, lte=99) == []
