@@ -43,8 +43,24 @@ GENESIS = "0" * 64
 _NOT_HASHED = frozenset({"chain_mac"})
 
 
-#: `json.dumps(..., sort_keys=True, default=str, separators=(",", ":"))`, built once.
-_CANONICAL = json.JSONEncoder(sort_keys=True, default=str, separators=(",", ":"))
+#: Objects written by a form of their own rather than by `str()`: the same form whether the
+#: object was just made or decoded from the store (a high-card table's engine state, which only
+#: snapshots hold; events hold plain values). Registered by the module that stores them.
+_FORMS: dict[type, Callable[[Any], Any]] = {}
+
+
+def canonical_form(kind: type, form: Callable[[Any], Any]) -> None:
+    """Write objects of `kind` in canonical JSON as `form(obj)` (not `str(obj)`)."""
+    _FORMS[kind] = form
+
+
+def _plain(obj: Any) -> Any:
+    form = _FORMS.get(type(obj))
+    return form(obj) if form is not None else str(obj)
+
+
+#: `json.dumps(..., sort_keys=True, default=..., separators=(",", ":"))`, built once.
+_CANONICAL = json.JSONEncoder(sort_keys=True, default=_plain, separators=(",", ":"))
 
 
 def canonical(state: dict[str, Any]) -> bytes:

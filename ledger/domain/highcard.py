@@ -14,6 +14,7 @@ from uuid import UUID
 from eventsourcing.domain import event
 from eventsourcing.persistence import Transcoding
 
+from ledger.chain import canonical_form
 from ledger.domain.base import LedgerAggregate, versioned
 from ledger.rules import operations
 from ledger.rules.highcard import HighCardGame
@@ -181,6 +182,9 @@ class HighCardStateAsDict(Transcoding):
     def decode(self, data: dict[str, Any]) -> HighCardState:
         return HighCardState.from_dict(data)
 
+
+# A snapshot's digest covers the engine state as its stored form, not as `str()` of the object.
+canonical_form(HighCardState, HighCardState.to_dict)
 
 # The version of every stored event class (docs/events.md): 1 until its shape changes.
 versioned(

@@ -260,10 +260,6 @@ def test_each_store_finds_the_newest_snapshot_at_or_before_a_version_by_an_index
     assert "Index Scan Backward" in plan and "Sort" not in plan, plan
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a high-card table's snapshot is sealed over str() of its HighCardState object (chain."
-    "canonical encodes unknown objects with default=str: a repr with a memory address), so no "
-    "MAC over its stored form can match; a change for ledger/chain.py"))
 def test_snapshots_of_a_high_card_table_verify(app):
     table = open_seated(app, "six_spot", seats=(1, 2, 3))
     play(table, deals=10, rng=random.Random("snapshots-verify"))
