@@ -136,20 +136,33 @@ def kept_source(workdir: Path, size: int, progress: Progress) -> Source:
 
 
 def build(app: LedgerApplication, size: int, progress: Progress) -> None:
-    """Grow one wallet and one casino table to `size` events each, saved `BATCH` at a time."""
+    """Grow one wallet and one casino table to `size` events each, saved `BATCH` at a time,
+    with a snapshot of each at every multiple of `INTERVAL`: taken of the aggregate in hand as
+    it reaches the multiple and sealed at once, then written together after the save (as the
+    application would, without reading each back from the store)."""
     wallet = Wallet(id=WALLET_ID, player_id="replay-bench")
     table = CasinoTable(id=TABLE_ID, wallet_id=wallet.id, player_id=wallet.player_id,
                         client_seed="replay-0", accepts_supplied_seeds=True)
     app.save(wallet, table)
+    app.snapshotting_intervals = {}  # this process writes the snapshots itself, below
+    mapper = app.snapshots.mapper
+
+    def snapshot_class(aggregate: Any) -> Any:
+        return getattr(type(aggregate), "Snapshot", type(app).snapshot_class)
+
     rng = random.Random("replay")
     for name, aggregate in (("wallet", wallet), ("table", table)):
         while aggregate.version < size:
+            snapshots = []
             for _ in range(min(BATCH, size - aggregate.version)):
                 if aggregate is wallet:
                     wallet_step(wallet, rng)
                 else:
                     table_step(table)
+                if aggregate.version % INTERVAL == 0:
+                    snapshots.append(mapper.to_stored_event(snapshot_class(aggregate).take(aggregate)))
             app.save(aggregate)
+            app.snapshots.recorder.insert_events(snapshots)
             progress.tick(lambda n=name, a=aggregate: f"building: {n} at {a.version:,} of "
                                                         f"{size:,} events")
 
