@@ -222,6 +222,15 @@ def rss_bytes(pid: int) -> int:
     return 0
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used so far."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def children(pid: int) -> list[int]:
     listed = Path(f"/proc/{pid}/task/{pid}/children")
     try:
@@ -278,6 +287,10 @@ class Server:
         """VmRSS of the master and its workers, summed."""
         return sum(rss_bytes(pid) for pid in self.pids())
 
+    def cpu(self) -> float:
+        """CPU seconds the master and its workers have used, summed."""
+        return sum(cpu_seconds(pid) for pid in self.pids())
+
     def stop(self) -> None:
         from tests.e2e.load_harness import stop_process
 
@@ -330,7 +343,7 @@ class Bench:
         self.progress.step(f"{self.store.kind}: {message}")
 
     def run_processes(self, name: str, target: str, specs: list[dict[str, Any]],
-                      sampler: Sampler | None = None) -> tuple[list[Any], dict[str, int]]:
+                      sampler: Sampler | None = None) -> tuple[list[Any], dict[str, float]]:
         """Start one process per spec (`python -m tests.bench.http TARGET SPEC`), all beginning
         at the same moment; sample memory at the half and the end; their records, and marks."""
         self.phases += 1
@@ -345,17 +358,20 @@ class Bench:
                 [sys.executable, "-m", "tests.bench.http", target, str(path)], cwd=ROOT,
                 env=child_env(), stdout=subprocess.DEVNULL,
                 stderr=(self.tmp / f"{self.phases}-{name}-{number}.err").open("w")), spec))
-        marks: dict[str, int] = {}
-        half, end = start_at + self.warmup + (self.seconds - self.warmup) / 2, \
-            start_at + self.seconds
+        marks: dict[str, float] = {}
+        counted = start_at + self.warmup
+        half, end = counted + (self.seconds - self.warmup) / 2, start_at + self.seconds
         deadline = end + 120
         while any(p.poll() is None for p, _ in processes):
             now = time.monotonic()
             if sampler is not None:
+                if "cpu_start" not in marks and now >= counted:
+                    marks["cpu_start"] = sampler.server.cpu()
                 if "half" not in marks and now >= half:
                     marks["half"] = sampler.now()
                 if "end" not in marks and now >= end:
                     marks["end"] = sampler.now()
+                    marks["cpu_end"] = sampler.server.cpu()
             if now > deadline:
                 for p, _ in processes:
                     p.kill()
@@ -366,8 +382,10 @@ class Bench:
                                        f"{self.seconds:.0f} s")
             time.sleep(0.05)
         if sampler is not None:
+            marks.setdefault("cpu_start", sampler.server.cpu())
             marks.setdefault("half", sampler.now())
             marks.setdefault("end", sampler.now())
+            marks.setdefault("cpu_end", sampler.server.cpu())
         results = []
         for number, (p, spec) in enumerate(processes):
             err = (self.tmp / f"{self.phases}-{name}-{number}.err").read_text()[-2000:]
@@ -445,7 +463,11 @@ class Bench:
         commands_ok = sum(n for kind in COMMANDS for status, n in statuses[kind].items()
                           if 200 <= status < 300)
         answered = [lat for values in by_kind.values() for lat in values]
+        cpu = (marks["cpu_end"] - marks["cpu_start"]) / span if "cpu_end" in marks else None
         return {
+            "server_cpu_per_s": cpu,
+            "server_cpu_ms_per_request": 1000 * cpu * span / len(records) if cpu and records
+            else None,
             "requests_per_s": len(records) / span,
             "commands_per_s": commands_ok / span,
             "commands": commands_ok,
@@ -472,40 +494,41 @@ class Bench:
         self.say(f"server: {self.workers} workers × {self.threads} threads"
                  + (", group commit on" if group else ""))
         server = Server(self.store, self.tmp, self.workers, self.threads, group)
+        sampler = Sampler(server)
         try:
             specs = self.setup(server)
             self.say(f"/health/live, {self.clients} clients, {self.seconds:.0f} s")
             live = self.play("live", [{"script": "live", "port": server.port, "seed": n}
-                                      for n in range(self.clients)])
+                                      for n in range(self.clients)], sampler=sampler)
             self.say(f"live {live['requests_per_s']:,.0f} requests/s; the mix, closed loop")
-            sampler = Sampler(server)
-            try:
-                top = self.play("max", specs, sampler=sampler)
-                self.say(f"max {top['commands_per_s']:,.0f} commands/s, "
-                         f"{top['requests_per_s']:,.0f} requests/s; open loop at half")
-                half = self.play("half", specs, rate=top["requests_per_s"] / 2,
-                                 sampler=sampler)
-            finally:
-                sampler.stop()
-            peak = sampler.peak
+            top = self.play("max", specs, sampler=sampler)
+            self.say(f"max {top['commands_per_s']:,.0f} commands/s, "
+                     f"{top['requests_per_s']:,.0f} requests/s; open loop at half")
+            half = self.play("half", specs, rate=top["requests_per_s"] / 2, sampler=sampler)
             processes = len(server.pids())
         finally:
+            sampler.stop()
             server.stop()
+        peak = sampler.peak
         off = None
         if kind == "sqlite":
             self.say("server again with REDDOG_GROUP_COMMIT=off; the mix, closed loop")
             server = Server(self.store, self.tmp, self.workers, self.threads,
                             {"REDDOG_GROUP_COMMIT": "off"})
+            sampler = Sampler(server)
             try:
-                off = self.play("max-off", [{**s, "port": server.port} for s in specs])
+                off = self.play("max-off", [{**s, "port": server.port} for s in specs],
+                                sampler=sampler)
             finally:
+                sampler.stop()
                 server.stop()
         shape = (f"{self.workers} workers × {self.threads} threads, {self.clients} client "
                  f"processes, {self.seconds:.0f} s phases")
         raw_name = f"raw commits/s, 1 event per save, {self.clients} writers"
         figures.append(Figure(
             SECTION, "/health/live requests/s", kind, live["requests_per_s"], "requests/s",
-            note=f"{shape}; p50 {live['p50_ms']:.1f} ms, p99 {live['p99_ms']:.1f} ms",
+            note=f"{shape}; p50 {live['p50_ms']:.1f} ms, p99 {live['p99_ms']:.1f} ms; "
+                 f"{cpu_note(live)}",
             extra={"live": live}))
         figures.append(Figure(
             SECTION, "requests/s at max rate", kind, top["requests_per_s"], "requests/s",
@@ -527,7 +550,7 @@ class Bench:
             goal=f"< {P99_GOAL_MS:.0f} ms", met=half["p99_ms"] < P99_GOAL_MS,
             note=(f"p50 {half['p50_ms']:.1f} ms; scheduled {half['target_rate']:,.0f} "
                   f"requests/s, sent {half['requests_per_s']:,.0f}/s; no answer or 5xx: "
-                  f"{half['failed']}"), extra={"half": half}))
+                  f"{half['failed']}; {cpu_note(half)}"), extra={"half": half}))
         first, second = top["marks"]["half"], top["marks"]["end"]
         figures.append(Figure(
             SECTION, "server RSS peak (all processes)", kind, peak / MIB, "MiB",
@@ -557,7 +580,16 @@ class Bench:
             met=None if goal is None else ratio >= goal,
             note=(f"{result['requests_per_s']:,.0f} requests/s in all, p50 "
                   f"{result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms; raw p99 "
-                  f"{raw['p99_ms']:.1f} ms{failed}"), extra={"result": result, "raw": raw})
+                  f"{raw['p99_ms']:.1f} ms; {cpu_note(result)}{failed}"),
+            extra={"result": result, "raw": raw})
+
+
+def cpu_note(result: dict[str, Any]) -> str:
+    """The server's CPU use during a phase: cores busy, and CPU time per request."""
+    if result.get("server_cpu_per_s") is None:
+        return "server CPU not measured"
+    return (f"server CPU {result['server_cpu_per_s']:.2f} of {os.cpu_count()} cores, "
+            f"{result['server_cpu_ms_per_request']:.1f} ms per request")
 
 
 def run(ctx: Any) -> list[Any]:
