@@ -270,7 +270,8 @@ class Server:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the server exited: {self.log.read_text()[-3000:]}")
-            if len(children(self.process.pid)) >= self.workers:
+            # gunicorn answers as soon as one worker does: wait for all of them (waitress: one)
+            if self.workers == 1 or len(children(self.process.pid)) >= self.workers:
                 try:
                     conn = HTTPConnection("127.0.0.1", self.port, timeout=2)
                     if request(conn, "GET", "/health", None, None)[0] == 200:
@@ -554,8 +555,9 @@ class Bench:
         first, second = top["marks"]["half"], top["marks"]["end"]
         figures.append(Figure(
             SECTION, "server RSS peak (all processes)", kind, peak / MIB, "MiB",
-            note=f"VmRSS summed over {processes} processes (gunicorn's master and workers), "
-                 "sampled every 0.2 s during the max-rate and half-rate phases",
+            note=f"VmRSS summed over {processes} processes"
+                 + (" (gunicorn's master and workers)" if processes > 1 else "")
+                 + ", sampled every 0.2 s during the load",
             extra={"peak_bytes": peak, "processes": processes}))
         figures.append(Figure(
             SECTION, "server RSS after the 2nd half of the max-rate commands", kind,
