@@ -101,6 +101,7 @@ def serve_in_workers(ledger: LedgerApplication, host: str, port: int, workers: i
         ledger.close()
         raise bad_parameter("workers", "--workers above 1 needs gunicorn (Unix): "
                                        "pip install gunicorn, or --workers 1") from None
+    _ = ledger.runtime  # a runtime store that cannot open stops the start here, once
     settings = ledger.settings  # the workers find the chain key where this process did
     ledger.close()
     click.echo(f"gunicorn: {workers} workers × {threads} threads on {host}:{port}")

@@ -150,6 +150,7 @@ def client_main(spec: dict[str, Any]) -> None:
     rng = random.Random(spec["seed"])
     script = SCRIPTS[spec["script"]](spec, rng)
     conn = HTTPConnection("127.0.0.1", spec["port"], timeout=30)
+    wait_for_start(spec)
     start_at, end = spec["start_at"], spec["start_at"] + spec["seconds"]
     interval = 1.0 / spec["rate"] if spec.get("rate") else None
     records = []
@@ -183,12 +184,18 @@ def client_main(spec: dict[str, Any]) -> None:
 
 
 # The raw side: the store's commit rate with eventsourcing alone.
+def wait_for_start(spec: dict[str, Any]) -> None:
+    """Say this process is ready, then wait for the start time all the processes are given."""
+    print("ready", flush=True)
+    spec["start_at"] = float(sys.stdin.readline())
+
+
 def raw_writer_main(spec: dict[str, Any]) -> None:
     """`threads` threads saving one event per save to aggregates of their own, from `start_at`
     for `seconds`; writes the saves counted after `warmup` and their latencies to `out`."""
     from tests.bench.rawcommit import writer
 
-    writer(spec)
+    writer(spec, wait_for_start)
 
 
 # The bench process.
@@ -343,17 +350,31 @@ class Bench:
         """Start one process per spec (`python -m tests.bench.http TARGET SPEC`), all beginning
         at the same moment; sample memory at the half and the end; their records, and marks."""
         self.phases += 1
-        start_at = time.monotonic() + 1.0 + 0.25 * len(specs)
         processes = []
         for number, spec in enumerate(specs):
-            spec = {**spec, "start_at": start_at, "seconds": self.seconds, "warmup": self.warmup,
+            spec = {**spec, "seconds": self.seconds, "warmup": self.warmup,
                     "out": str(self.tmp / f"{self.phases}-{name}-{number}.json")}
             path = self.tmp / f"{self.phases}-{name}-{number}.spec.json"
             path.write_text(json.dumps(spec))
-            processes.append((subprocess.Popen(
-                [sys.executable, "-m", "tests.bench.http", target, str(path)], cwd=ROOT,
-                env=child_env(), stdout=subprocess.DEVNULL,
-                stderr=(self.tmp / f"{self.phases}-{name}-{number}.err").open("w")), spec))
+            with (self.tmp / f"{self.phases}-{name}-{number}.err").open("w") as err:
+                processes.append((subprocess.Popen(
+                    [sys.executable, "-m", "tests.bench.http", target, str(path)], cwd=ROOT,
+                    env=child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=err, text=True), spec))
+        # A barrier: every process says it is ready, then all are told the same start time.
+        for number, (process, _spec) in enumerate(processes):
+            assert process.stdout is not None
+            if process.stdout.readline().strip() != "ready":
+                for p, _ in processes:
+                    p.kill()
+                err = self.tmp / f"{self.phases}-{name}-{number}.err"
+                raise RuntimeError(f"{name}: a {target} process did not start: "
+                                   f"{err.read_text()[-2000:]}")
+        start_at = time.monotonic() + 0.5
+        for process, _spec in processes:
+            assert process.stdin is not None
+            process.stdin.write(f"{start_at!r}\n")
+            process.stdin.close()
         marks: dict[str, float] = {}
         counted = start_at + self.warmup
         half, end = counted + (self.seconds - self.warmup) / 2, start_at + self.seconds
@@ -384,6 +405,8 @@ class Bench:
             marks.setdefault("cpu_end", sampler.server.cpu())
         results = []
         for number, (p, spec) in enumerate(processes):
+            if p.stdout is not None:
+                p.stdout.close()
             err = (self.tmp / f"{self.phases}-{name}-{number}.err").read_text()[-2000:]
             if p.returncode != 0:
                 raise RuntimeError(f"{name}: a client exited {p.returncode}: {err}")

@@ -7,6 +7,7 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +38,12 @@ def create(env: dict[str, str]) -> None:
     RawCommits(env=env).close()
 
 
-def writer(spec: dict[str, Any]) -> None:
-    """`threads` threads saving from `start_at` for `seconds`; counted after `warmup`."""
+def writer(spec: dict[str, Any], wait_for_start: Callable[[dict[str, Any]], None]) -> None:
+    """`threads` threads saving from `start_at` (set by `wait_for_start`, called once the
+    application is built) for `seconds`; counted after `warmup`."""
     env = {"SQLITE_LOCK_TIMEOUT": "30", **spec["env"]}
     app = RawCommits(env=env)
+    wait_for_start(spec)
     start_at, warmup = spec["start_at"], spec["warmup"]
     end = start_at + spec["seconds"]
     counted = [0] * spec["threads"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -108,6 +109,30 @@ def test_two_workers_answer_and_share_the_store(server: Workers, store_url: str,
     finally:
         resumed(second)
     assert sorted(children(server.process.pid)) == sorted([first, second])  # none replaced
+
+    # Both at once: threads granting to wallets of their own (one wallet granted to by many at
+    # once is a hot aggregate: its commands race, docs/architecture.md), each request to
+    # whichever worker accepts it.
+    wallets = [ok(base, "POST", "/wallets", operator, {"player_id": f"t{n}"}, f"w-t{n}", 201)
+               for n in range(4)]
+    failures: list[BaseException] = []
+
+    def grants(number: int) -> None:
+        try:
+            for turn in range(10):
+                ok(base, "POST", f"/wallets/{wallets[number]['id']}/grants", operator,
+                   {"amount": 1 + turn}, f"t-{number}-{turn}", 201)
+        except BaseException as error:  # noqa: BLE001 - reported by the test's thread below
+            failures.append(error)
+
+    threads = [threading.Thread(target=grants, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures
+    for opened in wallets:
+        assert ok(base, "GET", f"/wallets/{opened['id']}", operator)["balance"] == 55
 
     if store_url.startswith("sqlite"):  # both workers fold: each page once, as from scratch
         wait_for_projection(base, operator)
