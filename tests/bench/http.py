@@ -22,10 +22,13 @@ For each store (a fresh SQLite file, a fresh PostgreSQL schema):
    step 4 again (steps 3-5 ran with `on`).
 
 Options (`--set KEY=VALUE`): `seconds` (per phase, default 12; 2 with --quick), `clients`
-(default 4 per CPU, at least 8), `workers` (default one per CPU, at least 2), `threads`
-(default 16, as `reddog serve`).
+(default 4 per usable CPU, 8 to 64), `workers` (default one per usable CPU, 2 to 16), `threads`
+(default 16, as `reddog serve`). `--quick`: SQLite only, 2 s phases, 4 clients, 2 workers of
+4 threads (a smoke test of the bench, `tests/e2e/test_bench_http.py`).
 
-A client is `python -m tests.bench.http SPEC.json`: the standard library only.
+A client is `python -m tests.bench.http client SPEC.json` (the standard library only), a raw
+writer `python -m tests.bench.http raw SPEC.json`; each says `ready` on stdout and starts at the
+time it is then given on stdin, the same for all. docs/performance.md explains the figures.
 """
 
 from __future__ import annotations
@@ -332,12 +335,12 @@ class Bench:
 
     def __init__(self, ctx: Any, store: Any, tmp: Path) -> None:
         options = ctx.options
-        cpus = os.cpu_count() or 2
+        cpus = usable_cpus()
         self.ctx, self.store, self.tmp = ctx, store, tmp
         self.seconds = float(options.get("seconds", 2.0 if ctx.quick else 12.0))
         self.warmup = min(1.0, self.seconds / 5)
-        self.clients = int(options.get("clients", 4 if ctx.quick else max(8, 4 * cpus)))
-        self.workers = int(options.get("workers", 2 if ctx.quick else max(2, cpus)))
+        self.clients = int(options.get("clients", 4 if ctx.quick else min(64, max(8, 4 * cpus))))
+        self.workers = int(options.get("workers", 2 if ctx.quick else min(16, max(2, cpus))))
         self.threads = int(options.get("threads", 4 if ctx.quick else 16))
         self.progress = ctx.progress(SECTION)
         self.phases = 0
@@ -610,11 +613,19 @@ class Bench:
             extra={"result": result, "raw": raw})
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (a container's cpuset, not the host's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 2
+
+
 def cpu_note(result: dict[str, Any]) -> str:
     """The server's CPU use during a phase: cores busy, and CPU time per request."""
     if result.get("server_cpu_per_s") is None:
         return "server CPU not measured"
-    return (f"server CPU {result['server_cpu_per_s']:.2f} of {os.cpu_count()} cores, "
+    return (f"server CPU {result['server_cpu_per_s']:.2f} of {usable_cpus()} cores, "
             f"{result['server_cpu_ms_per_request']:.1f} ms per request")
 
 

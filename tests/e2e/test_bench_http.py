@@ -11,7 +11,8 @@ import pytest
 from tests.bench import http
 from tests.bench.common import Context
 
-pytestmark = pytest.mark.slow
+# Slow (skipped by `-m "not slow"`), and a load test: `make test` runs it after the rest, alone.
+pytestmark = [pytest.mark.slow, pytest.mark.load]
 
 EXPECTED = {
     "/health/live requests/s",
