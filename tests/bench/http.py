@@ -42,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -263,12 +264,12 @@ class Server:
             self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
                                             env=self.env, cwd=tmp)
         self.follower: subprocess.Popen | None = None
-        if store.kind == "postgres":
+        self.wait_ready()
+        if store.kind == "postgres":  # after the server made the tables (not racing it to)
             with (tmp / "project.log").open("a") as out:
                 self.follower = subprocess.Popen(
                     [*reddog_command(), "project", "--follow", "--store", store.ledger_url],
                     stdout=out, stderr=subprocess.STDOUT, env=self.env, cwd=tmp)
-        self.wait_ready()
 
     def wait_ready(self, seconds: float = 60.0) -> None:
         deadline = time.monotonic() + seconds
@@ -630,7 +631,7 @@ def cpu_note(result: dict[str, Any]) -> str:
 
 
 def run(ctx: Any) -> list[Any]:
-    from tests.bench.common import Skipped, open_store
+    from tests.bench.common import Figure, Skipped, open_store
 
     figures: list[Any] = []
     stores = [s for s in ctx.stores if s in ("sqlite", "postgres")]
@@ -644,6 +645,12 @@ def run(ctx: Any) -> list[Any]:
                 figures.extend(Bench(ctx, store, Path(tmp)).run())
         except Skipped as reason:
             progress.step(f"{kind}: skipped: {reason}")
+        except Exception as error:  # noqa: BLE001 - one store failing keeps the other's figures
+            traceback.print_exc()
+            progress.step(f"{kind}: FAILED: {type(error).__name__}: {error}")
+            figures.append(Figure(SECTION, "the run on this store", kind, 0.0, "", goal="runs",
+                                  met=False, note=f"failed: {type(error).__name__}: "
+                                                  f"{' '.join(str(error).split())[-300:]}"))
     return figures
 
 
