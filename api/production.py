@@ -3,9 +3,10 @@ worker with `--threads` threads and one `LedgerApplication` of its own, built in
 after the fork (never before: a store's connections and threads do not survive a fork).
 
 The master opens the store once before it forks, so a new store's tables and chain key are made
-by one process and not raced for by the workers, and closes it again. Each worker then builds the
-app from the same settings; on an embedded store (SQLite) every worker folds the read models
-too, and the fold's lock (`ledger.readstore`) makes each page folded exactly once across them.
+by one process, and closes it again. Each worker then builds the app from the same settings,
+without making the tables again (`worker_settings`); on an embedded store (SQLite) every worker
+folds the read models too, and the fold's lock (`ledger.readstore`) makes each page folded
+exactly once across them.
 """
 
 from __future__ import annotations
@@ -48,6 +49,15 @@ def gunicorn_options(host: str, port: int, workers: int, threads: int,
     return options
 
 
+def worker_settings(settings: Settings) -> Settings:
+    """A worker's settings: the master's, but the event store's tables are not made again.
+    The master made them before the fork; the library's table setup runs DDL on every start
+    (on PostgreSQL `CREATE OR REPLACE FUNCTION` too), and workers starting at the same moment
+    would collide in it (`tuple concurrently updated`: the worker fails to boot, and gunicorn
+    then stops the whole server)."""
+    return settings.but(store_env={**settings.store_env, "CREATE_TABLE": "n"})
+
+
 def serve_workers(settings: Settings, host: str, port: int, workers: int, threads: int) -> None:
     """Run gunicorn in this process (its master) until it is stopped (SIGTERM, SIGINT)."""
     from gunicorn.app.base import BaseApplication
@@ -69,7 +79,7 @@ def serve_workers(settings: Settings, host: str, port: int, workers: int, thread
             from api import create_app
             from ledger.services.application import LedgerApplication
 
-            ledger = LedgerApplication(settings)
+            ledger = LedgerApplication(worker_settings(settings))
             self.ledgers.append(ledger)
             if settings.follows_in_serve:
                 ledger.follow()

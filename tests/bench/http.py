@@ -265,11 +265,18 @@ class Server:
                                             env=self.env, cwd=tmp)
         self.follower: subprocess.Popen | None = None
         self.wait_ready()
-        if store.kind == "postgres":  # after the server made the tables (not racing it to)
-            with (tmp / "project.log").open("a") as out:
+
+    def follow(self) -> None:
+        """On PostgreSQL, `reddog project --follow` beside the server, as in production. Started
+        once no other process is starting on the store: the library's table setup, which every
+        process runs as it starts, collides with another's (docs/operations.md, "Scale-out")."""
+        from tests.e2e.load_harness import reddog_command
+
+        if self.store.kind == "postgres":
+            with (self.tmp / "project.log").open("a") as out:
                 self.follower = subprocess.Popen(
-                    [*reddog_command(), "project", "--follow", "--store", store.ledger_url],
-                    stdout=out, stderr=subprocess.STDOUT, env=self.env, cwd=tmp)
+                    [*reddog_command(), "project", "--follow", "--store", self.store.ledger_url],
+                    stdout=out, stderr=subprocess.STDOUT, env=self.env, cwd=self.tmp)
 
     def wait_ready(self, seconds: float = 60.0) -> None:
         deadline = time.monotonic() + seconds
@@ -523,6 +530,7 @@ class Bench:
         sampler = Sampler(server)
         try:
             specs = self.setup(server)
+            server.follow()
             self.say(f"/health/live, {self.clients} clients, {self.seconds:.0f} s")
             live = self.play("live", [{"script": "live", "port": server.port, "seed": n}
                                       for n in range(self.clients)], sampler=sampler)

@@ -151,3 +151,18 @@ def test_a_memory_store_is_refused_more_than_one_worker(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stdout + done.stderr
     assert "--workers" in done.stderr and "memory" in done.stderr
 
+
+def test_workers_do_not_set_up_the_tables_again(tmp_path: Path) -> None:
+    """The master made them; workers starting together would collide in the library's setup."""
+    from api.production import worker_settings
+
+    url = f"sqlite:///{tmp_path}/ledger.sqlite3"
+    settings = Settings.from_env(process_env(), store=url)
+    LedgerApplication(settings).close()  # as the master does
+    worker = worker_settings(settings)
+    assert worker.store_env["CREATE_TABLE"] == "n" and worker.store == settings.store
+    ledger = LedgerApplication(worker)
+    try:
+        assert ledger.recorder.max_notification_id() is not None  # the fingerprint's event
+    finally:
+        ledger.close()
