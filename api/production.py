@@ -81,9 +81,10 @@ def serve_workers(settings: Settings, host: str, port: int, workers: int, thread
 
             ledger = LedgerApplication(worker_settings(settings))
             self.ledgers.append(ledger)
+            app = create_app({"LEDGER": ledger})
             if settings.follows_in_serve:
                 ledger.follow()
-            return create_app({"LEDGER": ledger})
+            return app
 
         def worker_exit(self, _server: Any, _worker: Any) -> None:
             """Close the worker's application (its store connections, its fold thread)."""
