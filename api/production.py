@@ -16,8 +16,8 @@ from typing import Any
 
 from ledger.settings import Settings
 
-#: Seconds a worker may stay silent (a request running) before the master replaces it. Audit
-#: reads give up after REDDOG_AUDIT_SECONDS and commands after a few store retries.
+#: Seconds a worker's main loop may stay silent (hung) before the master replaces it; with
+#: gthread workers a slow request runs in a thread of its own and does not silence the loop.
 WORKER_TIMEOUT = 30
 #: Seconds a stopping worker gets to finish the requests it has.
 GRACEFUL_TIMEOUT = 20
