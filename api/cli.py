@@ -10,7 +10,7 @@ import click
 
 from api import params
 from api.cli_audit import checkpoint, history, project, replay, report, statement, verify
-from api.cli_common import open_ledger, print_result, progress, store_option
+from api.cli_common import bad_parameter, open_ledger, print_result, progress, store_option
 from api.cli_disputes import disputes
 from api.cli_keys import keys
 from api.cli_stores import backup, migrate, restore
@@ -46,33 +46,66 @@ def deck(server_seed: str, client_seed: str, nonce: int) -> None:
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
+              help="processes: 1 serves with waitress in this process; more run gunicorn's "
+                   "gthread workers, each with its own application (Unix, SQLite or PostgreSQL)")
 @click.option("--threads", default=16, show_default=True, type=click.IntRange(min=1),
-              help="waitress threads; audit reads hold at most REDDOG_AUDIT_SLOTS + "
+              help="threads per process; audit reads hold at most REDDOG_AUDIT_SLOTS + "
                    "REDDOG_AUDIT_QUEUE of them")
 @click.option("--demo/--no-demo", default=False, help="Create a demo table and print demo keys.")
 @store_option
-def serve(host: str, port: int, threads: int, demo: bool, store: str | None) -> None:
-    """Serve the API with waitress."""
-    import waitress
-
-    from api import create_app
+def serve(host: str, port: int, workers: int, threads: int, demo: bool,
+          store: str | None) -> None:
+    """Serve the API: waitress in this process, or gunicorn with --workers N."""
     from api.observe import configure_logging
 
     ledger = open_ledger(store)
     configure_logging(ledger.settings.log_level, ledger.settings.log_format)
-    app = create_app({"LEDGER": ledger})
     base = f"http://{host}:{port}"
     click.echo(f"Red Dog Ledger on {ledger.settings.store}")
-    if ledger.settings.follows_in_serve:
-        ledger.follow()
-        click.echo("Read models folded by this process (REDDOG_PROJECTIONS=off to leave it to "
-                   "`reddog project --follow`)")
+    if workers > 1 and ledger.store.kind == "memory":
+        ledger.close()
+        raise bad_parameter("workers", "an in-memory store lives in one process: --workers 1, "
+                                       "or a SQLite or PostgreSQL store")
     if demo:
         for line in demo_setup(ledger, base):
             click.echo(line)
+    if ledger.settings.follows_in_serve:
+        click.echo("Read models folded by " + ("this process" if workers == 1 else
+                                               "the workers (one page at a time, each once)")
+                   + " (REDDOG_PROJECTIONS=off to leave it to `reddog project --follow`)")
     click.echo(f"Lobby: {base}/   Cashier: {base}/pages/cashier   Audit: {base}/pages/audit")
     click.echo(f"API docs: {base}/docs   OpenAPI: {base}/openapi.json")
+    if workers > 1:
+        serve_in_workers(ledger, host, port, workers, threads)
+        return
+    import waitress
+
+    from api import create_app
+
+    app = create_app({"LEDGER": ledger})
+    if ledger.settings.follows_in_serve:
+        ledger.follow()
     waitress.serve(app, host=host, port=port, threads=threads, ident="reddog-ledger")
+
+
+def serve_in_workers(ledger: LedgerApplication, host: str, port: int, workers: int,
+                     threads: int) -> None:
+    """gunicorn with `workers` processes (`api.production`). The store was opened here first (its
+    tables and chain key made once) and is closed before the workers are forked."""
+    try:
+        import gunicorn  # noqa: F401
+
+        from api.production import serve_workers
+    except ImportError:
+        ledger.close()
+        raise bad_parameter("workers", "--workers above 1 needs gunicorn (Unix): "
+                                       "pip install gunicorn, or --workers 1") from None
+    _ = ledger.runtime  # a runtime store that cannot open stops the start here, once
+    settings = ledger.settings  # the workers find the chain key where this process did
+    ledger.close()
+    click.echo(f"gunicorn: {workers} workers × {threads} threads on {host}:{port}")
+    serve_workers(settings, host, port, workers, threads)
 
 
 def demo_setup(ledger: LedgerApplication, base: str) -> list[str]:

@@ -1,0 +1,94 @@
+"""`reddog serve --workers N` (N > 1): gunicorn's master process and N gthread workers, each
+worker with `--threads` threads and one `LedgerApplication` of its own, built in the worker
+after the fork (never before: a store's connections and threads do not survive a fork).
+
+The master opens the store once before it forks, so a new store's tables and chain key are made
+by one process, and closes it again. Each worker then builds the app from the same settings,
+without making the tables again (`worker_settings`); on an embedded store (SQLite) every worker
+folds the read models too, and the fold's lock (`ledger.readstore`) makes each page folded
+exactly once across them.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ledger.settings import Settings
+
+#: Seconds a worker's main loop may stay silent (hung) before the master replaces it; with
+#: gthread workers a slow request runs in a thread of its own and does not silence the loop.
+WORKER_TIMEOUT = 30
+#: Seconds a stopping worker gets to finish the requests it has.
+GRACEFUL_TIMEOUT = 20
+
+
+def gunicorn_options(host: str, port: int, workers: int, threads: int,
+                     log_level: str) -> dict[str, Any]:
+    """gunicorn's settings for `reddog serve --workers N --threads T`."""
+    options: dict[str, Any] = {
+        "bind": f"{host}:{port}",
+        "workers": workers,
+        "worker_class": "gthread",
+        "threads": threads,
+        "timeout": WORKER_TIMEOUT,
+        "graceful_timeout": GRACEFUL_TIMEOUT,
+        "keepalive": 5,
+        "proc_name": "reddog-ledger",
+        "preload_app": False,
+        # The app writes its own access log (`reddog.access`); gunicorn's own lines go to stderr.
+        "accesslog": None,
+        "errorlog": "-",
+        "loglevel": log_level,
+        # No control socket (gunicorn 25.1+): one shared path per user would be fought over by
+        # several servers on a host, and nothing here uses it.
+        "control_socket_disable": True,
+    }
+    if os.path.isdir("/dev/shm"):  # the workers' heartbeat files: never on a slow disk
+        options["worker_tmp_dir"] = "/dev/shm"
+    return options
+
+
+def worker_settings(settings: Settings) -> Settings:
+    """A worker's settings: the master's, but the event store's tables are not made again.
+    The master made them before the fork; the library's table setup runs DDL on every start
+    (on PostgreSQL `CREATE OR REPLACE FUNCTION` too), and workers starting at the same moment
+    would collide in it (`tuple concurrently updated`: the worker fails to boot, and gunicorn
+    then stops the whole server)."""
+    return settings.but(store_env={**settings.store_env, "CREATE_TABLE": "n"})
+
+
+def serve_workers(settings: Settings, host: str, port: int, workers: int, threads: int) -> None:
+    """Run gunicorn in this process (its master) until it is stopped (SIGTERM, SIGINT)."""
+    from gunicorn.app.base import BaseApplication
+
+    class LedgerServer(BaseApplication):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.options = gunicorn_options(host, port, workers, threads, settings.log_level)
+            self.ledgers: list[Any] = []
+            super().__init__()
+
+        def load_config(self) -> None:
+            for key, value in self.options.items():
+                if key in self.cfg.settings:  # settings an older gunicorn lacks are left out
+                    self.cfg.set(key, value)
+            self.cfg.set("worker_exit", self.worker_exit)
+
+        def load(self) -> Any:
+            """Called in each worker after the fork: the worker's own application."""
+            from api import create_app
+            from ledger.services.application import LedgerApplication
+
+            ledger = LedgerApplication(worker_settings(settings))
+            self.ledgers.append(ledger)
+            app = create_app({"LEDGER": ledger})
+            if settings.follows_in_serve:
+                ledger.follow()
+            return app
+
+        def worker_exit(self, _server: Any, _worker: Any) -> None:
+            """Close the worker's application (its store connections, its fold thread)."""
+            for ledger in self.ledgers:
+                ledger.close()
+
+    LedgerServer().run()

@@ -1,0 +1,675 @@
+"""The HTTP API under load: the production server (`reddog serve --workers N`) driven by client
+processes, beside a trivial endpoint of the same app and the store's raw commit rate.
+
+For each store (a fresh SQLite file, a fresh PostgreSQL schema):
+
+1. **Raw commits** (ceiling): the store's commit rate with the `eventsourcing` library alone,
+   one event per save, with as many concurrent writers as there are HTTP clients (threads in as
+   many processes as the server has workers), on a fresh store of the same kind.
+2. **The server**: `reddog serve --workers W --threads T` (gunicorn) as a subprocess; on
+   PostgreSQL `reddog project --follow` beside it, as in production. Keys from `reddog keys
+   create`; wallets, grants and tables through the API as the operator.
+3. **`/health/live`** (ceiling): the same clients asking the trivial endpoint in a closed loop.
+4. **Max rate**: the clients play a mix in a closed loop (each sends its next request as soon as
+   the last is answered): casino deals then stand or raise, grants, a high-card table's seats
+   and bets, and reads (a table, a wallet, a feed page). Commands/s (answered 2xx) and requests/s,
+   p50/p99 per kind. Memory: VmRSS of the server's processes sampled throughout, and after the
+   first and the second half of the phase.
+5. **Half rate**: the same mix in an open loop at half the requests/s of step 4: each client
+   sends on a schedule and the latency is counted from the scheduled time (so a slow answer
+   also delays what should have been sent behind it: no coordinated omission).
+6. **SQLite, group commit off**: the server started again with `REDDOG_GROUP_COMMIT=off`, and
+   step 4 again (steps 3-5 ran with `on`).
+
+Options (`--set KEY=VALUE`): `seconds` (per phase, default 12; 2 with --quick), `clients`
+(default 4 per usable CPU, 8 to 64), `workers` (default one per usable CPU, 2 to 16), `threads`
+(default 16, as `reddog serve`). `--quick`: SQLite only, 2 s phases, 4 clients, 2 workers of
+4 threads (a smoke test of the bench, `tests/e2e/test_bench_http.py`).
+
+A client is `python -m tests.bench.http client SPEC.json` (the standard library only), a raw
+writer `python -m tests.bench.http raw SPEC.json`; each says `ready` on stdout and starts at the
+time it is then given on stdin, the same for all. docs/performance.md explains the figures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from http.client import HTTPConnection
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+SECTION = "http"
+#: The requests that are commands (they record events); the rest are reads.
+COMMANDS = ("deal", "stand", "raise", "grant", "high-card bet", "high-card other")
+READS = ("read table", "read wallet", "feed page")
+#: What the latency at half the maximum rate must stay under.
+P99_GOAL_MS = 50.0
+#: RSS after the second half of the commands over RSS after the first half.
+GROWTH_GOAL = 1.10
+MIB = 1024 * 1024
+
+
+# The clients (their own processes; nothing but the standard library).
+def request(conn: HTTPConnection, method: str, path: str, key: str | None,
+            body: Any) -> tuple[int, Any]:
+    headers = {"Accept": "application/json"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    data = None
+    if method == "POST":
+        headers["Idempotency-Key"] = uuid.uuid4().hex
+        data = json.dumps(body if body is not None else {})
+        headers["Content-Type"] = "application/json"
+    conn.request(method, path, body=data, headers=headers)
+    response = conn.getresponse()
+    payload = response.read()
+    if response.getheader("Connection", "").lower() == "close":
+        conn.close()
+    try:
+        return response.status, json.loads(payload) if payload else None
+    except ValueError:
+        return response.status, None
+
+
+Step = tuple[str, str, str, str | None, Any]  # kind, method, path, key, body
+
+
+def live_script(_spec: dict[str, Any], _rng: random.Random) -> Iterator[Step]:
+    while True:
+        yield "live", "GET", "/health/live", None, None
+
+
+def casino_script(spec: dict[str, Any], rng: random.Random) -> Iterator[Step]:
+    """Rounds of: a deal, then stand (or, a third of the time when it is legal, raise); a look at
+    the table; every 2nd round the wallet, every 5th a grant, every 4th a feed page (following
+    the log from where this client's last page ended)."""
+    table, wallet = spec["table_id"], spec["wallet_id"]
+    player, operator = spec["player_key"], spec["operator_key"]
+    after = 0
+    turn = 0
+    while True:
+        turn += 1
+        status, deal = yield "deal", "POST", f"/tables/{table}/deals", player, {"bet": 10}
+        if status == 422:  # a deal still deciding (its decision went unanswered): finish it
+            status, view = yield "read table", "GET", f"/tables/{table}", player, None
+            deal = (view or {}).get("current_deal") if status == 200 else None
+            status = 201 if deal else status
+        if status == 201 and isinstance(deal, dict) and deal.get("phase") == "deciding":
+            action = "raise" if ("raise" in deal.get("legal_actions", [])
+                                 and rng.random() < 1 / 3) else "stand"
+            yield action, "POST", f"/deals/{deal['id']}/{action}", player, None
+        yield "read table", "GET", f"/tables/{table}", player, None
+        if turn % 2 == 0:
+            yield "read wallet", "GET", f"/wallets/{wallet}", player, None
+        if turn % 5 == 0:
+            yield "grant", "POST", f"/wallets/{wallet}/grants", operator, {"amount": 100}
+        if turn % 4 == 0:
+            status, page = yield ("feed page", "GET", f"/events?after={after}&limit=50",
+                                  operator, None)
+            if status == 200 and isinstance(page, dict):
+                after = page.get("next", after) or after
+
+
+def high_card_script(spec: dict[str, Any], rng: random.Random) -> Iterator[Step]:
+    """Seat the table's players, then take its legal actions (next deal, bank, bets, dealer's
+    choice) as whichever player each belongs to, reading the table as the operator in between
+    (the load tests' client's choices: `tests.e2e.load_client`)."""
+    from tests.e2e.load_client import choose, table_command
+
+    table, operator = spec["table_id"], spec["operator_key"]
+    keys = {p["player_id"]: p["key"] for p in spec["players"]}
+    for p in spec["players"]:
+        yield ("high-card other", "POST", f"/tables/{table}/seats", p["key"],
+               {"seat": p["seat"], "wallet_id": p["wallet_id"]})
+    while True:
+        status, view = yield "read table", "GET", f"/tables/{table}", operator, None
+        action = choose(view["legal_actions"], rng) if status == 200 else None
+        if action is None:  # nothing this client may do: look again, as a client would
+            continue
+        path, body, op = table_command(table, action, rng)
+        who = keys.get(action.get("player_id") or "", operator)
+        yield "high-card bet" if op == "bet" else "high-card other", "POST", path, who, body
+
+
+SCRIPTS = {"live": live_script, "casino": casino_script, "high-card": high_card_script}
+
+
+def client_main(spec: dict[str, Any]) -> None:
+    """Run one client's script from `start_at` for `seconds` (monotonic clock, shared by the
+    processes of one machine); closed loop, or open loop at `rate` requests/s. Writes
+    [kind, sent (s from start_at), latency (s), status] per request to `out`."""
+    rng = random.Random(spec["seed"])
+    script = SCRIPTS[spec["script"]](spec, rng)
+    conn = HTTPConnection("127.0.0.1", spec["port"], timeout=30)
+    wait_for_start(spec)
+    start_at, end = spec["start_at"], spec["start_at"] + spec["seconds"]
+    interval = 1.0 / spec["rate"] if spec.get("rate") else None
+    records = []
+    step = next(script)
+    now = time.monotonic()
+    if now < start_at:
+        time.sleep(start_at - now)
+    sent = 0
+    while True:
+        if interval is None:
+            scheduled = time.monotonic()
+        else:  # each client's schedule is offset by its share of one interval
+            scheduled = start_at + (sent + spec.get("phase", 0.0)) * interval
+            wait = scheduled - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+        if scheduled >= end:
+            break
+        sent += 1
+        kind, method, path, key, body = step
+        try:
+            status, answer = request(conn, method, path, key, body)
+        except (OSError, ValueError):  # no answer: counted as status 0, connection opened again
+            conn.close()
+            status, answer = 0, None
+        done = time.monotonic()
+        records.append([kind, round(scheduled - start_at, 4), round(done - scheduled, 6), status])
+        step = script.send((status, answer))
+    conn.close()
+    Path(spec["out"]).write_text(json.dumps(records))
+
+
+# The raw side: the store's commit rate with eventsourcing alone.
+def wait_for_start(spec: dict[str, Any]) -> None:
+    """Say this process is ready, then wait for the start time all the processes are given."""
+    print("ready", flush=True)
+    spec["start_at"] = float(sys.stdin.readline())
+
+
+def raw_writer_main(spec: dict[str, Any]) -> None:
+    """`threads` threads saving one event per save to aggregates of their own, from `start_at`
+    for `seconds`; writes the saves counted after `warmup` and their latencies to `out`."""
+    from tests.bench.rawcommit import writer
+
+    writer(spec, wait_for_start)
+
+
+# The bench process.
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("REDDOG_STORE", None)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env.update(extra or {})
+    return env
+
+
+def rss_bytes(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used so far."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def children(pid: int) -> list[int]:
+    listed = Path(f"/proc/{pid}/task/{pid}/children")
+    try:
+        return [int(p) for p in listed.read_text().split()]
+    except OSError:
+        return []
+
+
+class Server:
+    """`reddog serve --workers W --threads T` (and on PostgreSQL `reddog project --follow`)."""
+
+    def __init__(self, store: Any, tmp: Path, workers: int, threads: int,
+                 extra_env: dict[str, str]) -> None:
+        from tests.e2e.load_harness import free_port, reddog_command
+
+        self.store, self.tmp, self.workers, self.threads = store, tmp, workers, threads
+        self.port = free_port()
+        self.env = child_env({**store.ledger_env(), "REDDOG_RATE_LIMIT": "0",
+                              "REDDOG_LOG_FORMAT": "json", **extra_env})
+        self.env.pop("REDDOG_CHAIN_KEY_FILE", None)
+        self.log = tmp / f"server-{self.port}.log"
+        command = [*reddog_command(), "serve", "--workers", str(workers), "--threads",
+                   str(threads), "--store", store.ledger_url, "--port", str(self.port)]
+        with self.log.open("w") as out:
+            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
+                                            env=self.env, cwd=tmp)
+        self.follower: subprocess.Popen | None = None
+        self.wait_ready()
+
+    def follow(self) -> None:
+        """On PostgreSQL, `reddog project --follow` beside the server, as in production. Started
+        once no other process is starting on the store: the library's table setup, which every
+        process runs as it starts, collides with another's (docs/operations.md, "Scale-out")."""
+        from tests.e2e.load_harness import reddog_command
+
+        if self.store.kind == "postgres":
+            with (self.tmp / "project.log").open("a") as out:
+                self.follower = subprocess.Popen(
+                    [*reddog_command(), "project", "--follow", "--store", self.store.ledger_url],
+                    stdout=out, stderr=subprocess.STDOUT, env=self.env, cwd=self.tmp)
+
+    def wait_ready(self, seconds: float = 60.0) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the server exited: {self.log.read_text()[-3000:]}")
+            # gunicorn answers as soon as one worker does: wait for all of them (waitress: one)
+            if self.workers == 1 or len(children(self.process.pid)) >= self.workers:
+                try:
+                    conn = HTTPConnection("127.0.0.1", self.port, timeout=2)
+                    if request(conn, "GET", "/health", None, None)[0] == 200:
+                        return
+                except OSError:
+                    pass
+            time.sleep(0.1)
+        raise RuntimeError(f"the server did not start: {self.log.read_text()[-3000:]}")
+
+    def pids(self) -> list[int]:
+        return [self.process.pid, *children(self.process.pid)]
+
+    def rss(self) -> int:
+        """VmRSS of the master and its workers, summed."""
+        return sum(rss_bytes(pid) for pid in self.pids())
+
+    def cpu(self) -> float:
+        """CPU seconds the master and its workers have used, summed."""
+        return sum(cpu_seconds(pid) for pid in self.pids())
+
+    def stop(self) -> None:
+        from tests.e2e.load_harness import stop_process
+
+        for process in (self.process, self.follower):
+            stop_process(process, seconds=30)
+
+
+class Sampler:
+    """The server's RSS every `every` seconds in a thread of the bench: the peak, and the value
+    at chosen moments (`mark`)."""
+
+    def __init__(self, server: Server, every: float = 0.2) -> None:
+        self.server, self.every = server, every
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self.server.rss())
+            self._stop.wait(self.every)
+
+    def now(self) -> int:
+        value = self.server.rss()
+        self.peak = max(self.peak, value)
+        return value
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+class Bench:
+    """One store's run: its options, where files go, and the phases."""
+
+    def __init__(self, ctx: Any, store: Any, tmp: Path) -> None:
+        options = ctx.options
+        cpus = usable_cpus()
+        self.ctx, self.store, self.tmp = ctx, store, tmp
+        self.seconds = float(options.get("seconds", 2.0 if ctx.quick else 12.0))
+        self.warmup = min(1.0, self.seconds / 5)
+        self.clients = int(options.get("clients", 4 if ctx.quick else min(64, max(8, 4 * cpus))))
+        self.workers = int(options.get("workers", 2 if ctx.quick else min(16, max(2, cpus))))
+        self.threads = int(options.get("threads", 4 if ctx.quick else 16))
+        self.progress = ctx.progress(SECTION)
+        self.phases = 0
+
+    def say(self, message: str) -> None:
+        self.progress.step(f"{self.store.kind}: {message}")
+
+    def run_processes(self, name: str, target: str, specs: list[dict[str, Any]],
+                      sampler: Sampler | None = None) -> tuple[list[Any], dict[str, float]]:
+        """Start one process per spec (`python -m tests.bench.http TARGET SPEC`), all beginning
+        at the same moment; sample memory at the half and the end; their records, and marks."""
+        self.phases += 1
+        processes = []
+        for number, spec in enumerate(specs):
+            spec = {**spec, "seconds": self.seconds, "warmup": self.warmup,
+                    "out": str(self.tmp / f"{self.phases}-{name}-{number}.json")}
+            path = self.tmp / f"{self.phases}-{name}-{number}.spec.json"
+            path.write_text(json.dumps(spec))
+            with (self.tmp / f"{self.phases}-{name}-{number}.err").open("w") as err:
+                processes.append((subprocess.Popen(
+                    [sys.executable, "-m", "tests.bench.http", target, str(path)], cwd=ROOT,
+                    env=child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=err, text=True), spec))
+        # A barrier: every process says it is ready, then all are told the same start time.
+        for number, (process, _spec) in enumerate(processes):
+            assert process.stdout is not None
+            if process.stdout.readline().strip() != "ready":
+                for p, _ in processes:
+                    p.kill()
+                err = self.tmp / f"{self.phases}-{name}-{number}.err"
+                raise RuntimeError(f"{name}: a {target} process did not start: "
+                                   f"{err.read_text()[-2000:]}")
+        start_at = time.monotonic() + 0.5
+        for process, _spec in processes:
+            assert process.stdin is not None
+            process.stdin.write(f"{start_at!r}\n")
+            process.stdin.close()
+        marks: dict[str, float] = {}
+        counted = start_at + self.warmup
+        half, end = counted + (self.seconds - self.warmup) / 2, start_at + self.seconds
+        deadline = end + 120
+        while any(p.poll() is None for p, _ in processes):
+            now = time.monotonic()
+            if sampler is not None:
+                if "cpu_start" not in marks and now >= counted:
+                    marks["cpu_start"] = sampler.server.cpu()
+                if "half" not in marks and now >= half:
+                    marks["half"] = sampler.now()
+                if "end" not in marks and now >= end:
+                    marks["end"] = sampler.now()
+                    marks["cpu_end"] = sampler.server.cpu()
+            if now > deadline:
+                for p, _ in processes:
+                    p.kill()
+                raise RuntimeError(f"{name}: clients still running {deadline - end:.0f} s "
+                                   "after the end of the phase")
+            self.progress.tick(lambda: f"{self.store.kind}: {name} "
+                                       f"{max(0.0, time.monotonic() - start_at):.0f}/"
+                                       f"{self.seconds:.0f} s")
+            time.sleep(0.05)
+        if sampler is not None:
+            marks.setdefault("cpu_start", sampler.server.cpu())
+            marks.setdefault("half", sampler.now())
+            marks.setdefault("end", sampler.now())
+            marks.setdefault("cpu_end", sampler.server.cpu())
+        results = []
+        for number, (p, spec) in enumerate(processes):
+            if p.stdout is not None:
+                p.stdout.close()
+            err = (self.tmp / f"{self.phases}-{name}-{number}.err").read_text()[-2000:]
+            if p.returncode != 0:
+                raise RuntimeError(f"{name}: a client exited {p.returncode}: {err}")
+            results.append(json.loads(Path(spec["out"]).read_text()))
+        return results, marks
+
+    # Phases.
+    def raw_commits(self) -> dict[str, Any]:
+        """The store's commit rate with eventsourcing alone, one event per save, as many
+        concurrent writers as clients, in as many processes as the server has workers."""
+        from tests.bench.rawcommit import create
+
+        env = self.store.raw_env("rawcommits")
+        create(env)  # the tables, once, before the writers race to make them
+        per = [self.clients // self.workers + (1 if n < self.clients % self.workers else 0)
+               for n in range(self.workers)]
+        self.say(f"raw commits: {self.clients} writers in {self.workers} processes, "
+                 f"{self.seconds:.0f} s")
+        results, _ = self.run_processes("raw", "raw", [
+            {"env": env, "threads": threads} for threads in per if threads])
+        saves = sum(r["saves"] for r in results)
+        latencies = [x for r in results for x in r["latencies"]]
+        rate = saves / (self.seconds - self.warmup)
+        return {"commits_per_s": rate, "saves": saves, "writers": self.clients,
+                "processes": len(results), "p50_ms": 1000 * percentile(latencies, 0.5),
+                "p99_ms": 1000 * percentile(latencies, 0.99)}
+
+    def setup(self, server: Server) -> list[dict[str, Any]]:
+        """Keys by the CLI, then wallets, grants and tables through the API: a casino table per
+        client, and with 4 clients or more one of them plays a 3-seat high-card table."""
+        from tests.e2e.load_harness import Player, Setup, create_keys
+
+        high_card = 1 if self.clients >= 4 else 0
+        casino = self.clients - high_card
+        seats = [f"hc-{s}" for s in range(3 * high_card)]
+        players = [f"bench-{n}" for n in range(casino)]
+        self.say(f"setup: keys, {casino} casino tables, {high_card} high-card table")
+        keys = create_keys(self.store.ledger_url, server.env,
+                           [("operator", None), *[("player", p) for p in players + seats]],
+                           self.tmp)
+        operator, by_player = keys[0], dict(zip(players + seats, keys[1:], strict=True))
+        setup = Setup(f"http://127.0.0.1:{server.port}", operator, grant=1_000_000)
+        specs: list[dict[str, Any]] = []
+        for number, player_id in enumerate(players):
+            player = Player(player_id, by_player[player_id])
+            setup.casino(player)
+            specs.append({"script": "casino", "port": server.port, "seed": number,
+                          "table_id": player.table_id, "wallet_id": player.wallet_id,
+                          "player_key": player.key, "operator_key": operator})
+        if high_card:
+            hc = [Player(p, by_player[p]) for p in seats]
+            table = setup.multi_seat("polish", hc, "hc")
+            specs.append({"script": "high-card", "port": server.port, "seed": 99,
+                          "table_id": table, "operator_key": operator,
+                          "players": [p.public() for p in hc]})
+        return specs
+
+    def play(self, name: str, specs: list[dict[str, Any]], rate: float | None = None,
+             sampler: Sampler | None = None) -> dict[str, Any]:
+        """The mix, closed loop (or open at `rate` requests/s in all): rates and latencies."""
+        if rate is not None:
+            share = rate / len(specs)
+            specs = [{**s, "rate": share, "phase": n / len(specs)} for n, s in enumerate(specs)]
+        results, marks = self.run_processes(name, "client", specs, sampler)
+        records = [r for result in results for r in result if r[1] >= self.warmup]
+        span = self.seconds - self.warmup
+        by_kind: dict[str, list[float]] = defaultdict(list)
+        statuses: dict[str, Counter] = defaultdict(Counter)
+        for kind, _sent, latency, status in records:
+            statuses[kind][status] += 1
+            if 0 < status < 500 and status != 429:  # busy (audit gate): counted apart
+                by_kind[kind].append(latency)
+        commands_ok = sum(n for kind in COMMANDS for status, n in statuses[kind].items()
+                          if 200 <= status < 300)
+        answered = [lat for values in by_kind.values() for lat in values]
+        cpu = (marks["cpu_end"] - marks["cpu_start"]) / span if "cpu_end" in marks else None
+        return {
+            "server_cpu_per_s": cpu,
+            "server_cpu_ms_per_request": 1000 * cpu * span / len(records) if cpu and records
+            else None,
+            "requests_per_s": len(records) / span,
+            "commands_per_s": commands_ok / span,
+            "commands": commands_ok,
+            "p50_ms": 1000 * percentile(answered, 0.5),
+            "p99_ms": 1000 * percentile(answered, 0.99),
+            "kinds": {kind: {"count": len(values), "p50_ms": 1000 * percentile(values, 0.5),
+                             "p99_ms": 1000 * percentile(values, 0.99),
+                             "not_2xx": {str(s): n for s, n in sorted(statuses[kind].items())
+                                         if not 200 <= s < 300}}
+                      for kind, values in sorted(by_kind.items())},
+            "statuses": {kind: {str(s): n for s, n in sorted(c.items())}
+                         for kind, c in sorted(statuses.items())},
+            "failed": sum(n for c in statuses.values() for s, n in c.items()
+                          if s == 0 or s >= 500),
+            "busy": sum(c[429] for c in statuses.values()),
+            "marks": marks, "clients": len(specs), "target_rate": rate,
+        }
+
+    def run(self) -> list[Any]:
+        from tests.bench.common import Figure
+
+        kind = self.store.kind
+        figures: list[Figure] = []
+        raw = self.raw_commits()
+        self.say(f"raw commits {raw['commits_per_s']:,.0f}/s")
+        group = {"REDDOG_GROUP_COMMIT": "on"} if kind == "sqlite" else {}
+        self.say(f"server: {self.workers} workers × {self.threads} threads"
+                 + (", group commit on" if group else ""))
+        server = Server(self.store, self.tmp, self.workers, self.threads, group)
+        sampler = Sampler(server)
+        try:
+            specs = self.setup(server)
+            server.follow()
+            self.say(f"/health/live, {self.clients} clients, {self.seconds:.0f} s")
+            live = self.play("live", [{"script": "live", "port": server.port, "seed": n}
+                                      for n in range(self.clients)], sampler=sampler)
+            self.say(f"live {live['requests_per_s']:,.0f} requests/s; the mix, closed loop")
+            top = self.play("max", specs, sampler=sampler)
+            self.say(f"max {top['commands_per_s']:,.0f} commands/s, "
+                     f"{top['requests_per_s']:,.0f} requests/s; open loop at half")
+            half = self.play("half", specs, rate=top["requests_per_s"] / 2, sampler=sampler)
+            processes = len(server.pids())
+        finally:
+            sampler.stop()
+            server.stop()
+        peak = sampler.peak
+        off = None
+        if kind == "sqlite":
+            self.say("server again with REDDOG_GROUP_COMMIT=off; the mix, closed loop")
+            server = Server(self.store, self.tmp, self.workers, self.threads,
+                            {"REDDOG_GROUP_COMMIT": "off"})
+            sampler = Sampler(server)
+            try:
+                off = self.play("max-off", [{**s, "port": server.port} for s in specs],
+                                sampler=sampler)
+            finally:
+                sampler.stop()
+                server.stop()
+        shape = (f"{self.workers} workers × {self.threads} threads, {self.clients} client "
+                 f"processes, {self.seconds:.0f} s phases")
+        raw_name = f"raw commits/s, 1 event per save, {self.clients} writers"
+        figures.append(Figure(
+            SECTION, "/health/live requests/s", kind, live["requests_per_s"], "requests/s",
+            note=f"{shape}; p50 {live['p50_ms']:.1f} ms, p99 {live['p99_ms']:.1f} ms; "
+                 f"{cpu_note(live)}",
+            extra={"live": live}))
+        figures.append(Figure(
+            SECTION, "requests/s at max rate", kind, top["requests_per_s"], "requests/s",
+            ceiling="/health/live requests/s", ceiling_value=live["requests_per_s"],
+            ratio=top["requests_per_s"] / live["requests_per_s"], extra={"max": top}))
+        figures.append(self.commands_figure(
+            "commands/s at max rate" + (", group commit on" if kind == "sqlite" else ""),
+            kind, top, raw, raw_name, 1.0 if kind == "sqlite" else None))
+        if off is not None:
+            figures.append(self.commands_figure("commands/s at max rate, group commit off",
+                                                kind, off, raw, raw_name, 0.5))
+        for name, values in top["kinds"].items():
+            figures.append(Figure(
+                SECTION, f"p99 at max rate: {name}", kind, values["p99_ms"], "ms",
+                note=f"p50 {values['p50_ms']:.1f} ms, {values['count']:,} answered"
+                     + "".join(f", {n:,} answered {s}" for s, n in values["not_2xx"].items()),
+                extra=values))
+        figures.append(Figure(
+            SECTION, "p99 at half max rate (open loop)", kind, half["p99_ms"], "ms",
+            goal=f"< {P99_GOAL_MS:.0f} ms", met=half["p99_ms"] < P99_GOAL_MS,
+            note=(f"p50 {half['p50_ms']:.1f} ms; scheduled {half['target_rate']:,.0f} "
+                  f"requests/s, sent {half['requests_per_s']:,.0f}/s; no answer or 5xx: "
+                  f"{half['failed']}, busy (429): {half['busy']}; {cpu_note(half)}"),
+            extra={"half": half}))
+        first, second = top["marks"]["half"], top["marks"]["end"]
+        figures.append(Figure(
+            SECTION, "server RSS peak (all processes)", kind, peak / MIB, "MiB",
+            note=f"VmRSS summed over {processes} processes"
+                 + (" (gunicorn's master and workers)" if processes > 1 else "")
+                 + ", sampled every 0.2 s during the load",
+            extra={"peak_bytes": peak, "processes": processes}))
+        figures.append(Figure(
+            SECTION, "server RSS after the 2nd half of the max-rate commands", kind,
+            second / MIB, "MiB", ceiling="RSS after the 1st half", ceiling_value=first / MIB,
+            ratio=second / first if first else None, goal=f"≤ {GROWTH_GOAL:.2f}",
+            met=(second / first <= GROWTH_GOAL) if first else None,
+            note=f"grew {(second - first) / MIB:+.1f} MiB over "
+                 f"{top['commands'] // 2:,} commands",
+            extra={"first_half_bytes": first, "second_half_bytes": second}))
+        return figures
+
+    def commands_figure(self, name: str, kind: str, result: dict[str, Any],
+                        raw: dict[str, Any], raw_name: str, goal: float | None) -> Any:
+        from tests.bench.common import Figure
+
+        ratio = result["commands_per_s"] / raw["commits_per_s"]
+        failed = f"; no answer or 5xx: {result['failed']}" if result["failed"] else ""
+        failed += f"; busy (429): {result['busy']}" if result["busy"] else ""
+        return Figure(
+            SECTION, name, kind, result["commands_per_s"], "commands/s", ceiling=raw_name,
+            ceiling_value=raw["commits_per_s"], ratio=ratio,
+            goal=None if goal is None else f"≥ {goal:.1f}",
+            met=None if goal is None else ratio >= goal,
+            note=(f"{result['requests_per_s']:,.0f} requests/s in all, p50 "
+                  f"{result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms; raw p99 "
+                  f"{raw['p99_ms']:.1f} ms; {cpu_note(result)}{failed}"),
+            extra={"result": result, "raw": raw})
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (a container's cpuset, not the host's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 2
+
+
+def cpu_note(result: dict[str, Any]) -> str:
+    """The server's CPU use during a phase: cores busy, and CPU time per request."""
+    if result.get("server_cpu_per_s") is None:
+        return "server CPU not measured"
+    return (f"server CPU {result['server_cpu_per_s']:.2f} of {usable_cpus()} cores, "
+            f"{result['server_cpu_ms_per_request']:.1f} ms per request")
+
+
+def run(ctx: Any) -> list[Any]:
+    from tests.bench.common import Figure, Skipped, open_store
+
+    figures: list[Any] = []
+    stores = [s for s in ctx.stores if s in ("sqlite", "postgres")]
+    if ctx.quick:
+        stores = [s for s in stores if s == "sqlite"] or stores[:1]
+    progress = ctx.progress(SECTION)
+    for kind in stores:
+        try:
+            with open_store(kind, ctx.postgres) as store, tempfile.TemporaryDirectory(
+                    prefix="reddog-bench-http-") as tmp:
+                figures.extend(Bench(ctx, store, Path(tmp)).run())
+        except Skipped as reason:
+            progress.step(f"{kind}: skipped: {reason}")
+        except Exception as error:  # noqa: BLE001 - one store failing keeps the other's figures
+            traceback.print_exc()
+            progress.step(f"{kind}: FAILED: {type(error).__name__}: {error}")
+            figures.append(Figure(SECTION, "the run on this store", kind, 0.0, "", goal="runs",
+                                  met=False, note=f"failed: {type(error).__name__}: "
+                                                  f"{' '.join(str(error).split())[-300:]}"))
+    return figures
+
+
+def main(argv: list[str]) -> int:
+    """`python -m tests.bench.http client|raw SPEC.json`: one client or raw writer process."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    target, path = argv
+    spec = json.loads(Path(path).read_text())
+    (client_main if target == "client" else raw_writer_main)(spec)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

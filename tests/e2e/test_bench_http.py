@@ -1,0 +1,45 @@
+"""The bench's `http` section, run small (`quick`: SQLite, 2 s phases, 4 clients, 2 workers),
+so that it cannot rot unnoticed: it still starts the production server and its clients, and
+gives every figure it names with a positive value."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tests.bench import http
+from tests.bench.common import Context
+
+# Slow (skipped by `-m "not slow"`), and a load test: `make test` runs it after the rest, alone.
+pytestmark = [pytest.mark.slow, pytest.mark.load]
+
+EXPECTED = {
+    "/health/live requests/s",
+    "requests/s at max rate",
+    "commands/s at max rate, group commit on",
+    "commands/s at max rate, group commit off",
+    "p99 at half max rate (open loop)",
+    "server RSS peak (all processes)",
+    "server RSS after the 2nd half of the max-rate commands",
+}
+
+
+def test_the_http_section_gives_its_figures(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("gunicorn")
+    figures = http.run(Context(stores=["sqlite"], quick=True, workdir=tmp_path))
+    names = {f.name for f in figures}
+    assert EXPECTED <= names, sorted(names)
+    kinds = {n.removeprefix("p99 at max rate: ") for n in names if n.startswith("p99 at max")}
+    # Every kind is one the mix sends; the commonest are there even in a short, slow run.
+    assert {"deal", "read table"} <= kinds <= set(http.COMMANDS + http.READS), sorted(kinds)
+    for figure in figures:
+        assert figure.section == "http" and figure.store == "sqlite"
+        assert figure.value > 0 and math.isfinite(figure.value), figure
+        if figure.ceiling is not None:
+            assert figure.ceiling_value and figure.ceiling_value > 0, figure
+            assert figure.ratio is not None and figure.ratio > 0, figure
+    by_name = {f.name: f for f in figures}
+    # Nothing went unanswered or answered 5xx, at full speed or on schedule.
+    assert by_name["p99 at half max rate (open loop)"].extra["half"]["failed"] == 0
+    assert by_name["commands/s at max rate, group commit on"].extra["result"]["failed"] == 0
