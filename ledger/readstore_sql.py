@@ -73,8 +73,9 @@ class _SqlReadStore(ReadStore):
             cursor.executemany(f"INSERT INTO {self.feed_events} (position, at, at_max) "
                                f"VALUES ({m}, {m}, {m})", rows)
         if write.keys:
+            # In key order: each key's rows go in together, not scattered over the index.
             cursor.executemany(f"INSERT INTO {self.feed_keys} (key, position) VALUES ({m}, {m})",
-                               write.keys)
+                               sorted(write.keys))
         cursor.execute(f"UPDATE {self.projections} SET position = {m} "
                        f"WHERE projection = {m} AND position = {m}",
                        (write.position, projection, start))

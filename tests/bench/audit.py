@@ -36,13 +36,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from ledger.verify import PAGE as RAW_PAGE  # the raw reader's page: the one verify reads
 from tests import bulk
 from tests.bench.common import Context, Figure, Progress, Skipped, ledger_app, open_store
 
 SECTION = "audit"
 REPEATS = 7
-#: The raw reader's page: the same as `reddog verify` reads with.
-RAW_PAGE = 1000
 GOAL_RATE = 0.50
 GOAL_MS = 100.0
 
