@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ledger.readstore import LostRace, MemoryReadStore, ReadStore
+from ledger.readstore import LostRace, MemoryReadStore, ReadStore, same_documents
 from ledger.readstore_sql import read_store_for
 from ledger.services.folds import Fold, folded_topic, listed_topic
 
@@ -108,16 +108,17 @@ class Projection:
         self.catch_up()
         while True:  # a folder may move the kept models on while they are read: read again
             position = self.store.position(PROJECTION)
-            documents, index = self.store.snapshot()
+            documents, index = self.store.snapshot_texts()
             if self.store.position(PROJECTION) == position:
                 break
         if fresh is None or fresh.store.position(PROJECTION) > position:
             fresh = Projection(self.app, MemoryReadStore())
         while fresh.fold_page(stop=position):
             pass
-        rebuilt, rebuilt_index = fresh.store.snapshot()
+        rebuilt, rebuilt_index = fresh.store.snapshot_texts()
         names = set(documents) | set(rebuilt)
-        differ = sorted(n for n in names if documents.get(n) != rebuilt.get(n))
+        differ = sorted(n for n in names
+                        if not same_documents(documents.get(n), rebuilt.get(n)))
         if index != rebuilt_index:
             differ.append("feed index")
         return differ
