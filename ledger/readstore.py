@@ -123,6 +123,12 @@ class ReadStore(ABC):
                    limit: int) -> list[int]:
         """Listed positions in (after, upto] with any of the keys (any listed one for None)."""
 
+    def listed_with_times(self, after: int, upto: int, limit: int) -> list[tuple[int, int]]:
+        """(position, time) of the first `limit` listed positions in (after, upto]."""
+        found = self.candidates(None, after, upto, limit)
+        times = self.times(found)
+        return [(p, times[p]) for p in found]
+
     @abstractmethod
     def having(self, keys: frozenset[str], positions: Sequence[int]) -> set[int]:
         """Those of the positions that carry any of the keys."""
@@ -152,15 +158,24 @@ class ReadStore(ABC):
         if after >= upto:
             return FeedMatch([], max(query.after, upto))
         driver, *others = query.dimensions or (None,)
-        found = self.candidates(driver, after, upto, SCAN)
-        scanned_to = found[-1] if len(found) == SCAN else upto
+        timed = query.since_us is not None or query.until_us is not None
+        # With nothing to sift the candidates by, the first `limit` of them are the answer.
+        wanted = SCAN if others or timed else min(SCAN, query.limit)
+        if driver is None and timed:  # the times come with the rows
+            rows = self.listed_with_times(after, upto, wanted)
+            times = dict(rows)
+            found = [p for p, _at in rows]
+        else:
+            times = None
+            found = self.candidates(driver, after, upto, wanted)
+        scanned_to = found[-1] if len(found) == wanted else upto
         for keys in others:
             if not found:
                 break
             kept = self.having(keys, found)
             found = [p for p in found if p in kept]
-        if found and (query.since_us is not None or query.until_us is not None):
-            times = self.times(found)
+        if found and timed:
+            times = times if times is not None else self.times(found)
             found = [p for p in found if _within(times.get(p), query.since_us, query.until_us)]
         if len(found) >= query.limit:
             found = found[:query.limit]

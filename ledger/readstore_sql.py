@@ -139,6 +139,11 @@ class _SqlReadStore(ReadStore):
                "position > ? AND position <= ? ORDER BY position LIMIT ?")
         return [r[0] for r in self._all(sql, (*sorted(keys), after, upto, limit))]
 
+    def listed_with_times(self, after: int, upto: int, limit: int) -> list[tuple[int, int]]:
+        sql = (f"SELECT position, at FROM {self.feed_events} WHERE position > ? AND "
+               "position <= ? ORDER BY position LIMIT ?")
+        return [(p, at) for p, at in self._all(sql, (after, upto, limit))]
+
     def having(self, keys: frozenset[str], positions: Sequence[int]) -> set[int]:
         found: set[int] = set()
         for chunk in groups_of(list(positions), 500):
