@@ -17,8 +17,8 @@ reads at a million events.
    Flask app (test client) for a first page of 100 with each filter (type, table, wallet,
    player, a time window, table and type, a type that is rare for a player), for a report (a
    period grouped by player) and for a player's recall, `REPEATS` times each; the median is the
-   figure, the worst is in its note. Goal: < 100 ms for each filtered page and the report
-   (recall is measured, not held to a goal).
+   figure (and what the goal holds), the worst is in its note. Goal: < 100 ms for each filtered
+   page and the report (recall is measured, not held to a goal).
 
 Options (`--set KEY=VALUE`): `events` (kept store, default 1,000,000), `rate_events` (default
 50,000), `pg_events` (default 50,000), `repeats` (default 7). `--quick` shrinks them all.
@@ -180,7 +180,7 @@ def latencies(ctx: Context, events: int, repeats: int, progress: Progress) -> li
             figures.append(Figure(
                 SECTION, name, "sqlite", median, "ms",
                 goal=f"< {GOAL_MS:.0f} ms" if goal else None,
-                met=worst < GOAL_MS if goal else None,
+                met=median < GOAL_MS if goal else None,
                 note=f"median of {repeats} at {count:,} events; worst {worst:.1f} ms; "
                      f"{found} answered",
                 extra={"events": count, "median_ms": median, "worst_ms": worst,
