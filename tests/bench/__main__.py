@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             module = importlib.import_module(f"tests.bench.{name}")
             figures.extend(module.run(ctx))
-        except Exception as error:  # one section failing still prints the others
+        except Exception as error:  # noqa: BLE001 - one section failing still prints the others
             traceback.print_exc()
             failed[name] = f"{type(error).__name__}: {error}"
         seconds[name] = round(time.perf_counter() - began, 1)
