@@ -93,10 +93,40 @@ def sealed_state(mapper: Mapper, stored: StoredEvent) -> dict[str, Any]:
     return state
 
 
+#: `canonical`'s encoder, made once for the readers that digest every event of the log.
+_CANONICAL = json.JSONEncoder(sort_keys=True, default=str, separators=(",", ":"))
+
+
+def state_digest(state: dict[str, Any]) -> str:
+    """SHA-256 of a sealed state's `canonical` bytes (the same bytes, one encoder for all)."""
+    kept = {k: v for k, v in state.items() if k not in _NOT_HASHED}
+    return hashlib.sha256(_CANONICAL.encode(kept).encode("utf-8")).hexdigest()
+
+
 def stored_event_digest(mapper: Mapper, stored: StoredEvent) -> str:
     """The digest of a stored event as it was sealed: the same as `event_digest` gave when it
     was written, whatever upcasters do to it since."""
-    return hashlib.sha256(canonical(sealed_state(mapper, stored))).hexdigest()
+    return state_digest(sealed_state(mapper, stored))
+
+
+def read_stored_event(mapper: Mapper, stored: StoredEvent) -> tuple[dict[str, Any] | None, Any]:
+    """A stored event decoded once for a reader of the log that checks it: (its state as sealed,
+    None when its bytes cannot be decoded; its domain event, None when it cannot be read as its
+    class). An event of a first-version class that was stored as one (no cipher, compressor nor
+    stored class version) is its sealed state, attribute for attribute; any other is decoded a
+    second time, never upcast (`sealed_state`)."""
+    try:
+        event = mapper.to_domain_event(stored)
+    except Exception:  # noqa: BLE001 - altered bytes may break decoding in any way
+        event = None
+    if (event is not None and getattr(type(event), "class_version", 1) == 1
+            and not mapper.cipher and not mapper.compressor
+            and b'"class_version"' not in stored.state):
+        return vars(event), event
+    try:
+        return sealed_state(mapper, stored), event
+    except Exception:  # noqa: BLE001
+        return None, event
 
 
 _SEALED_DIGESTS: dict[int, str] = {}
@@ -231,7 +261,7 @@ def sealed_by(key: bytes, mapper: Mapper, stored: StoredEvent) -> bool:
     """Whether a stored event carries the MAC this key gives it (over its stored form)."""
     state = sealed_state(mapper, stored)
     expected = event_mac(key, stored.topic, stored.originator_id, stored.originator_version,
-                         hashlib.sha256(canonical(state)).hexdigest())
+                         state_digest(state))
     return hmac.compare_digest(str(state.get("chain_mac", "")), expected)
 
 

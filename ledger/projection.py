@@ -20,13 +20,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ledger.readstore import LostRace, MemoryReadStore, ReadStore
+from ledger.readstore import LostRace, MemoryReadStore, ReadStore, same_documents
 from ledger.readstore_sql import read_store_for
 from ledger.services.folds import Fold, folded_topic, listed_topic
 
 log = logging.getLogger(__name__)
 PROJECTION = "ledger"
-PAGE = 500
+#: Events folded in one transaction: a large page reads each document it changes and writes it
+#: once, however many of its events change it.
+PAGE = 5000
 #: How long `catch_up(wait=True)` waits for another folder before it gives up.
 WAIT_SECONDS = 60.0
 
@@ -58,15 +60,20 @@ class Projection:
                                                           stop=stop)
             if not page:
                 return 0
-            fold = Fold(session.read)
-            for notification in page:
-                if folded_topic(notification.topic):
-                    fold.fold(notification.id, self.app.mapper.to_domain_event(notification))
-            write.documents = fold.changed
-            write.keys = fold.keys
-            write.listed = fold.listed
-            write.position = page[-1].id
+            mapper = self.app.mapper
+            _fold_into(session, write, [(n.id, mapper.to_domain_event(n)) for n in page
+                                        if folded_topic(n.topic)], page[-1].id)
             return len(page)
+
+    def fold_decoded(self, events: list[tuple[int, Any]], last: int) -> None:
+        """Fold events the caller has read and decoded, (position, domain event) in order: every
+        folded one of the log after this projection's position up to `last`, in one
+        transaction. LostRace when the projection is not where they start (another folder moved
+        it, or holds it)."""
+        with self.store.exclusive(PROJECTION) as (session, write):
+            if last <= session.position or (events and events[0][0] <= session.position):
+                raise LostRace(PROJECTION)
+            _fold_into(session, write, events, last)
 
     def catch_up(self, limit: int | None = None, wait: bool = True,
                  progress: Callable[[int], None] | None = None) -> int:
@@ -93,24 +100,39 @@ class Projection:
                 progress(folded)
         return done
 
-    def differences_from_a_rebuild(self) -> list[str]:
+    def differences_from_a_rebuild(self, fresh: Projection | None = None) -> list[str]:
         """What differs between the kept read models and a fold of the log from the start up to
-        the same position: names of documents, and `feed index` if the index differs."""
+        the same position: names of documents, and `feed index` if the index differs. `fresh`:
+        a fold from the start into a store of its own, already done part of the way (by a
+        reader of the log that decoded its events anyway); it goes on from where it is."""
         self.catch_up()
         while True:  # a folder may move the kept models on while they are read: read again
             position = self.store.position(PROJECTION)
-            documents, index = self.store.snapshot()
+            documents, index = self.store.snapshot_texts()
             if self.store.position(PROJECTION) == position:
                 break
-        fresh = Projection(self.app, MemoryReadStore())
+        if fresh is None or fresh.store.position(PROJECTION) > position:
+            fresh = Projection(self.app, MemoryReadStore())
         while fresh.fold_page(stop=position):
             pass
-        rebuilt, rebuilt_index = fresh.store.snapshot()
+        rebuilt, rebuilt_index = fresh.store.snapshot_texts()
         names = set(documents) | set(rebuilt)
-        differ = sorted(n for n in names if documents.get(n) != rebuilt.get(n))
+        differ = sorted(n for n in names
+                        if not same_documents(documents.get(n), rebuilt.get(n)))
         if index != rebuilt_index:
             differ.append("feed index")
         return differ
+
+
+def _fold_into(session: Any, write: Any, events: list[tuple[int, Any]], last: int) -> None:
+    """Fold (position, event) pairs into one page's write, ending at position `last`."""
+    fold = Fold(session.read)
+    for position, event in events:
+        fold.fold(position, event)
+    write.documents = fold.changed
+    write.keys = fold.keys
+    write.listed = fold.listed
+    write.position = last
 
 
 class Follower:

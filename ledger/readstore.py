@@ -25,10 +25,11 @@ from __future__ import annotations
 import bisect
 import hashlib
 import heapq
+import itertools
 import json
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,8 @@ from typing import Any
 SCAN = 5000
 #: How long a folder waits for another one's lock before leaving the page to it.
 LOCK_WAIT = 0.2
+#: Index rows hashed at a time when the index is digested.
+DIGEST_BATCH = 10_000
 #: How long after its timestamp an event may reach the log (a command gives up long before).
 RECORDING_SKEW_US = 300 * 1_000_000
 
@@ -120,6 +123,12 @@ class ReadStore(ABC):
                    limit: int) -> list[int]:
         """Listed positions in (after, upto] with any of the keys (any listed one for None)."""
 
+    def listed_with_times(self, after: int, upto: int, limit: int) -> list[tuple[int, int]]:
+        """(position, time) of the first `limit` listed positions in (after, upto]."""
+        found = self.candidates(None, after, upto, limit)
+        times = self.times(found)
+        return [(p, times[p]) for p in found]
+
     @abstractmethod
     def having(self, keys: frozenset[str], positions: Sequence[int]) -> set[int]:
         """Those of the positions that carry any of the keys."""
@@ -128,9 +137,16 @@ class ReadStore(ABC):
     def times(self, positions: Sequence[int]) -> dict[int, int]:
         """The timestamps (microseconds) of listed positions."""
 
-    @abstractmethod
     def snapshot(self) -> tuple[dict[str, Any], str]:
         """Every document, and a digest of the whole feed index (for verification)."""
+        texts, index = self.snapshot_texts()
+        return {name: json.loads(text) for name, text in texts.items()}, index
+
+    @abstractmethod
+    def snapshot_texts(self) -> tuple[dict[str, str], str]:
+        """Every document as its stored JSON text, and a digest of the whole feed index: its
+        listed rows (position, time) by position, then its key rows (key, position) by key and
+        position (`digest_rows`)."""
 
     def close(self) -> None:
         """Release connections."""
@@ -142,15 +158,24 @@ class ReadStore(ABC):
         if after >= upto:
             return FeedMatch([], max(query.after, upto))
         driver, *others = query.dimensions or (None,)
-        found = self.candidates(driver, after, upto, SCAN)
-        scanned_to = found[-1] if len(found) == SCAN else upto
+        timed = query.since_us is not None or query.until_us is not None
+        # With nothing to sift the candidates by, the first `limit` of them are the answer.
+        wanted = SCAN if others or timed else min(SCAN, query.limit)
+        if driver is None and timed:  # the times come with the rows
+            rows = self.listed_with_times(after, upto, wanted)
+            times = dict(rows)
+            found = [p for p, _at in rows]
+        else:
+            times = None
+            found = self.candidates(driver, after, upto, wanted)
+        scanned_to = found[-1] if len(found) == wanted else upto
         for keys in others:
             if not found:
                 break
             kept = self.having(keys, found)
             found = [p for p in found if p in kept]
-        if found and (query.since_us is not None or query.until_us is not None):
-            times = self.times(found)
+        if found and timed:
+            times = times if times is not None else self.times(found)
             found = [p for p in found if _within(times.get(p), query.since_us, query.until_us)]
         if len(found) >= query.limit:
             found = found[:query.limit]
@@ -164,11 +189,27 @@ def _within(at: int | None, since: int | None, until: int | None) -> bool:
     return (since is None or at >= since) and (until is None or at < until)
 
 
-def digest_rows(rows: Iterator[tuple[Any, ...]]) -> str:
+def digest_rows(rows: Iterable[tuple[Any, Any]]) -> str:
+    """SHA-256 of the rows as lines `a|b`, hashed a batch of lines at a time."""
     h = hashlib.sha256()
-    for row in rows:
-        h.update(("|".join(map(str, row)) + "\n").encode())
+    lines: list[str] = []
+    for a, b in rows:
+        lines.append(f"{a}|{b}\n")
+        if len(lines) == DIGEST_BATCH:
+            h.update("".join(lines).encode())
+            lines.clear()
+    h.update("".join(lines).encode())
     return h.hexdigest()
+
+
+def same_documents(first: str | None, second: str | None) -> bool:
+    """Whether two stored documents hold the same value: the same text, or texts that read the
+    same (the order of an object's keys is not part of its value)."""
+    if first == second:
+        return True
+    if first is None or second is None:
+        return False
+    return bool(json.loads(first) == json.loads(second))
 
 
 # Memory.
@@ -274,9 +315,10 @@ class MemoryReadStore(ReadStore):
         with self._lock:
             return {p: self._at[p] for p in positions if p in self._at}
 
-    def snapshot(self) -> tuple[dict[str, Any], str]:
+    def snapshot_texts(self) -> tuple[dict[str, str], str]:
         with self._lock:
-            documents = {n: json.loads(t) for n, t in self._documents.items()}
-            rows = sorted((k, p) for k, ps in self._keys.items() for p in ps)
+            texts = dict(self._documents)
             listed = [(p, self._at[p]) for p in self._listed]
-        return documents, digest_rows(iter([*listed, *rows]))
+            keys = {k: sorted(ps) for k, ps in self._keys.items()}
+        rows = ((k, p) for k in sorted(keys) for p in keys[k])
+        return texts, digest_rows(itertools.chain(listed, rows))

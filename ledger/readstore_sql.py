@@ -7,6 +7,7 @@ takes its file's write lock (`BEGIN IMMEDIATE`), PostgreSQL a transaction adviso
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from abc import abstractmethod
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger.readstore import (
+    DIGEST_BATCH,
     LOCK_WAIT,
     RECORDING_SKEW_US,
     LostRace,
@@ -73,8 +75,9 @@ class _SqlReadStore(ReadStore):
             cursor.executemany(f"INSERT INTO {self.feed_events} (position, at, at_max) "
                                f"VALUES ({m}, {m}, {m})", rows)
         if write.keys:
+            # In key order: each key's rows go in together, not scattered over the index.
             cursor.executemany(f"INSERT INTO {self.feed_keys} (key, position) VALUES ({m}, {m})",
-                               write.keys)
+                               sorted(write.keys))
         cursor.execute(f"UPDATE {self.projections} SET position = {m} "
                        f"WHERE projection = {m} AND position = {m}",
                        (write.position, projection, start))
@@ -136,6 +139,11 @@ class _SqlReadStore(ReadStore):
                "position > ? AND position <= ? ORDER BY position LIMIT ?")
         return [r[0] for r in self._all(sql, (*sorted(keys), after, upto, limit))]
 
+    def listed_with_times(self, after: int, upto: int, limit: int) -> list[tuple[int, int]]:
+        sql = (f"SELECT position, at FROM {self.feed_events} WHERE position > ? AND "
+               "position <= ? ORDER BY position LIMIT ?")
+        return [(p, at) for p, at in self._all(sql, (after, upto, limit))]
+
     def having(self, keys: frozenset[str], positions: Sequence[int]) -> set[int]:
         found: set[int] = set()
         for chunk in groups_of(list(positions), 500):
@@ -152,12 +160,19 @@ class _SqlReadStore(ReadStore):
             found.update((p, at) for p, at in self._all(sql, chunk))
         return found
 
-    def snapshot(self) -> tuple[dict[str, Any], str]:
-        documents = {n: json.loads(d) for n, d in
-                     self._all(f"SELECT name, doc FROM {self.documents} ORDER BY name")}
-        listed = self._all(f"SELECT position, at FROM {self.feed_events} ORDER BY position")
-        keys = self._all(f"SELECT key, position FROM {self.feed_keys} ORDER BY key, position")
-        return documents, digest_rows(iter([*listed, *keys]))
+    def snapshot_texts(self) -> tuple[dict[str, str], str]:
+        texts = dict(self._all(f"SELECT name, doc FROM {self.documents} ORDER BY name"))
+        listed = self._stream(f"SELECT position, at FROM {self.feed_events} ORDER BY position")
+        keys = self._stream(f"SELECT key, position FROM {self.feed_keys} ORDER BY key, position")
+        return texts, digest_rows(itertools.chain(listed, keys))
+
+    def _stream(self, sql: str) -> Iterator[tuple[Any, ...]]:
+        """The rows of a query, fetched a batch at a time (never all of the index in a list)."""
+        with self._cursor() as cursor:
+            cursor.execute(sql)
+            while rows := cursor.fetchmany(DIGEST_BATCH):
+                for row in rows:
+                    yield tuple(row.values()) if isinstance(row, dict) else tuple(row)
 
 
 def _first(row: Any) -> Any:

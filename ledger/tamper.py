@@ -5,7 +5,6 @@ upcaster cannot raise a false alarm and any change to the stored bytes still fai
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from collections.abc import Callable
 from typing import Any
@@ -14,11 +13,11 @@ from eventsourcing.persistence import Mapper
 
 from ledger.chain import (
     GENESIS,
-    canonical,
     checkpoint_mac,
     event_mac,
     expand_ranges,
     sealed_state,
+    state_digest,
     stored_digest,
 )
 
@@ -38,12 +37,19 @@ class TamperCheck:
         self.checkpoints = 0
 
     def check(self, position: int, stored: Any, event: Any) -> None:
-        self.digests[position] = stored_digest(position, stored)
-        aggregate = str(stored.originator_id)
+        """Check one position, decoding its sealed state here."""
         try:
             state = sealed_state(self.mapper, stored)
         except Exception:  # noqa: BLE001 - altered bytes may break decoding in any way
             state = None
+        self.check_decoded(position, stored, state, event)
+
+    def check_decoded(self, position: int, stored: Any, state: dict[str, Any] | None,
+                      event: Any) -> None:
+        """Check one position whose sealed state the caller decoded (`read_stored_event`):
+        None when its bytes cannot be decoded."""
+        self.digests[position] = stored_digest(position, stored)
+        aggregate = str(stored.originator_id)
         if state is None:
             self.fail(position, aggregate, "the stored event cannot be read: its bytes were altered")
             return
@@ -51,7 +57,7 @@ class TamperCheck:
             self.fail(position, aggregate, "the stored event cannot be read as its class: a class "
                       "renamed without its old topic, or no upcaster from its stored version")
             return
-        digest = hashlib.sha256(canonical(state)).hexdigest()
+        digest = state_digest(state)
         expected = event_mac(self.key, stored.topic, stored.originator_id,
                              stored.originator_version, digest)
         if not hmac.compare_digest(str(state.get("chain_mac", "")), expected):

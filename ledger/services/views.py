@@ -19,8 +19,13 @@ _SECRET_FIELDS = {"server_seed"}
 REVEALS = (CasinoDeal.SeedRevealed, op.SeedRevealed)
 
 
+_PLAIN = frozenset({str, int, bool, float, type(None)})
+
+
 def jsonable(value: Any) -> Any:
     """Turn UUIDs, datetimes, tuples and nested containers into JSON values."""
+    if type(value) in _PLAIN:  # most values: nothing to turn
+        return value
     if isinstance(value, UUID):
         return str(value)
     if isinstance(value, datetime):

@@ -1,336 +1,292 @@
-"""Audit bench: the feed's filters on a store of a million events, and play under audit load.
+"""Audit section: the log's readers beside the raw notification-log read rate, and the indexed
+reads at a million events.
 
-Run with `make bench` (after the throughput bench) or `.venv/bin/python -m tests.bench_audit`.
+1. **Rates** (each store of `--stores`; PostgreSQL on a smaller store). A fresh store of
+   `rate_events` events (casino deals of 200 players made by `tests.bulk`, checkpointed, not
+   yet folded) is read four ways, each timed over the whole log:
+   - *raw*, the ceiling: the library alone, `recorder.select_notifications` a page at a time
+     and the application's mapper's `to_domain_event` for every event (the best of two runs,
+     one before the readers below and one after them);
+   - the *unfiltered feed*: `event_feed` walked page by page from 0 to `end`, as the API pages;
+   - *projection catch-up* from nothing: `Projection.catch_up` folding every event into fresh
+     read models;
+   - *`reddog verify`*: `verify_store`, the function the command line calls.
+   Each is events (log positions) per second, beside the raw rate; goal ≥ 0.50 of it.
+2. **Latency at a million events** (SQLite). A store of `events` events, built once and kept
+   under the bench directory (`audit-<events>/`, rebuilt when missing), is asked through the
+   Flask app (test client) for a first page of 100 with each filter (type, table, wallet,
+   player, a time window, table and type, a type that is rare for a player), for a report (a
+   period grouped by player) and for a player's recall, `REPEATS` times each; the median is the
+   figure (and what the goal holds), the worst is in its note. Goal: < 100 ms for each filtered
+   page and the report (recall is measured, not held to a goal).
 
-1. **Feed latency by store size.** A store of `--events` events (default 1,000,000; casino deals
-   of 200 players made by `tests.bulk`, verified-quality events) is built once and kept under
-   `var/bench/` (rebuilt when missing), its projection folded; a fresh store of 10,000 events
-   is built in the same run. Each filter (none, type, table, wallet, player, a time window,
-   table and type together, a player with a type that is rare for them) is asked for its first
-   page of 100 through the Flask app, several times; the median and worst are printed for both
-   sizes with their ratio. A bounded read answers as fast at a million events as at ten
-   thousand (a ratio near 1), whatever the filter.
-2. **Play under audit load.** A real server (`reddog serve`, waitress, SQLite) serves `--players`
-   client processes playing casino deals (deal, then stand) for `--seconds`; then the same again
-   with `--readers` more processes reading the feed with filters, reports and recall as fast as
-   they are answered. The play commands' p50/p99 are printed for both phases with their ratio,
-   and the readers' answers by status (429 means the audit gate asked them to wait).
-
-Results are written as JSON to `var/bench/audit.json`.
+Options (`--set KEY=VALUE`): `events` (kept store, default 1,000,000), `rate_events` (default
+50,000), `pg_events` (default 50,000), `repeats` (default 7). `--quick` shrinks them all.
+Play under audit load is measured by the `http` section.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import multiprocessing
-import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from http.client import HTTPConnection
 from pathlib import Path
-from typing import Any
-from uuid import UUID
+from typing import Any, NamedTuple
 
-from api import create_app
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
-from ledger.settings import Settings
+from ledger.verify import PAGE as RAW_PAGE  # the raw reader's page: the one verify reads
 from tests import bulk
+from tests.bench.common import Context, Figure, Progress, Skipped, ledger_app, open_store
 
-ROOT = Path(__file__).resolve().parents[1]
-BENCH_DIR = ROOT / "var" / "bench"
+SECTION = "audit"
 REPEATS = 7
+GOAL_RATE = 0.50
+GOAL_MS = 100.0
 
 
-def note(message: str) -> None:
-    print(f"  {message}", file=sys.stderr, flush=True)
+def run(ctx: Context) -> list[Figure]:
+    progress = ctx.progress(SECTION)
+    quick = ctx.quick
+    events = int(ctx.options.get("events", 20_000 if quick else 1_000_000))
+    rate_events = int(ctx.options.get("rate_events", 5_000 if quick else 50_000))
+    pg_events = int(ctx.options.get("pg_events", 5_000 if quick else 50_000))
+    repeats = int(ctx.options.get("repeats", 3 if quick else REPEATS))
+    figures: list[Figure] = []
+    for kind in ctx.stores:
+        size = pg_events if kind == "postgres" else rate_events
+        try:
+            figures.extend(rates(ctx, kind, size, progress))
+        except Skipped as skipped:
+            progress.step(f"{kind}: skipped ({skipped})")
+            figures.append(Figure(SECTION, "raw read (ceiling)", kind, 0.0, "events/s",
+                                  note=f"skipped: {skipped}"))
+    if "sqlite" in ctx.stores:
+        figures.extend(latencies(ctx, events, repeats, progress))
+    return figures
 
 
-def kept_store(events: int) -> str:
-    """A store of `events` events under var/bench/, built once and reused."""
-    path = BENCH_DIR / f"audit-{events}" / "ledger.sqlite3"
-    done = path.with_name("built.json")
-    if not done.exists():
-        shutil.rmtree(path.parent, ignore_errors=True)
-        path.parent.mkdir(parents=True)
-        build_store(f"sqlite:///{path}", events)
-        done.write_text(json.dumps({"events": events, "built": datetime.now(UTC).isoformat()}))
-    return f"sqlite:///{path}"
+# Rates.
+def rates(ctx: Context, kind: str, size: int, progress: Progress) -> list[Figure]:
+    from ledger.verify import verify_store
+
+    with open_store(kind, ctx.postgres) as store:
+        app = ledger_app(store)
+        try:
+            progress.step(f"{kind}: building {size:,} events ({store.label})")
+            bulk.build(app, size, progress=lambda _n: progress.tick(
+                lambda: f"{kind}: {app.recorder.max_notification_id():,} events"))
+            app.checkpoint()
+            positions = app.recorder.max_notification_id() or 0
+            progress.step(f"{kind}: {positions:,} events; raw read")
+            raw_first = timed(lambda: raw_read(app))
+            progress.step(f"{kind}: unfiltered feed")
+            feed = timed(lambda: walk_feed(app))
+            progress.step(f"{kind}: projection catch-up from nothing")
+            folded = timed(lambda: app.projection.catch_up())
+            progress.step(f"{kind}: reddog verify")
+            verified = timed(lambda: verify_store(app))
+            progress.step(f"{kind}: raw read again")
+            raw_again = timed(lambda: raw_read(app))
+        finally:
+            app.close()
+    report = verified.result
+    if not report.ok:
+        raise AssertionError(f"the bench store does not verify: {report.failures[:3]}")
+    if folded.result != positions or raw_first.result != positions:
+        raise AssertionError(f"read {raw_first.result} and folded {folded.result} of {positions}")
+    raw = min((raw_first, raw_again), key=lambda run: run.seconds)
+    raw_rate = positions / raw.seconds
+    raw_cpu = min(raw_first.cpu, raw_again.cpu)
+    ceiling = "raw read: select_notifications + to_domain_event"
+    figures = [Figure(SECTION, "raw read (ceiling)", kind, raw_rate, "events/s",
+                      note=f"{positions:,} events; runs {positions / raw_first.seconds:,.0f} and "
+                           f"{positions / raw_again.seconds:,.0f} events/s, the better kept; "
+                           f"{1e6 * raw_cpu / positions:.1f} µs of CPU an event",
+                      extra={"events": positions, "page": RAW_PAGE,
+                             "seconds": round(raw.seconds, 3), "cpu_seconds": round(raw_cpu, 3)})]
+    for name, run in (("unfiltered feed", feed), ("projection catch-up", folded),
+                      ("reddog verify", verified)):
+        rate = positions / run.seconds
+        figures.append(Figure(
+            SECTION, name, kind, rate, "events/s", ceiling=ceiling, ceiling_value=raw_rate,
+            ratio=rate / raw_rate, goal=f"≥ {GOAL_RATE:.2f}", met=rate / raw_rate >= GOAL_RATE,
+            note=f"CPU time: {1e6 * run.cpu / positions:.1f} µs an event, ratio "
+                 f"{raw_cpu / run.cpu:.2f} (this process's CPU, steadier than the wall clock on "
+                 "a busy machine)",
+            extra={"events": positions, "seconds": round(run.seconds, 3),
+                   "cpu_seconds": round(run.cpu, 3), "cpu_ratio": round(raw_cpu / run.cpu, 3)}))
+    return figures
 
 
-def build_store(url: str, events: int) -> None:
-    app = LedgerApplication(Settings(store=url))
-    started = time.perf_counter()
-    last = [0.0]
+class Timed(NamedTuple):
+    """A reader's run: wall-clock seconds, this process's CPU seconds, what it returned."""
 
-    def progress(_n: int) -> None:
-        if time.perf_counter() - last[0] > 10:
-            last[0] = time.perf_counter()
-            note(f"building {url}: {app.recorder.max_notification_id():,} of {events:,} events")
-
-    bulk.build(app, events, progress=progress)
-    app.checkpoint()
-    note(f"built {events:,} events in {time.perf_counter() - started:.0f} s; folding")
-    started = time.perf_counter()
-    app.projection.catch_up(progress=progress)
-    note(f"folded in {time.perf_counter() - started:.0f} s")
-    app.close()
+    seconds: float
+    cpu: float
+    result: Any
 
 
-def feed_filters(app: LedgerApplication) -> dict[str, dict[str, str]]:
-    """One query string per kind of filter, aimed at real ids of the store."""
+def timed(work: Callable[[], Any]) -> Timed:
+    started, cpu = time.perf_counter(), time.process_time()
+    result = work()
+    return Timed(time.perf_counter() - started, time.process_time() - cpu, result)
+
+
+def raw_read(app: Any) -> int:
+    """The library alone: every notification, a page at a time, decoded by the mapper."""
+    recorder, mapper = app.recorder, app.mapper
+    start, count = 1, 0
+    while True:
+        page = recorder.select_notifications(start=start, limit=RAW_PAGE)
+        if not page:
+            return count
+        for notification in page:
+            mapper.to_domain_event(notification)
+        count += len(page)
+        start = page[-1].id + 1
+
+
+def walk_feed(app: Any) -> int:
+    """The unfiltered feed from the start to its end, a page of the most entries at a time."""
+    from ledger import validation
+    from ledger.services.access import SYSTEM
+
+    after, entries = 0, 0
+    while True:
+        page = app.event_feed(SYSTEM, after=after, limit=validation.MAX_PAGE)
+        entries += len(page["entries"])
+        after = page["next"]
+        if page["end"]:
+            return entries
+
+
+# Latency at a million events.
+def latencies(ctx: Context, events: int, repeats: int, progress: Progress) -> list[Figure]:
+    from api import create_app
+    from ledger.services.application import LedgerApplication
+    from ledger.settings import Settings
+
+    url, built = kept_store(ctx.workdir, events, progress)
+    app = LedgerApplication(Settings.from_env(store=url, rate_limit=0))
+    figures: list[Figure] = []
+    try:
+        key, _ = app.issue_key("auditor", label="bench")
+        app.project()
+        count = app.recorder.max_notification_id() or 0
+        client = create_app({"LEDGER": app}).test_client()
+        headers = {"Authorization": f"Bearer {key}"}
+        progress.step(f"sqlite: {count:,} events; filtered pages, report and recall")
+        for name, path, query, goal in requests(app):
+            times, cpu, answer = [], [], None
+            for _ in range(repeats):
+                started, began = time.perf_counter(), time.process_time()
+                response = client.get(path, query_string=query, headers=headers)
+                times.append(1000 * (time.perf_counter() - started))
+                cpu.append(1000 * (time.process_time() - began))
+                if response.status_code != 200:
+                    raise AssertionError(f"{path} {query}: {response.status_code} "
+                                         f"{response.get_data(as_text=True)[:300]}")
+                answer = response.get_json()
+            median, worst = statistics.median(times), max(times)
+            found = (len(answer["entries"]) if "entries" in answer else
+                     len(answer["deals"]) if "deals" in answer else len(answer["groups"]))
+            figures.append(Figure(
+                SECTION, name, "sqlite", median, "ms",
+                goal=f"< {GOAL_MS:.0f} ms" if goal else None,
+                met=median < GOAL_MS if goal else None,
+                note=f"median of {repeats} at {count:,} events; worst {worst:.1f} ms; CPU "
+                     f"median {statistics.median(cpu):.1f} ms; {found} answered",
+                extra={"events": count, "median_ms": median, "worst_ms": worst,
+                       "cpu_median_ms": statistics.median(cpu),
+                       "answered": found, "query": query, "kept_store": built}))
+    finally:
+        app.close()
+    return figures
+
+
+def requests(app: Any) -> list[tuple[str, str, dict[str, Any], bool]]:
+    """(figure, path, query, held to the goal) for each read, aimed at real ids of the store."""
+    from ledger.services.access import SYSTEM
+
     documents = app.projection.store.read_range("t|", "t|~", limit=1)
     table = next(iter(documents)).partition("|")[2]
     wallet = str(bulk.player_wallet(7))
-    times = app.event_feed(SYSTEM, limit=1)["entries"][0]["timestamp"]
-    start = datetime.fromisoformat(times)
+    first = app.event_feed(SYSTEM, limit=1)["entries"][0]["timestamp"]
+    start = datetime.fromisoformat(first)
     window = (start + timedelta(seconds=1)).isoformat(), (start + timedelta(seconds=2)).isoformat()
-    return {
-        "none": {},
-        "type": {"type": "Settled"},
-        "table": {"table": table},
-        "wallet": {"wallet": wallet},
-        "player": {"player": "bulk-3"},
-        "time window": {"since": window[0], "until": window[1]},
-        "table + type": {"table": table, "type": "Raised"},
-        "player + rare type": {"player": "bulk-5", "type": "Granted"},
-    }
+    period = {"since": start.date().isoformat(),
+              "until": (start.date() + timedelta(days=1)).isoformat()}
+    page = {"limit": 100}
+    return [
+        ("feed page: type", "/events", {"type": "Settled", **page}, True),
+        ("feed page: table", "/events", {"table": table, **page}, True),
+        ("feed page: wallet", "/events", {"wallet": wallet, **page}, True),
+        ("feed page: player", "/events", {"player": "bulk-3", **page}, True),
+        ("feed page: time window", "/events", {"since": window[0], "until": window[1], **page},
+         True),
+        ("feed page: table + type", "/events", {"table": table, "type": "Raised", **page}, True),
+        ("feed page: player + rare type", "/events", {"player": "bulk-5", "type": "Granted",
+                                                      **page}, True),
+        ("report by player", "/reports", {**period, "group_by": "player"}, True),
+        ("recall", "/players/bulk-3/recall", {"count": 10}, False),
+    ]
 
 
-def feed_latencies(url: str) -> dict[str, dict[str, float]]:
-    app = LedgerApplication(Settings(store=url, rate_limit=0))
-    app.project()
-    key, _ = app.issue_key("auditor", label="bench")
-    app.project()
-    client = create_app({"LEDGER": app}).test_client()
-    headers = {"Authorization": f"Bearer {key}"}
-    found = {}
-    for name, query in feed_filters(app).items():
-        times, entries = [], 0
-        for _ in range(REPEATS):
-            started = time.perf_counter()
-            response = client.get("/events", query_string={**query, "limit": 100},
-                                  headers=headers)
-            times.append(time.perf_counter() - started)
-            assert response.status_code == 200, response.get_data(as_text=True)
-            entries = len(response.get_json()["entries"])
-        found[name] = {"median_ms": 1000 * statistics.median(times),
-                       "max_ms": 1000 * max(times), "entries": entries}
-    found["_events"] = {"count": app.recorder.max_notification_id()}
-    app.close()
-    return found
+def kept_store(workdir: Path, events: int, progress: Progress) -> tuple[str, dict[str, Any]]:
+    """A SQLite store of `events` events, folded, kept under `workdir` and reused; built when
+    missing (or left half-built)."""
+    path = workdir / f"audit-{events}" / "ledger.sqlite3"
+    done = path.with_name("built.json")
+    if done.exists():
+        return f"sqlite:///{path}", json.loads(done.read_text())
+    shutil.rmtree(path.parent, ignore_errors=True)
+    path.parent.mkdir(parents=True)
+    url = f"sqlite:///{path}"
+    built = build_kept(url, events, progress)
+    done.write_text(json.dumps(built, indent=2) + "\n")
+    return url, built
 
 
-# Play under audit load.
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def build_kept(url: str, events: int, progress: Progress) -> dict[str, Any]:
+    """Record the deals, folding them as they are recorded: `reddog project --follow`, a process
+    of its own beside the builder (as in production), so the fold takes the other core instead
+    of waiting for the end; whatever it has not folded when the build ends is folded here."""
+    from ledger.services.application import LedgerApplication
+    from ledger.settings import Settings
 
-
-def request(conn: HTTPConnection, method: str, path: str, key: str,
-            body: Any = None) -> tuple[int, Any, str | None]:
-    headers = {"Authorization": f"Bearer {key}"}
-    data = None
-    if body is not None:
-        data = json.dumps(body)
-        headers["Content-Type"] = "application/json"
-    conn.request(method, path, body=data, headers=headers)
-    response = conn.getresponse()
-    payload = response.read()
-    answer = json.loads(payload) if payload and response.status != 200 or "json" in (
-        response.getheader("Content-Type") or "") else None
-    return response.status, answer, response.getheader("Retry-After")
-
-
-def player_loop(port: int, key: str, table: str, seconds: float, out: str) -> None:
-    """Play casino deals until time is up; write each command's latency and status."""
-    conn = HTTPConnection("127.0.0.1", port, timeout=30)
-    records = []
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    app = LedgerApplication(Settings.from_env(store=url))
+    follower = subprocess.Popen(
+        [sys.executable, "-c", "from api.cli import main; main()", "project", "--follow",
+         "--poll", "0.5", "--store", url],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        progress.step(f"sqlite: building the kept store of {events:,} events (once), "
+                      "folding it beside")
         started = time.perf_counter()
-        status, deal, _ = request(conn, "POST", f"/tables/{table}/deals", key, {"bet": 10})
-        records.append((time.perf_counter() - started, status))
-        if status == 201 and deal["phase"] == "deciding":
-            started = time.perf_counter()
-            status, _, _ = request(conn, "POST", f"/deals/{deal['id']}/stand", key)
-            records.append((time.perf_counter() - started, status))
-    Path(out).write_text(json.dumps(records))
-
-
-def reader_loop(port: int, key: str, queries: list[str], seconds: float, out: str) -> None:
-    """Read audit endpoints in turn until time is up, waiting as `Retry-After` asks when told to
-    (as a well-behaved client does); write each read's latency and status."""
-    conn = HTTPConnection("127.0.0.1", port, timeout=30)
-    records = []
-    end = time.monotonic() + seconds
-    turn = 0
-    while time.monotonic() < end:
-        path = queries[turn % len(queries)]
-        turn += 1
-        started = time.perf_counter()
-        status, _, retry_after = request(conn, "GET", path, key)
-        records.append((time.perf_counter() - started, status))
-        if status == 429 and retry_after:
-            time.sleep(min(float(retry_after), max(end - time.monotonic(), 0)))
-    Path(out).write_text(json.dumps(records))
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
-
-
-def play_under_audit(players: int, readers: int, seconds: float) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="reddog-bench-audit-") as tmp:
-        url = f"sqlite:///{tmp}/ledger.sqlite3"
-        app = LedgerApplication(Settings(store=url))
-        bulk.build(app, 20_000, players=50)
-        auditor, _ = app.issue_key("auditor")
-        seats = []
-        for number in range(players):
-            wallet = UUID(app.open_wallet(SYSTEM, f"bench-{number}")["id"])
-            app.grant(SYSTEM, wallet, 10_000_000)
-            table = app.open_casino_table(SYSTEM, wallet)["id"]
-            key, _ = app.issue_key("player", f"bench-{number}")
-            seats.append((key, table))
+        bulk.build(app, events, progress=lambda _n: progress.tick(
+            lambda: f"sqlite: built {app.recorder.max_notification_id():,} of {events:,}, "
+                    f"folded {app.projection.store.position('ledger'):,}"))
+        app.checkpoint()
+        build_seconds = time.perf_counter() - started
+        follower.terminate()
+        follower.wait(timeout=120)
+        folded = app.projection.store.position("ledger")
+        progress.step(f"sqlite: built in {build_seconds:.0f} s, {folded:,} folded beside; "
+                      "folding the rest")
+        app.projection.catch_up(progress=lambda _n: progress.tick(
+            lambda: f"sqlite: folded {app.projection.store.position('ledger'):,}"))
+        seconds = time.perf_counter() - started
+        progress.step(f"sqlite: built and folded in {seconds:.0f} s")
+        return {"events": app.recorder.max_notification_id(),
+                "built": datetime.now(UTC).isoformat(timespec="seconds"),
+                "build_seconds": round(build_seconds, 1), "seconds": round(seconds, 1),
+                "folded_beside": folded}
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
         app.close()
-        port = free_port()
-        env = {**os.environ, "REDDOG_RATE_LIMIT": "0", "PYTHONUNBUFFERED": "1"}
-        log = open(f"{tmp}/server.log", "w")  # noqa: SIM115 - closed with the server below
-        server = subprocess.Popen(
-            [sys.executable, "-c", "from api.cli import main; main()", "serve", "--store", url,
-             "--port", str(port)], env=env, cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            wait_for(port)
-            today = datetime.now(UTC).date()
-            queries = [
-                "/events?player=bulk-3&limit=100", "/events?type=Settled&limit=100",
-                f"/events?table={seats[0][1]}&limit=100", "/events?limit=100",
-                f"/reports?since={today}&until={today + timedelta(days=1)}&group_by=player",
-                "/players/bulk-4/recall?count=10", "/events?player=bulk-9&type=Raised&limit=50",
-            ]
-            quiet = run_phase(port, seats, [], auditor, queries, seconds, tmp, "quiet")
-            loaded = run_phase(port, seats, range(readers), auditor, queries, seconds, tmp,
-                               "loaded")
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
-            log.close()
-            warnings = Path(f"{tmp}/server.log").read_text().count("WARNING")
-            note(f"server log: {warnings} warning lines")
-    ratio = loaded["play_p99_ms"] / quiet["play_p99_ms"]
-    return {"players": players, "readers": readers, "seconds": seconds, "quiet": quiet,
-            "loaded": loaded, "play_p99_ratio": ratio}
-
-
-def wait_for(port: int) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            conn = HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/health")
-            if conn.getresponse().status == 200:
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("the server did not start")
-
-
-def run_phase(port: int, seats: list[tuple[str, str]], readers: Any, auditor: str,
-              queries: list[str], seconds: float, tmp: str, name: str) -> dict[str, Any]:
-    context = multiprocessing.get_context("spawn")
-    processes = []
-    for number, (key, table) in enumerate(seats):
-        processes.append(context.Process(target=player_loop, args=(
-            port, key, table, seconds, f"{tmp}/{name}-play-{number}.json")))
-    for number in readers:
-        processes.append(context.Process(target=reader_loop, args=(
-            port, auditor, queries[number % len(queries):] + queries[:number % len(queries)],
-            seconds, f"{tmp}/{name}-read-{number}.json")))
-    note(f"{name}: {len(seats)} players, {len(list(readers))} readers, {seconds:.0f} s")
-    for process in processes:
-        process.start()
-    for process in processes:
-        process.join()
-    play = [r for p in Path(tmp).glob(f"{name}-play-*.json") for r in json.loads(p.read_text())]
-    read = [r for p in Path(tmp).glob(f"{name}-read-*.json") for r in json.loads(p.read_text())]
-    play_ok = [t for t, status in play if status < 400]
-    read_ok = [t for t, status in read if status == 200]
-    return {
-        "play_commands": len(play), "play_per_s": len(play) / seconds,
-        "play_statuses": dict(Counter(str(s) for _t, s in play)),
-        "play_p50_ms": 1000 * percentile(play_ok, 0.5),
-        "play_p99_ms": 1000 * percentile(play_ok, 0.99),
-        "reads": len(read), "read_statuses": dict(Counter(str(s) for _t, s in read)),
-        "read_p50_ms": 1000 * percentile(read_ok, 0.5) if read_ok else None,
-        "read_p99_ms": 1000 * percentile(read_ok, 0.99) if read_ok else None,
-    }
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.bench_audit", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--events", type=int, default=1_000_000)
-    parser.add_argument("--players", type=int, default=4)
-    parser.add_argument("--readers", type=int, default=16)
-    parser.add_argument("--seconds", type=float, default=15.0)
-    args = parser.parse_args(argv)
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="reddog-bench-small-") as tmp:
-        small_url = f"sqlite:///{tmp}/ledger.sqlite3"
-        build_store(small_url, 10_000)
-        small = feed_latencies(small_url)
-    note(f"store of {args.events:,} events (kept in {BENCH_DIR})")
-    large = feed_latencies(kept_store(args.events))
-    load = play_under_audit(args.players, args.readers, args.seconds)
-    result = {"feed": {"small": small, "large": large}, "play_under_audit": load,
-              "seconds": time.perf_counter() - started}
-    BENCH_DIR.mkdir(parents=True, exist_ok=True)
-    (BENCH_DIR / "audit.json").write_text(json.dumps(result, indent=2))
-    print_result(result)
-    return 0
-
-
-def print_result(result: dict[str, Any]) -> None:
-    small, large = result["feed"]["small"], result["feed"]["large"]
-    print(f"GET /events, first page of 100: {small['_events']['count']:,} events vs "
-          f"{large['_events']['count']:,}")
-    print(f"| filter | entries | median ms ({small['_events']['count']:,}) | max ms | "
-          f"median ms ({large['_events']['count']:,}) | max ms | ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for name in small:
-        if name.startswith("_"):
-            continue
-        s, g = small[name], large[name]
-        print(f"| {name} | {g['entries']} | {s['median_ms']:.1f} | {s['max_ms']:.1f} | "
-              f"{g['median_ms']:.1f} | {g['max_ms']:.1f} | {g['median_ms'] / s['median_ms']:.2f} |")
-    load = result["play_under_audit"]
-    print()
-    print(f"Play under audit load: {load['players']} players, {load['readers']} readers, "
-          f"{load['seconds']:.0f} s per phase, one server (16 threads, SQLite)")
-    print("| phase | play commands/s | play p50 ms | play p99 ms | reads | read statuses | "
-          "read p50 ms | read p99 ms |")
-    print("|---|---:|---:|---:|---:|---|---:|---:|")
-    for name in ("quiet", "loaded"):
-        p = load[name]
-        read50 = f"{p['read_p50_ms']:.1f}" if p["read_p50_ms"] is not None else "-"
-        read99 = f"{p['read_p99_ms']:.1f}" if p["read_p99_ms"] is not None else "-"
-        print(f"| {name} | {p['play_per_s']:.0f} | {p['play_p50_ms']:.1f} | "
-              f"{p['play_p99_ms']:.1f} | {p['reads']} | {p['read_statuses']} | {read50} | "
-              f"{read99} |")
-    print(f"play p99 loaded / quiet: {load['play_p99_ratio']:.2f}")
-    print(f"total {result['seconds']:.0f} s")
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,62 @@
+"""The read models' snapshot for verification: the same writes give the same texts and the same
+index digest in memory and in SQLite, the digest is the one of every row as a line (hashed in
+batches or not), and two documents are the same when their texts read the same."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from ledger import readstore
+from ledger.readstore import MemoryReadStore, PageWrite, digest_rows, same_documents
+from ledger.readstore_sql import SQLiteReadStore
+
+
+def old_digest(rows: list[tuple[object, object]]) -> str:
+    h = hashlib.sha256()
+    for row in rows:
+        h.update(("|".join(map(str, row)) + "\n").encode())
+    return h.hexdigest()
+
+
+def test_rows_hashed_in_batches_give_the_digest_of_every_row_as_a_line(monkeypatch):
+    rows = [(f"player:p{i % 7}", i) for i in range(2_500)] + [(i, 10 * i) for i in range(30)]
+    monkeypatch.setattr(readstore, "DIGEST_BATCH", 100)
+    assert digest_rows(iter(rows)) == old_digest(rows)
+    assert digest_rows(iter([])) == old_digest([])
+
+
+def test_documents_are_the_same_when_their_texts_read_the_same():
+    assert same_documents('{"a":1,"b":[2]}', '{"a":1,"b":[2]}')
+    assert same_documents('{"a": 1, "b": [2]}', '{"b":[2],"a":1}')
+    assert not same_documents('{"a":1}', '{"a":2}')
+    assert not same_documents('{"a":1}', None) and not same_documents(None, '{"a":1}')
+    assert same_documents(None, None)
+
+
+def test_memory_and_sqlite_snapshot_the_same_writes_alike(tmp_path):
+    pages = [
+        PageWrite(documents={"w|1": {"player": "a", "balance": 5}, "d|9": {"x": [1, 2]}},
+                  keys=[("type:Granted", 1), ("wallet:1", 1), ("player:a", 2), ("type:Opened", 2)],
+                  listed=[(1, 1_000), (2, 900)], position=2),
+        PageWrite(documents={"w|1": {"player": "a", "balance": 7}, "d|9": None,
+                             "t|3": {"seats": {"1": {"player": "a"}}}},
+                  keys=[("player:a", 4), ("type:Granted", 4), ("wallet:1", 4)],
+                  listed=[(4, 2_000)], position=5),
+    ]
+    memory, sqlite = MemoryReadStore(), SQLiteReadStore(tmp_path / "read.sqlite3")
+    try:
+        for store in (memory, sqlite):
+            for page in pages:
+                with store.exclusive("ledger") as (_session, write):
+                    write.documents, write.keys = dict(page.documents), list(page.keys)
+                    write.listed, write.position = list(page.listed), page.position
+        texts, index = memory.snapshot_texts()
+        assert (texts, index) == sqlite.snapshot_texts()
+        assert {n: json.loads(t) for n, t in texts.items()} == {
+            "w|1": {"player": "a", "balance": 7}, "t|3": {"seats": {"1": {"player": "a"}}}}
+        keys = sorted(k for page in pages for k in page.keys)
+        assert index == old_digest([(1, 1_000), (2, 900), (4, 2_000), *keys])
+        assert memory.snapshot() == sqlite.snapshot()
+    finally:
+        sqlite.close()
