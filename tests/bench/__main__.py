@@ -26,7 +26,15 @@ import traceback
 from dataclasses import asdict
 from typing import Any
 
-from tests.bench.common import BENCH_DIR, DEFAULT_POSTGRES, STORES, Context, Figure, machine
+from tests.bench.common import (
+    BENCH_DIR,
+    DEFAULT_POSTGRES,
+    STORES,
+    Context,
+    Figure,
+    machine,
+    prepare_all,
+)
 
 SECTIONS = ("simulate", "replay", "audit", "http", "groupcommit")
 
@@ -101,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     failed: dict[str, str] = {}
     seconds: dict[str, float] = {}
     started = time.perf_counter()
+    print("  == preparing kept stores", file=sys.stderr, flush=True)
+    failed.update(prepare_all(args.sections, ctx))
+    seconds["prepare"] = round(time.perf_counter() - started, 1)
     for name in args.sections:
         print(f"  == {name}", file=sys.stderr, flush=True)
         began = time.perf_counter()

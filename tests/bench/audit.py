@@ -48,10 +48,20 @@ GOAL_RATE = 0.50
 GOAL_MS = 100.0
 
 
+def _events(ctx: Context) -> int:
+    return int(ctx.options.get("events", 20_000 if ctx.quick else 1_000_000))
+
+
+def prepare(ctx: Context) -> None:
+    """Build the kept store of a million events (on SQLite), unless it is there already."""
+    if "sqlite" in ctx.stores:
+        kept_store(ctx.workdir, _events(ctx), ctx.progress(SECTION))
+
+
 def run(ctx: Context) -> list[Figure]:
     progress = ctx.progress(SECTION)
     quick = ctx.quick
-    events = int(ctx.options.get("events", 20_000 if quick else 1_000_000))
+    events = _events(ctx)
     rate_events = int(ctx.options.get("rate_events", 5_000 if quick else 50_000))
     pg_events = int(ctx.options.get("pg_events", 5_000 if quick else 50_000))
     repeats = int(ctx.options.get("repeats", 3 if quick else REPEATS))

@@ -100,6 +100,35 @@ class Context:
         return Progress(section)
 
 
+def prepare_section(name: str, ctx: Context) -> None:
+    """Build what a section keeps between runs (its large stores), in a process of its own."""
+    import importlib
+
+    importlib.import_module(f"tests.bench.{name}").prepare(ctx)
+
+
+def prepare_all(names: list[str], ctx: Context) -> dict[str, str]:
+    """Build the kept stores of the sections that have any (`prepare(ctx)`), each in its own
+    process at once, before any section measures: on a fresh clone the builds take most of a
+    run, and they are preparation, not figures. Returns the sections whose build failed."""
+    import importlib
+    import multiprocessing
+
+    spawn = multiprocessing.get_context("spawn")
+    builds = []
+    for name in names:
+        if hasattr(importlib.import_module(f"tests.bench.{name}"), "prepare"):
+            process = spawn.Process(target=prepare_section, args=(name, ctx), name=name)
+            process.start()
+            builds.append(process)
+    failed = {}
+    for process in builds:
+        process.join()
+        if process.exitcode:
+            failed[process.name] = f"preparing its kept store failed (exit {process.exitcode})"
+    return failed
+
+
 # Stores.
 @dataclass
 class Store:

@@ -90,6 +90,11 @@ def run(ctx: Context) -> list[Figure]:
     return figures
 
 
+def prepare(ctx: Context) -> None:
+    """Build the kept store of the largest size, unless it is there already."""
+    kept_source(ctx.workdir, _sizes(ctx)[-1], ctx.progress(SECTION))
+
+
 def _sizes(ctx: Context) -> tuple[int, ...]:
     if "sizes" in ctx.options:
         return tuple(sorted(int(s) for s in str(ctx.options["sizes"]).split(",")))
