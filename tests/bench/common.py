@@ -17,12 +17,15 @@ import secrets
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from eventsourcing.domain import Aggregate, event
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH_DIR = ROOT / "var" / "bench"
@@ -31,6 +34,26 @@ DEFAULT_POSTGRES = os.environ.get(
     "REDDOG_BENCH_POSTGRES",
     os.environ.get("REDDOG_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"),
 )
+
+
+class Ledgerish(Aggregate):
+    """The raw side of a comparison: the smallest aggregate that records a transfer-sized event
+    with `eventsourcing` alone (no ledger code)."""
+
+    @event("Recorded")
+    def record(self, transfer: dict[str, Any]) -> None:
+        self.last = transfer
+
+
+def transfer_payload() -> dict[str, Any]:
+    """A dict shaped like the ledger's transfers: a stored event of about 300 bytes."""
+    return {
+        "id": str(uuid.uuid4()),
+        "source": f"wallet:{uuid.uuid4()}",
+        "destination": f"stake:{uuid.uuid4()}",
+        "amount": 100,
+        "cause": {"event": "Wagered"},
+    }
 
 
 class Skipped(Exception):

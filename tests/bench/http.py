@@ -539,6 +539,9 @@ class Bench:
             self.say(f"max {top['commands_per_s']:,.0f} commands/s, "
                      f"{top['requests_per_s']:,.0f} requests/s; open loop at half")
             half = self.play("half", specs, rate=top["requests_per_s"] / 2, sampler=sampler)
+            self.say("open loop at a quarter (for the plot of latency against load)")
+            quarter = self.play("quarter", specs, rate=top["requests_per_s"] / 4,
+                                sampler=sampler)
             processes = len(server.pids())
         finally:
             sampler.stop()
@@ -586,7 +589,10 @@ class Bench:
             note=(f"p50 {half['p50_ms']:.1f} ms; scheduled {half['target_rate']:,.0f} "
                   f"requests/s, sent {half['requests_per_s']:,.0f}/s; no answer or 5xx: "
                   f"{half['failed']}, busy (429): {half['busy']}; {cpu_note(half)}"),
-            extra={"half": half}))
+            extra={"half": half, "quarter": quarter, "plot": {
+                f"{kind} {p}": [[run["requests_per_s"], run[f"{p}_ms"]]
+                                for run in (quarter, half, top)]
+                for p in ("p50", "p99")}}))
         first, second = top["marks"]["half"], top["marks"]["end"]
         figures.append(Figure(
             SECTION, "server RSS peak (all processes)", kind, peak / MIB, "MiB",

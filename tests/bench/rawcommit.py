@@ -12,25 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from eventsourcing.application import Application
-from eventsourcing.domain import Aggregate, event
 
-
-class Counted(Aggregate):
-    """The smallest aggregate that records a transfer-sized event."""
-
-    @event("Recorded")
-    def record(self, transfer: dict[str, Any]) -> None:
-        self.last = transfer
+from tests.bench.common import Ledgerish, transfer_payload
 
 
 class RawCommits(Application[uuid.UUID]):
     """Raw saves, one event each (tables of its own beside the ledger's)."""
-
-
-def payload() -> dict[str, Any]:
-    return {"id": str(uuid.uuid4()), "source": f"wallet:{uuid.uuid4()}",
-            "destination": f"stake:{uuid.uuid4()}", "amount": 100,
-            "cause": {"event": "Wagered"}}
 
 
 def create(env: dict[str, str]) -> None:
@@ -50,9 +37,9 @@ def writer(spec: dict[str, Any], wait_for_start: Callable[[dict[str, Any]], None
     latencies: list[list[float]] = [[] for _ in range(spec["threads"])]
 
     def save_loop(number: int) -> None:
-        aggregate = Counted()
+        aggregate = Ledgerish()
         app.save(aggregate)  # its creation: before the clock
-        item = payload()
+        item = transfer_payload()
         wait = start_at - time.monotonic()
         if wait > 0:
             time.sleep(wait)

@@ -343,7 +343,10 @@ def figures_of(kind: str, loads: dict[int, dict[str, dict[str, Any]]],
                                               for s in sorted(loads)},
                            "cpu_ms_by_size": {str(s): loads[s][name][f"{when}_cpu"]
                                               for s in sorted(loads)},
-                           "versions_sample": loads[size][name]["versions"]},
+                           "versions_sample": loads[size][name]["versions"],
+                           **({"plot": {f"{kind} {name} {when}": [
+                               [s, loads[s][name][when]] for s in sorted(loads)]}}
+                              if size == max(loads) else {})},
                 ))
     return figures
 

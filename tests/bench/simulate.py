@@ -23,10 +23,19 @@ import uuid
 from typing import Any
 
 from eventsourcing.application import Application
-from eventsourcing.domain import Aggregate, event
 
 from ledger.simulate import simulate_casino, simulate_table
-from tests.bench.common import Context, Figure, Progress, Skipped, Store, ledger_app, open_store
+from tests.bench.common import (
+    Context,
+    Figure,
+    Ledgerish,
+    Progress,
+    Skipped,
+    Store,
+    ledger_app,
+    open_store,
+    transfer_payload,
+)
 
 SECTION = "simulate"
 #: A fixed 32-byte master seed, so every run plays the same deals.
@@ -34,28 +43,9 @@ SEED = "5eed" * 16
 GOAL = 0.70
 
 
-# The raw side: eventsourcing only.
-class Ledgerish(Aggregate):
-    """The smallest aggregate that records a transfer-sized event."""
-
-    @event("Recorded")
-    def record(self, transfer: dict[str, Any]) -> None:
-        self.last = transfer
-
-
+# The raw side: eventsourcing only (`Ledgerish`, `transfer_payload` in common).
 class RawBatched(Application[uuid.UUID]):
     """Raw appends in saves sized like the simulation's (its own tables/file)."""
-
-
-def transfer_payload() -> dict[str, Any]:
-    """A dict shaped like the ledger's transfers: a stored event of about 300 bytes."""
-    return {
-        "id": str(uuid.uuid4()),
-        "source": f"wallet:{uuid.uuid4()}",
-        "destination": f"stake:{uuid.uuid4()}",
-        "amount": 100,
-        "cause": {"event": "Wagered"},
-    }
 
 
 def raw_append(app: Application[uuid.UUID], batches: list[int]) -> float:

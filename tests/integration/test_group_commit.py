@@ -205,14 +205,7 @@ def test_a_save_that_lost_its_version_in_a_group_is_refused_alone_and_the_others
     first, _ = start(granted(wallets[0], 1))
     assert leader.entered.wait(WAIT)
     pending = [*racers, granted(wallets[2], 3), granted(wallets[3], 4)]
-    results: list[Any] = [None] * len(pending)
-    threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, _call(pending[i])))
-               for i in range(len(pending))]
-    for thread in threads:
-        thread.start()
-    assert recorder.wait_until_queued(len(pending), WAIT)
-    leader.release()
-    join(threads, results)
+    results = run_threads_with_queue(recorder, pending, leader)
     first.join(WAIT)
 
     refused = [r for r in results[:2] if isinstance(r, IntegrityError)]
