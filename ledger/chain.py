@@ -93,14 +93,9 @@ def sealed_state(mapper: Mapper, stored: StoredEvent) -> dict[str, Any]:
     return state
 
 
-#: `canonical`'s encoder, made once for the readers that digest every event of the log.
-_CANONICAL = json.JSONEncoder(sort_keys=True, default=str, separators=(",", ":"))
-
-
 def state_digest(state: dict[str, Any]) -> str:
-    """SHA-256 of a sealed state's `canonical` bytes (the same bytes, one encoder for all)."""
-    kept = {k: v for k, v in state.items() if k not in _NOT_HASHED}
-    return hashlib.sha256(_CANONICAL.encode(kept).encode("utf-8")).hexdigest()
+    """SHA-256 of a sealed state's `canonical` bytes."""
+    return hashlib.sha256(canonical(state)).hexdigest()
 
 
 def stored_event_digest(mapper: Mapper, stored: StoredEvent) -> str:
