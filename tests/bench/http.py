@@ -345,7 +345,7 @@ class Bench:
         options = ctx.options
         cpus = usable_cpus()
         self.ctx, self.store, self.tmp = ctx, store, tmp
-        self.seconds = float(options.get("seconds", 2.0 if ctx.quick else 12.0))
+        self.seconds = float(options.get("seconds", 2.0 if ctx.quick else 10.0))
         self.warmup = min(1.0, self.seconds / 5)
         self.clients = int(options.get("clients", 4 if ctx.quick else min(64, max(8, 4 * cpus))))
         self.workers = int(options.get("workers", 2 if ctx.quick else min(16, max(2, cpus))))

@@ -1,7 +1,8 @@
 """Plots of the last bench run for docs/performance.md, as SVG written by hand (no plotting
-library): load time against history length, and latency against load.
+library): load time against history length, and latency against load; and the run's table.
 
-`python -m tests.bench.plots [var/bench/last.json]` writes `docs/performance/*.svg`.
+`python -m tests.bench.plots [var/bench/last.json]` writes `docs/performance/*.svg` and puts the
+run's machine and table in `docs/performance.md` between its `bench-table` markers.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from tests.bench.common import BENCH_DIR, ROOT
 
 OUT = ROOT / "docs" / "performance"
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
-           "#17becf"]
+           "#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#e7969c"]
 Series = dict[str, list[tuple[float, float]]]
 
 
@@ -113,6 +114,45 @@ def series_from(figures: Sequence[dict[str, Any]], section: str, key: str) -> Se
     return series
 
 
+DOC = ROOT / "docs" / "performance.md"
+START, END = "<!-- bench-table -->", "<!-- /bench-table -->"
+
+
+def doc_table(result: dict[str, Any]) -> str:
+    """The run as markdown: when, on what, how long, and every figure beside its ceiling."""
+    from tests.bench.__main__ import table
+    from tests.bench.common import Figure
+
+    info = result["machine"]
+    figures = [Figure(**f) for f in result["figures"]]
+    sections = ", ".join(f"{k} {v:.0f} s" for k, v in result["section_seconds"].items())
+    lines = [
+        (f"Run {info['date']} on {info.get('cpu', '?')}, {info['cpu_count']} CPUs, "
+        f"{info.get('memory_gib', '?')} GiB ({info['platform']}); {info['python']}, "
+        f"eventsourcing {info['eventsourcing']}, psycopg {info.get('psycopg')}. "
+        f"Total {result['total_seconds']:.0f} s: {sections}."),
+        "",
+        table(figures),
+    ]
+    notes = [f"- {f.section} / {f.name} ({f.store}): {f.note}" for f in figures if f.note]
+    if notes:
+        lines += ["", "<details><summary>Notes on each figure</summary>", "", *notes, "",
+                  "</details>"]
+    if result.get("failed"):
+        lines += ["", *(f"- section {k} failed: {v}" for k, v in result["failed"].items())]
+    return "\n".join(lines)
+
+
+def write_doc_table(result: dict[str, Any], doc: Path = DOC) -> bool:
+    text = doc.read_text()
+    if START not in text:
+        return False
+    head, _, rest = text.partition(START)
+    _, _, tail = rest.partition(END)
+    doc.write_text(f"{head}{START}\n{doc_table(result)}\n{END}{tail}")
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     source = Path(args[0]) if args else BENCH_DIR / "last.json"
@@ -124,9 +164,11 @@ def main(argv: list[str] | None = None) -> int:
             "Loading an aggregate against its history", "events in its history (log scale)",
             "load time (ms)", series_from(figures, "replay", "plot"), log_x=True),
         "latency-vs-load.svg": line_chart(
-            "Command latency against offered load", "offered load (commands/s)",
+            "Latency of the mix against its load", "requests of the mix answered a second",
             "latency (ms)", series_from(figures, "http", "plot")),
     }
+    if write_doc_table(result):
+        print(f"wrote the run's table in {DOC}")
     for name, svg in charts.items():
         if svg:
             (OUT / name).write_text(svg)

@@ -11,7 +11,7 @@ For each store (memory, a fresh SQLite file, a fresh PostgreSQL schema) and each
    saves and events: the library's ceiling for that work).
 
 The figure is the simulation's events/s; its ceiling the raw rate; the goal a ratio of 0.70.
-Options (`--set`): `casino_deals=N` (default 2,000; 200 with --quick), `polish_deals=N`
+Options (`--set`): `casino_deals=N` (default 1,500; 200 with --quick), `polish_deals=N`
 (default 400; 40 with --quick).
 """
 
@@ -137,7 +137,7 @@ def bench_game(store: Store, game: str, deals: int, progress: Progress) -> list[
 def run(ctx: Context) -> list[Figure]:
     progress = ctx.progress(SECTION)
     sizes = {
-        "casino": int(ctx.options.get("casino_deals", 200 if ctx.quick else 2_000)),
+        "casino": int(ctx.options.get("casino_deals", 200 if ctx.quick else 1_500)),
         "polish": int(ctx.options.get("polish_deals", 40 if ctx.quick else 400)),
     }
     figures: list[Figure] = []
