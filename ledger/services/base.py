@@ -74,7 +74,8 @@ class LedgerBase(Application[UUID]):
     name = "RedDogLedger"  # eventsourcing names a subclass after itself unless it says otherwise
     snapshotting_intervals = {Wallet: 100, CasinoTable: 100, HighCardTable: 100,  # noqa: RUF012
                               Checkpoints: 10}
-    env = {"AGGREGATE_CACHE_MAXSIZE": "10000", "AGGREGATE_CACHE_FASTFORWARD": "y"}  # noqa: RUF012
+    # The cache (`ledger.repository`) follows the log itself; only its size is the library's setting.
+    env = {"AGGREGATE_CACHE_MAXSIZE": "10000"}  # noqa: RUF012
 
     def __init__(self, settings: Settings | None = None,
                  stacked_packs: StackedPacks | None = None) -> None:
