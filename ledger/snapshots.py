@@ -29,26 +29,19 @@ chain key, and its `chain_head` against the digest of the event at its version.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from eventsourcing.persistence import PersistenceError, StoredEvent
 
 from ledger.chain import sealed_by, sealed_state, stored_event_digest
+from ledger.repository import project as replay  # events applied in turn, no Protocol check
 
 if TYPE_CHECKING:
     from eventsourcing.application import Application, ProcessingEvent
 
 log = logging.getLogger(__name__)
-
-
-def replay(aggregate: Any, events: Iterable[Any]) -> Any:
-    """Apply events in turn (the library's `project_aggregate` without its per-event runtime
-    protocol check, which costs as much as decoding the event)."""
-    for event in events:
-        aggregate = event.mutate(aggregate)
-    return aggregate
 
 
 def events_after(app: Any, aggregate_id: UUID, version: int, page: int = 100) -> Iterator[Any]:
