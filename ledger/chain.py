@@ -76,7 +76,7 @@ def event_digest(event: Any) -> str:
     class_version = getattr(type(event), "class_version", 1)
     if class_version > 1:
         state = {**state, "class_version": class_version}
-    return hashlib.sha256(canonical(state)).hexdigest()
+    return state_digest(state)
 
 
 def sealed_state(mapper: Mapper, stored: StoredEvent) -> dict[str, Any]:
@@ -252,12 +252,18 @@ def write_key_file(path: Path, text: str) -> bool:
     return True
 
 
+def mac_matches(key: bytes, stored: StoredEvent, state: dict[str, Any], digest: str) -> bool:
+    """Whether a stored event's sealed state (of this digest) carries the MAC this key gives
+    it at its place."""
+    expected = event_mac(key, stored.topic, stored.originator_id, stored.originator_version,
+                         digest)
+    return hmac.compare_digest(str(state.get("chain_mac", "")), expected)
+
+
 def sealed_by(key: bytes, mapper: Mapper, stored: StoredEvent) -> bool:
     """Whether a stored event carries the MAC this key gives it (over its stored form)."""
     state = sealed_state(mapper, stored)
-    expected = event_mac(key, stored.topic, stored.originator_id, stored.originator_version,
-                         state_digest(state))
-    return hmac.compare_digest(str(state.get("chain_mac", "")), expected)
+    return mac_matches(key, stored, state, state_digest(state))
 
 
 def seal(key: bytes, processing_event: Any) -> None:

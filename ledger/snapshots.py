@@ -35,7 +35,7 @@ from uuid import UUID
 
 from eventsourcing.persistence import PersistenceError, StoredEvent
 
-from ledger.chain import sealed_by, sealed_state, stored_event_digest
+from ledger.chain import mac_matches, sealed_state, state_digest, stored_event_digest
 from ledger.repository import project as replay  # events applied in turn, no Protocol check
 
 if TYPE_CHECKING:
@@ -102,9 +102,10 @@ def take_snapshots(app: Application[UUID], processing_event: ProcessingEvent[UUI
 def verify_snapshot(app: Any, stored: StoredEvent) -> bool:
     """Whether a stored snapshot is sealed by the application's chain key and continues its
     aggregate's hash chain: its `chain_head` is the digest of the event at its version."""
-    if not sealed_by(app.chain_key, app.mapper, stored):
+    state = sealed_state(app.mapper, stored)
+    if not mac_matches(app.chain_key, stored, state, state_digest(state)):
         return False
-    head = sealed_state(app.mapper, stored)["state"].get("chain_head")
+    head = state["state"].get("chain_head")
     events = app.recorder.select_events(stored.originator_id, gt=stored.originator_version - 1,
                                         lte=stored.originator_version)
     return len(events) == 1 and head == stored_event_digest(app.mapper, events[0])

@@ -5,7 +5,6 @@ upcaster cannot raise a false alarm and any change to the stored bytes still fai
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable
 from typing import Any
 
@@ -14,8 +13,8 @@ from eventsourcing.persistence import Mapper
 from ledger.chain import (
     GENESIS,
     checkpoint_mac,
-    event_mac,
     expand_ranges,
+    mac_matches,
     sealed_state,
     state_digest,
     stored_digest,
@@ -58,9 +57,7 @@ class TamperCheck:
                       "renamed without its old topic, or no upcaster from its stored version")
             return
         digest = state_digest(state)
-        expected = event_mac(self.key, stored.topic, stored.originator_id,
-                             stored.originator_version, digest)
-        if not hmac.compare_digest(str(state.get("chain_mac", "")), expected):
+        if not mac_matches(self.key, stored, state, digest):
             self.fail(position, aggregate, "the event does not match its MAC: altered, or written "
                       "outside the application")
         version, head = self.heads.get(aggregate, (0, GENESIS))
