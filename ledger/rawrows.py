@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ledger.sidestore import row_tuple
+
 READ_TABLES = ("documents", "projections", "feed_events", "feed_keys")
 
 
@@ -76,7 +78,7 @@ def chunked(table: str, cursor: Any) -> Chunks:
     """A table's rows a chunk at a time; first an empty chunk, so every table is named."""
     yield table, []
     while rows := cursor.fetchmany(CHUNK):
-        yield table, [tuple(r.values()) if isinstance(r, dict) else tuple(r) for r in rows]
+        yield table, [row_tuple(r) for r in rows]
 
 
 ORDER = {"documents": "name", "projections": "projection", "feed_events": "position",

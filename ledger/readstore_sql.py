@@ -33,6 +33,7 @@ from ledger.sidestore import (
     create_postgres_tables,
     groups_of,
     postgres_cursor,
+    row_tuple,
     side_file,
 )
 from ledger.store import MEMORY, POSTGRES, StoreLocation
@@ -50,10 +51,14 @@ class _SqlReadStore(ReadStore):
     def _cursor(self) -> Iterator[Any]: ...
 
     def _all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return list(self._stream(sql, params))
+
+    def _stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple[Any, ...]]:
+        """The rows of a query, fetched a batch at a time (never all of the index in a list)."""
         with self._cursor() as cursor:
             cursor.execute(sql.replace("?", self.mark), params)
-            return [tuple(row.values()) if isinstance(row, dict) else tuple(row)
-                    for row in cursor.fetchall()]
+            while rows := cursor.fetchmany(DIGEST_BATCH):
+                yield from map(row_tuple, rows)
 
     def _write(self, cursor: Any, projection: str, start: int, write: PageWrite) -> None:
         m = self.mark
@@ -165,14 +170,6 @@ class _SqlReadStore(ReadStore):
         listed = self._stream(f"SELECT position, at FROM {self.feed_events} ORDER BY position")
         keys = self._stream(f"SELECT key, position FROM {self.feed_keys} ORDER BY key, position")
         return texts, digest_rows(itertools.chain(listed, keys))
-
-    def _stream(self, sql: str) -> Iterator[tuple[Any, ...]]:
-        """The rows of a query, fetched a batch at a time (never all of the index in a list)."""
-        with self._cursor() as cursor:
-            cursor.execute(sql)
-            while rows := cursor.fetchmany(DIGEST_BATCH):
-                for row in rows:
-                    yield tuple(row.values()) if isinstance(row, dict) else tuple(row)
 
 
 def _first(row: Any) -> Any:

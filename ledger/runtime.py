@@ -44,6 +44,7 @@ from ledger.sidestore import (
     ThreadConnections,
     create_postgres_tables,
     postgres_cursor,
+    row_tuple,
     side_file,
 )
 from ledger.store import MEMORY, POSTGRES, StoreLocation
@@ -170,7 +171,7 @@ class _SqlRuntimeStore(RuntimeStore):
                 rows = cursor.fetchall() if cursor.description else []
         except (sqlite3.Error, PersistenceError) as error:
             raise RuntimeUnavailable(str(error)) from error
-        return [tuple(r.values()) if isinstance(r, dict) else tuple(r) for r in rows]
+        return [row_tuple(r) for r in rows]
 
     def admit(self, bucket: str, limit: Limit, now: float) -> float:
         g = self.greatest

@@ -86,6 +86,11 @@ class ThreadConnections:
             self._connections.clear()
 
 
+def row_tuple(row: Any) -> tuple[Any, ...]:
+    """A fetched row as a tuple, from SQLite (a tuple or Row) or PostgreSQL (a dict row)."""
+    return tuple(row.values()) if isinstance(row, dict) else tuple(row)
+
+
 def groups_of(items: list[Any], size: int) -> Iterator[list[Any]]:
     """`items` in lists of at most `size`, in order (one statement's parameters each)."""
     for i in range(0, len(items), size):
