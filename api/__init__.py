@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import swagger_ui_bundle
-from flask import Flask, send_from_directory
+from flask import Flask, g, send_from_directory
 from flask_smorest import Api
 from flask_smorest.spec.plugins import FlaskPlugin
 
@@ -89,6 +89,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(problem_pages.blp)
     observe.init_app(app, ledger)
     errors.init_app(app)
+    one_look_at_the_log_per_request(app, ledger)
     settings = ledger.settings
     gate.init_app(app, settings.audit_slots, settings.audit_queue, settings.audit_seconds)
 
@@ -100,3 +101,20 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename)
 
     return app
+
+
+def one_look_at_the_log_per_request(app: Flask, ledger: LedgerApplication) -> None:
+    """Each request is a unit of work for the aggregate cache: it looks at the log for other
+    processes' writes at its first load, not at every one (`ledger.repository`)."""
+
+    @app.before_request
+    def look_once() -> None:
+        unit = ledger.repository.looked()
+        unit.__enter__()
+        g.reddog_unit = unit
+
+    @app.teardown_request
+    def done(_error: BaseException | None) -> None:
+        unit = g.pop("reddog_unit", None)
+        if unit is not None:
+            unit.__exit__(None, None, None)

@@ -11,11 +11,11 @@ command that fails half-way cannot corrupt the cache. Here:
   refused or loses a race leaves the cache as it was.
 - A save puts what it recorded in the cache (write-through), so the next command on the same
   aggregates loads without reading the store.
-- Other processes' writes are found in the log: before a command decides (and before each read
-  outside a command) the repository looks at the log's head; events recorded since it last
-  looked evict the cached aggregates they are newer than. One cheap query per command, not one
-  per aggregate it loads; none at all while this process is the only writer and nothing new was
-  recorded. A save that loses a race evicts what it tried to save, whatever the log said.
+- Other processes' writes are found in the log: before a command decides, and at the first
+  load of an API request (`looked`; any other load outside a command looks each time), the
+  repository looks at the log's head; events recorded since it last looked evict the cached
+  aggregates they are newer than. One cheap query per command or request, not one per
+  aggregate it loads. A save that loses a race evicts what it tried to save, whatever the log said.
 - Aggregates are replayed by `project`, which applies events without the library's runtime
   check of each event against a typing Protocol (a slow `isinstance`).
 """
@@ -25,7 +25,7 @@ from __future__ import annotations
 import pickle
 import threading
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from typing import Any
 from uuid import UUID
@@ -34,8 +34,9 @@ from eventsourcing.application import Cache, LRUCache, Repository, project_aggre
 
 #: More new events than this since the last look: the cache is cleared, not walked.
 WALK_AT_MOST = 2_000
-#: True while a command decides: the repository looked at the log when the attempt began.
-_FRESH: ContextVar[bool] = ContextVar("reddog_repository_fresh", default=False)
+#: Inside a unit of work (`LedgerRepository.looked`): whether the repository has looked at the
+#: log in it yet. None outside one: every load looks.
+_LOOKED: ContextVar[list[bool] | None] = ContextVar("reddog_repository_looked", default=None)
 
 
 def project(aggregate: Any, events: Iterable[Any]) -> Any:
@@ -64,8 +65,11 @@ class LedgerRepository(Repository[UUID]):
             projector_func = project
         if version is not None or self.cache is None:
             return self._reconstruct_aggregate(aggregate_id, version, projector_func)
-        if not _FRESH.get():
+        looked = _LOOKED.get()
+        if looked is None or not looked[0]:
             self.sync()
+            if looked is not None:
+                looked[0] = True
         try:
             _version, data = self.cache.get(aggregate_id)
         except KeyError:
@@ -141,11 +145,17 @@ class LedgerRepository(Repository[UUID]):
                 self._seen = positions[-1]
 
     @contextmanager
-    def fresh(self) -> Iterator[None]:
-        """Look at the log once, then load without looking again (a command's decision)."""
-        self.sync()
-        token = _FRESH.set(True)
+    def looked(self, now: bool = False) -> Iterator[None]:
+        """A unit of work that looks at the log once: at its first load (a request), or `now`
+        (a command's decision, whose every attempt looks again)."""
+        if now:
+            self.sync()
+        token = _LOOKED.set([now])
         try:
             yield
         finally:
-            _FRESH.reset(token)
+            _LOOKED.reset(token)
+
+    def fresh(self) -> AbstractContextManager[None]:
+        """Look at the log once, now, then load without looking again (a command's decision)."""
+        return self.looked(now=True)
