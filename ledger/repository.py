@@ -139,9 +139,9 @@ class LedgerRepository(Repository[UUID]):
         positions = list(positions)
         if not positions:
             return
-        with self._lock:
-            if positions[0] == self._seen + 1 and positions == list(
-                    range(positions[0], positions[0] + len(positions))):
+        with self._lock:  # ascending, so contiguous when the span is the count
+            if (positions[0] == self._seen + 1
+                    and positions[-1] - positions[0] + 1 == len(positions)):
                 self._seen = positions[-1]
 
     @contextmanager
