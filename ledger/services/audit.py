@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 from uuid import UUID
 
@@ -26,6 +27,7 @@ from ledger.services import views
 from ledger.services.access import Action, Principal, require
 from ledger.services.base import LedgerBase
 from ledger.services.deals import TABLES, table_as_audited
+from ledger.services.feed_entries import FeedEntries
 from ledger.services.folds import listed_topic
 from ledger.transfers import net_effect
 
@@ -199,17 +201,28 @@ class AuditService(LedgerBase):
         return entries, None
 
     def _entry(self, notification: Any) -> dict[str, Any]:
+        entry = self._feed_entries.entry(notification)
+        if entry is not None:
+            return entry
         event = self.mapper.to_domain_event(notification)
         return {"position": notification.id,
                 "aggregate_type": aggregate_type(event),
                 **self._listed(event)}
 
+    @cached_property
+    def _feed_entries(self) -> FeedEntries:
+        """Entries straight from stored events, where their stored JSON allows it."""
+        return FeedEntries(self.mapper, self._revealed)
+
+    def _revealed(self, deal_id: Any) -> bool:
+        """Whether a deal's seed has been revealed, so its sealed bets may be shown."""
+        return self.projection.store.has_key(f"revealed:{deal_id}")
+
     def _listed(self, event: Any) -> dict[str, Any]:
         record = record_of(event)
         if isinstance(record, op.BetPlaced) and record.sealed:
-            revealed = self.projection.store.has_key(f"revealed:{record.deal_id}")
-            return views.event_view(event, revealed)
-        return views.event_view(event)
+            return views.event_view(event, self._revealed(record.deal_id), record)
+        return views.event_view(event, record=record)
 
     def _wallet_events(self, wallet_id: UUID, after: int, last: int) -> Iterator[Any]:
         """A wallet's events after a version up to `last`, read a page at a time."""

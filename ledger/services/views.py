@@ -13,7 +13,7 @@ from ledger.rules import casino
 from ledger.rules import operations as op
 
 #: Event fields that hold secrets; only the events that reveal them may carry them.
-_SECRET_FIELDS = {"server_seed"}
+SECRET_FIELDS = {"server_seed"}
 #: Events that reveal a secret, in either family.
 #: Events that reveal a deal's server seed, in either family.
 REVEALS = (CasinoDeal.SeedRevealed, op.SeedRevealed)
@@ -37,13 +37,15 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def event_view(event: Any, deal_finished: bool = True) -> dict[str, Any]:
+def event_view(event: Any, deal_finished: bool = True, record: Any = None) -> dict[str, Any]:
     """One stored event as an auditor sees it: version, type, UTC time and revealed payload.
-    A sealed six-spot bet stays sealed until everyone has bet (X4): pass `deal_finished`."""
-    record = record_of(event)
-    reveals = isinstance(record, REVEALS)
-    payload = {key: jsonable(value) for key, value in fields_of(event).items()
-               if reveals or key not in _SECRET_FIELDS}
+    A sealed six-spot bet stays sealed until everyone has bet (X4): pass `deal_finished`.
+    `record`: the event's `record_of`, when the caller has it already."""
+    record = record_of(event) if record is None else record
+    hidden = () if isinstance(record, REVEALS) else SECRET_FIELDS
+    # Most values are plain: they are taken as they are, without a call to `jsonable` each.
+    payload = {key: value if type(value) in _PLAIN else jsonable(value)
+               for key, value in fields_of(event).items() if key not in hidden}
     if isinstance(record, op.BetPlaced) and record.sealed and not deal_finished:
         payload.update(amount=None, transfer=None)
     return {
