@@ -98,7 +98,7 @@ def locate(url: str) -> StoreLocation:
         if not dbname:
             raise InvalidInput(f"PostgreSQL store URL needs a database name: {url!r}", field="store")
         env = {
-            "PERSISTENCE_MODULE": "eventsourcing.postgres",
+            "PERSISTENCE_MODULE": "ledger.postgres_setup:Factory",
             "POSTGRES_DBNAME": unquote(dbname),
             "POSTGRES_HOST": parts.hostname or "127.0.0.1",
             "POSTGRES_PORT": str(parts.port or 5432),
