@@ -298,7 +298,7 @@ def rules_reached(events: Any, covers: bool = False) -> Reached:
         record = record_of(event)
         if not isinstance(record, op.Operation):
             continue
-        rule = record.to_data().get("rule")
+        rule = getattr(record, "rule", None)  # a plain field: what `to_data` would store
         if isinstance(rule, str):
             reached.rules.add(rule)
         reached.rules.update(r for kind, r in NAMED_BY_EVENT.items() if isinstance(record, kind))

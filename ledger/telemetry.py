@@ -33,14 +33,14 @@ class Telemetry:
 
     def command(self, outcome: str, recordings: Iterable[Any] = ()) -> None:
         """Count a command's outcome and the events its save appended (`Recording`s)."""
-        written = [(str(r.domain_event.originator_id), r.domain_event.originator_version)
-                   for r in recordings]
+        recordings = list(recordings)
         with self._lock:
             self._commands[outcome] += 1
-            self._events += len(written)
+            self._events += len(recordings)
         collected = WRITTEN.get()
-        if collected is not None:
-            collected.extend(written)
+        if collected is not None:  # the versions are named only for whoever asked for them
+            collected.extend((str(r.domain_event.originator_id), r.domain_event.originator_version)
+                             for r in recordings)
 
     def snapshot(self) -> dict[str, Any]:
         """The counts so far: `commands` by outcome, and `events_appended`."""

@@ -134,19 +134,18 @@ class HighCardState:
 
     # Snapshots.
     def to_dict(self) -> dict[str, Any]:
-        data = copy.deepcopy(vars(self))
-        data["seats"] = {str(k): v for k, v in self.seats.items()}
-        if self.deal is not None:
-            data["deal"] = _keys_to_str(self.deal)
+        # The deal is copied once, by `_keys_to_str`, not a second time with the rest.
+        data = copy.deepcopy({k: v for k, v in vars(self).items() if k != "deal"})
+        data["seats"] = {str(k): v for k, v in data["seats"].items()}
+        data["deal"] = None if self.deal is None else _keys_to_str(self.deal)
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HighCardState:
         state = cls.__new__(cls)
-        vars(state).update(copy.deepcopy(data))
-        state.seats = {int(k): v for k, v in data["seats"].items()}
-        if data.get("deal") is not None:
-            state.deal = _keys_to_int(data["deal"])
+        vars(state).update(copy.deepcopy({k: v for k, v in data.items() if k != "deal"}))
+        state.seats = {int(k): v for k, v in state.seats.items()}
+        state.deal = None if data.get("deal") is None else _keys_to_int(data["deal"])
         return state
 
     # Applying operations.
