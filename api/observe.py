@@ -12,22 +12,25 @@ request, Prometheus metrics at `/metrics`, and liveness and readiness at `/healt
   applied, refused and conflicted, events appended (`ledger.telemetry`), on a SQLite file with
   group commit the groups committed and the saves they wrote (`ledger.groupcommit`), how far
   the read models are behind, chips by account kind and the last verification run (both from
-  the read models), in a registry of the app's own.
+  the read models), in a registry of the app's own. Under `reddog serve --workers N` the
+  counters are summed over the workers, whichever one answers the scrape (`Metrics`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
+import threading
 import time
 import uuid
 from datetime import UTC, datetime
 from typing import Any
 
 from flask import Flask, Response, g, has_request_context, request
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from ledger.services.folds_chips import chips_by_kind
@@ -51,29 +54,12 @@ def request_id() -> str | None:
 
 
 class LedgerCollector:
-    """The ledger's own figures, read when scraped."""
+    """The store's own figures, read when scraped: the same whichever process is asked."""
 
     def __init__(self, ledger: Any) -> None:
         self.ledger = ledger
 
     def collect(self) -> Any:
-        counts = self.ledger.telemetry.snapshot()
-        commands = CounterMetricFamily("reddog_commands", "Commands by outcome: applied, "
-                                       "refused by a rule or a value, conflicted (lost every race)",
-                                       labels=["outcome"])
-        for outcome, count in counts["commands"].items():
-            commands.add_metric([outcome], count)
-        yield commands
-        yield CounterMetricFamily("reddog_events_appended", "Events this process appended",
-                                  value=counts["events_appended"])
-        group_counts = getattr(self.ledger.recorder, "group_counts", None)
-        if group_counts is not None:  # group commit on a SQLite file (ledger.groupcommit)
-            groups = group_counts()
-            yield CounterMetricFamily("reddog_group_commits", "Transactions that committed a "
-                                      "group of saves (group commit on SQLite)",
-                                      value=groups["groups"])
-            yield CounterMetricFamily("reddog_group_saves", "Saves written in committed groups "
-                                      "(group commit on SQLite)", value=groups["saves"])
         try:
             status = self.ledger.projection.status()
         except Exception:  # noqa: BLE001 - a scrape never fails for a store that is away
@@ -106,20 +92,69 @@ class LedgerCollector:
                                     value=last.get("positions") or 0)
 
 
+def multiprocess_dir() -> str | None:
+    """Where the processes of one server keep their counters (`PROMETHEUS_MULTIPROC_DIR`, set
+    by `reddog serve --workers N`, `api.production`), or None for a server of one process."""
+    return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+
+
 class Metrics:
-    """The app's metrics, in a registry of its own."""
+    """The app's metrics, in a registry of its own. The counters of what this process did
+    (requests, commands, events, group commits) are the client library's, so that with
+    several worker processes a scrape, whichever worker answers it, sums every worker's
+    (`prometheus_client.multiprocess`); the store's figures come from `LedgerCollector`."""
 
     def __init__(self, ledger: Any) -> None:
+        self.ledger = ledger
         self.registry = CollectorRegistry()
         self.requests = Counter("reddog_http_requests", "HTTP requests answered",
                                 ["method", "route", "status"], registry=self.registry)
         self.latency = Histogram("reddog_http_request_duration_seconds",
                                  "Time to answer an HTTP request", ["method", "route"],
                                  buckets=BUCKETS, registry=self.registry)
+        self.commands = Counter("reddog_commands", "Commands by outcome: applied, refused by a "
+                                "rule or a value, conflicted (lost every race)", ["outcome"],
+                                registry=self.registry)
+        self.events = Counter("reddog_events_appended", "Events appended",
+                              registry=self.registry)
+        self.group_counts = getattr(ledger.recorder, "group_counts", None)
+        self.groups: dict[str, Counter] = {}
+        if self.group_counts is not None:  # group commit on a SQLite file (ledger.groupcommit)
+            self.groups = {
+                "groups": Counter("reddog_group_commits", "Transactions that committed a group "
+                                  "of saves (group commit on SQLite)", registry=self.registry),
+                "saves": Counter("reddog_group_saves", "Saves written in committed groups "
+                                 "(group commit on SQLite)", registry=self.registry)}
+        self._lock = threading.Lock()
+        self._counted: dict[str, float] = {}
         self.registry.register(LedgerCollector(ledger))
 
+    def count(self) -> None:
+        """Add to the counters what the ledger has counted since the last call (its telemetry
+        counts in the process; the counters are what a scrape reads)."""
+        counts = self.ledger.telemetry.snapshot()
+        now: dict[str, tuple[float, Any]] = {
+            outcome: (n, self.commands.labels(outcome))
+            for outcome, n in counts["commands"].items()}
+        now["events"] = (counts["events_appended"], self.events)
+        if self.group_counts is not None:
+            groups = self.group_counts()
+            now.update((name, (groups[name], counter)) for name, counter in self.groups.items())
+        with self._lock:
+            for name, (value, counter) in now.items():
+                added = value - self._counted.get(name, 0)
+                if added > 0:
+                    counter.inc(added)
+                    self._counted[name] = value
+
     def exposition(self) -> Response:
-        return Response(generate_latest(self.registry),
+        self.count()
+        registry = self.registry
+        if multiprocess_dir() is not None:  # every worker's counters, summed from their files
+            registry = CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry)
+            registry.register(LedgerCollector(self.ledger))
+        return Response(generate_latest(registry),
                         mimetype="text/plain", content_type="text/plain; version=0.0.4")
 
 
@@ -141,6 +176,7 @@ def init_app(app: Flask, ledger: Any) -> Metrics:
         route = request.url_rule.rule if request.url_rule is not None else "(unmatched)"
         metrics.requests.labels(request.method, route, str(response.status_code)).inc()
         metrics.latency.labels(request.method, route).observe(seconds)
+        metrics.count()
         if not access.isEnabledFor(logging.INFO):  # nobody reads the line: do not build it
             return response
         who = g.get("principal")

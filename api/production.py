@@ -7,11 +7,20 @@ by one process, and closes it again. Each worker then builds the app from the sa
 without making the tables again (`worker_settings`); on an embedded store (SQLite) every worker
 folds the read models too, and the fold's lock (`ledger.readstore`) makes each page folded
 exactly once across them.
+
+Each worker counts what it answers in the Prometheus client's multiprocess files, in a folder
+the master makes for the server (or `PROMETHEUS_MULTIPROC_DIR`, emptied as the server starts),
+so `/metrics` sums every worker's counters whichever worker answers (`api.observe.Metrics`).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from ledger.settings import Settings
@@ -58,8 +67,44 @@ def worker_settings(settings: Settings) -> Settings:
     return settings.but(store_env={**settings.store_env, "CREATE_TABLE": "n"})
 
 
+@contextmanager
+def metrics_folder() -> Iterator[Path]:
+    """The folder the workers keep their counters in while the server runs: the operator's
+    `PROMETHEUS_MULTIPROC_DIR`, emptied of an earlier server's files (a new server counts from
+    0, as one process does), else a new folder of its own, removed when the server stops."""
+    given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if given:
+        folder = Path(given)
+        folder.mkdir(parents=True, exist_ok=True)
+        for stale in folder.glob("*.db"):
+            stale.unlink()
+        yield folder
+        return
+    folder = Path(tempfile.mkdtemp(prefix="reddog-metrics-"))
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(folder)
+    try:
+        yield folder
+    finally:
+        os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def count_in_files() -> None:
+    """Make this process's new metrics count in the multiprocess folder: the client library
+    chooses where values live when it is imported, which in the master was before the folder
+    was named."""
+    from prometheus_client import values
+
+    values.ValueClass = values.get_value_class()
+
+
 def serve_workers(settings: Settings, host: str, port: int, workers: int, threads: int) -> None:
     """Run gunicorn in this process (its master) until it is stopped (SIGTERM, SIGINT)."""
+    with metrics_folder():
+        _serve_workers(settings, host, port, workers, threads)
+
+
+def _serve_workers(settings: Settings, host: str, port: int, workers: int, threads: int) -> None:
     from gunicorn.app.base import BaseApplication
 
     class LedgerServer(BaseApplication):  # type: ignore[misc]
@@ -73,12 +118,14 @@ def serve_workers(settings: Settings, host: str, port: int, workers: int, thread
                 if key in self.cfg.settings:  # settings an older gunicorn lacks are left out
                     self.cfg.set(key, value)
             self.cfg.set("worker_exit", self.worker_exit)
+            self.cfg.set("child_exit", self.child_exit)
 
         def load(self) -> Any:
             """Called in each worker after the fork: the worker's own application."""
             from api import create_app
             from ledger.services.application import LedgerApplication
 
+            count_in_files()
             ledger = LedgerApplication(worker_settings(settings))
             self.ledgers.append(ledger)
             app = create_app({"LEDGER": ledger})
@@ -90,5 +137,12 @@ def serve_workers(settings: Settings, host: str, port: int, workers: int, thread
             """Close the worker's application (its store connections, its fold thread)."""
             for ledger in self.ledgers:
                 ledger.close()
+
+        def child_exit(self, _server: Any, worker: Any) -> None:
+            """In the master, a worker gone: its counters stay in the sums, its live values
+            (none here yet) are dropped."""
+            from prometheus_client import multiprocess
+
+            multiprocess.mark_process_dead(worker.pid)
 
     LedgerServer().run()

@@ -12,7 +12,8 @@
   a conflict problem, every command answered, and what each casino wallet must hold by the
   clients' own answers.
 - `verify`, `wait_for_projection`, `sequence_gaps`: the store's own checks after the load;
-  `group_commit_figures`: what a SQLite server's group commit did (its `/metrics`).
+  `metric_samples`: every sample of a server's `/metrics`; `group_commit_figures`: what a SQLite
+  server's group commit did.
 
 Nothing here sleeps to synchronise: every wait polls a condition against a deadline.
 """
@@ -618,20 +619,27 @@ def wait_for_projection(base: str, key: str, seconds: float = 30.0) -> dict[str,
         raise AssertionError(f"{error}; last answers: {seen[-3:]}") from None
 
 
-def group_commit_figures(base: str) -> dict[str, float]:
-    """What a server's group commit did since it started (`/metrics`): the transactions it
-    committed and the saves written in them; empty when the server does not group commits."""
+def metric_samples(base: str) -> dict[str, float]:
+    """Every sample a server's `/metrics` answers, by name with its labels as written
+    (`reddog_commands_total{outcome="applied"}`)."""
     request = urllib.request.Request(base + "/metrics")
     with urllib.request.urlopen(request, timeout=30) as response:
         text = response.read().decode()
+    samples: dict[str, float] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            samples[name] = float(value)
+    return samples
+
+
+def group_commit_figures(base: str) -> dict[str, float]:
+    """What a server's group commit did since it started (`/metrics`): the transactions it
+    committed and the saves written in them; empty when the server does not group commits."""
     names = {"reddog_group_commits_total": "group_commits",
              "reddog_group_saves_total": "group_saves"}
-    figures: dict[str, float] = {}
-    for line in text.splitlines():
-        name, _, value = line.partition(" ")
-        if name in names:
-            figures[names[name]] = float(value)
-    return figures
+    return {names[name]: value for name, value in metric_samples(base).items()
+            if name in names}
 
 
 def verify(store: str, env: dict[str, str], cwd: Path) -> tuple[int, dict[str, Any], str]:

@@ -1,6 +1,7 @@
 """`reddog serve --workers 2`: gunicorn's master and two worker processes on one store (a SQLite
 file, a PostgreSQL schema). Each worker answers alone while the other is paused (SIGSTOP), and
-sees what the other wrote; on SQLite the read models both fold match a fold from scratch."""
+sees what the other wrote; on SQLite the read models both fold match a fold from scratch.
+`/metrics` sums both workers' counters, whichever of them answers the scrape."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ledger.settings import Settings
 from tests.e2e.load_harness import (
     ServerProcess,
     create_keys,
+    metric_samples,
     ok,
     process_env,
     reddog_command,
@@ -166,3 +168,52 @@ def test_workers_do_not_set_up_the_tables_again(tmp_path: Path) -> None:
         assert ledger.recorder.max_notification_id() is not None  # the fingerprint's event
     finally:
         ledger.close()
+
+
+def test_metrics_sum_both_workers_counters_whichever_answers(tmp_path: Path) -> None:
+    pytest.importorskip("gunicorn")
+    url = f"sqlite:///{tmp_path}/ledger.sqlite3"
+    server = Workers("workers", url, tmp_path / "server.log", process_env(), threads=4)
+    server.start()
+    try:
+        assert server.process is not None
+        first, second = wait_until(lambda: (found := children(server.process.pid)) and len(
+            found) == 2 and found, 30, f"two workers under the master\n{server.output()}")
+        [operator] = create_keys(url, process_env(), [("operator", None)], tmp_path)
+        base = server.base
+        live = 'reddog_http_requests_total{method="GET",route="/health/live",status="200"}'
+        applied = 'reddog_commands_total{outcome="applied"}'
+        before = metric_samples(base)  # the scrape itself is counted: compare, not absolute
+
+        paused(second)  # 3 checks and 2 commands answered by the first worker only
+        try:
+            for _ in range(3):
+                ok(base, "GET", "/health/live", operator)
+            wallet = ok(base, "POST", "/wallets", operator, {"player_id": "m"}, "w-m", 201)
+            ok(base, "POST", f"/wallets/{wallet['id']}/grants", operator, {"amount": 5}, "g-1",
+               201)
+        finally:
+            resumed(second)
+        paused(first)  # 4 checks and 1 command answered by the second only
+        try:
+            for _ in range(4):
+                ok(base, "GET", "/health/live", operator)
+            ok(base, "POST", f"/wallets/{wallet['id']}/grants", operator, {"amount": 5}, "g-2",
+               201)
+            by_second = metric_samples(base)
+        finally:
+            resumed(first)
+        paused(second)
+        try:
+            by_first = metric_samples(base)
+        finally:
+            resumed(second)
+        for scrape in (by_second, by_first):
+            assert scrape[live] - before.get(live, 0) == 7
+            assert scrape[applied] - before.get(applied, 0) == 3
+            assert scrape['reddog_events_appended_total'] - before.get(
+                'reddog_events_appended_total', 0) >= 3
+        assert by_first["reddog_log_head_position"] == by_second["reddog_log_head_position"]
+        assert sorted(children(server.process.pid)) == sorted([first, second])
+    finally:
+        server.stop()
