@@ -126,9 +126,8 @@ class Projection:
 
 def _fold_into(session: Any, write: Any, events: list[tuple[int, Any]], last: int) -> None:
     """Fold (position, event) pairs into one page's write, ending at position `last`."""
-    fold = Fold(session.read)
-    for position, event in events:
-        fold.fold(position, event)
+    fold = Fold(session)
+    fold.fold_page(events)
     write.documents = fold.changed
     write.keys = fold.keys
     write.listed = fold.listed

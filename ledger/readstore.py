@@ -83,9 +83,19 @@ class ReadSession(ABC):
     """Inside one fold transaction: the position to start after, and the documents."""
 
     position: int
+    #: Whether reading documents many at a time pays (`read_many`): on PostgreSQL each read is
+    #: a round trip; in memory or SQLite it is a call in this process, and working out a page's
+    #: names first costs more than it saves.
+    reads_in_bulk = False
 
     @abstractmethod
     def read(self, name: str) -> Any: ...
+
+    def read_many(self, names: Sequence[str]) -> dict[str, Any]:
+        """The documents of those names that exist, by name: on PostgreSQL in one query, so a
+        page's fold does not pay a round trip for each document it reads."""
+        found = {name: self.read(name) for name in names}
+        return {name: document for name, document in found.items() if document is not None}
 
 
 class ReadStore(ABC):

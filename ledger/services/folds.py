@@ -21,7 +21,7 @@ The feed index: each listed event's time, and the keys it is found by (`ledger.r
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -30,14 +30,16 @@ from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
 from ledger.domain.checkpoint import ChainKeyFingerprint, Checkpoints
 from ledger.domain.dispute import Dispute
 from ledger.domain.highcard import HighCardTable
-from ledger.domain.records import fields_of, kind_of, record_of, transfers_in
+from ledger.domain.records import kind_of
 from ledger.domain.verification import VerificationRun
 from ledger.domain.wallet import Wallet
 from ledger.fairness import shuffled_pack
+from ledger.readstore import ReadSession
 from ledger.rules import operations as op
 from ledger.services.folds_chips import count_chips
 from ledger.services.folds_deals import index_deal
 from ledger.services.folds_disputes import dispute_doc, facts_of, fold_dispute
+from ledger.services.folds_events import TABLE_EVENTS, Facts, facts, named_documents
 from ledger.services.folds_series import deal_finished, track_pot
 from ledger.services.folds_verify import fold_checkpoint, fold_run
 from ledger.services.views import REVEALS
@@ -53,7 +55,6 @@ COUNTS = ("deals", "turns", "wins", "handle", "returned", "paid_in", "paid_out",
 BETS = (CasinoDeal.Wagered, CasinoDeal.Raised, op.BetPlaced)
 RETURNS = (CasinoDeal.Settled, op.PaidOut)  # a partial payout is a PaidOut too
 #: Classes the fold dispatches on, as tuples made once (not a union made at every event).
-TABLE_EVENTS = (CasinoTable.Event, HighCardTable.Event)
 TABLE_OPENED = (CasinoTable.Opened, HighCardTable.Opened)
 DEAL_ENDS = (CasinoDeal.SeedRevealed, op.DealEnded)
 #: Aggregates whose events the projection never reads: secrets and request bookkeeping.
@@ -80,10 +81,13 @@ def microseconds(event: Any) -> int:
 
 class Fold:
     """Folds events into documents and feed index rows, reading unchanged documents from
-    `read` (inside the projection's transaction)."""
+    `session` (inside the projection's transaction). A page reads each document once at most:
+    what it read is kept, found or not, for the rest of the page."""
 
-    def __init__(self, read: Callable[[str], Any]) -> None:
-        self._read = read
+    def __init__(self, session: ReadSession) -> None:
+        self._session = session
+        self._read: dict[str, Any] = {}  # None: the store has no such document
+        self._facts: dict[int, Facts] = {}  # by position: worked out ahead by `fold_page`
         self.changed: dict[str, Any] = {}
         self.keys: list[tuple[str, int]] = []
         self.listed: list[tuple[int, int]] = []
@@ -91,12 +95,31 @@ class Fold:
     def get(self, name: str, default: Any = None) -> Any:
         if name in self.changed:
             found = self.changed[name]
+        elif name in self._read:
+            found = self._read[name]
         else:
-            found = self._read(name)
+            found = self._read[name] = self._session.read(name)
         return default if found is None else found
 
     def put(self, name: str, document: Any) -> None:
         self.changed[name] = document
+
+    def prefetch(self, names: Iterable[str]) -> None:
+        """Read the documents of these names that are neither read nor changed yet, at once."""
+        wanted = [name for name in names if name not in self.changed and name not in self._read]
+        if wanted:
+            found = self._session.read_many(wanted)
+            self._read.update((name, found.get(name)) for name in wanted)
+
+    def fold_page(self, events: list[tuple[int, Any]]) -> None:
+        """Fold (position, event) pairs in order, having read at once the documents that
+        their events name (where the store reads in bulk)."""
+        if self._session.reads_in_bulk:
+            self._facts = {position: facts(event) for position, event in events}
+            self.prefetch({name for position, event in events
+                           for name in named_documents(event, *self._facts[position])})
+        for position, event in events:
+            self.fold(position, event)
 
     def row(self, day: str, table: str, player: str, variant: str) -> dict[str, Any]:
         name = f"a|{day}|{table}|{player}"
@@ -106,9 +129,8 @@ class Fold:
         return row
 
     def fold(self, position: int, event: Any) -> None:
-        data = fields_of(event)
-        record = record_of(event)  # an operation is built once, for every read model
-        transfers = transfers_in(event, record)
+        """Fold one event, at its position in the log."""
+        data, record, transfers = self._facts.pop(position, None) or facts(event)
         count_chips(self, event, transfers)
         if isinstance(event, ApiKey.Event):
             self._key(event, data)
