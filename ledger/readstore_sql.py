@@ -38,6 +38,12 @@ from ledger.sidestore import (
 )
 from ledger.store import MEMORY, POSTGRES, StoreLocation
 
+#: A table's columns as (name, PostgreSQL type), for the rows a page writes to it.
+Columns = tuple[tuple[str, str], ...]
+DOCUMENT_COLUMNS: Columns = (("name", "text"), ("doc", "text"))
+EVENT_COLUMNS: Columns = (("position", "bigint"), ("at", "bigint"), ("at_max", "bigint"))
+KEY_COLUMNS: Columns = (("key", "text"), ("position", "bigint"))
+
 
 class _SqlReadStore(ReadStore):
     mark = "?"
@@ -63,13 +69,12 @@ class _SqlReadStore(ReadStore):
     def _write(self, cursor: Any, projection: str, start: int, write: PageWrite) -> None:
         m = self.mark
         upserts = [(n, json.dumps(d)) for n, d in write.documents.items() if d is not None]
-        deletes = [(n,) for n, d in write.documents.items() if d is None]
+        deletes = [n for n, d in write.documents.items() if d is None]
         if upserts:
-            cursor.executemany(
-                f"INSERT INTO {self.documents} (name, doc) VALUES ({m}, {m}) ON CONFLICT (name) "
-                "DO UPDATE SET doc = excluded.doc", upserts)
+            self._insert(cursor, self.documents, DOCUMENT_COLUMNS, upserts,
+                         " ON CONFLICT (name) DO UPDATE SET doc = excluded.doc")
         if deletes:
-            cursor.executemany(f"DELETE FROM {self.documents} WHERE name = {m}", deletes)
+            self._delete_documents(cursor, deletes)
         if write.listed:
             cursor.execute(f"SELECT COALESCE(MAX(at_max), 0) FROM {self.feed_events}")
             at_max = _first(cursor.fetchone())
@@ -77,17 +82,26 @@ class _SqlReadStore(ReadStore):
             for position, at in write.listed:
                 at_max = max(at_max, at)
                 rows.append((position, at, at_max))
-            cursor.executemany(f"INSERT INTO {self.feed_events} (position, at, at_max) "
-                               f"VALUES ({m}, {m}, {m})", rows)
+            self._insert(cursor, self.feed_events, EVENT_COLUMNS, rows)
         if write.keys:
             # In key order: each key's rows go in together, not scattered over the index.
-            cursor.executemany(f"INSERT INTO {self.feed_keys} (key, position) VALUES ({m}, {m})",
-                               sorted(write.keys))
+            self._insert(cursor, self.feed_keys, KEY_COLUMNS, sorted(write.keys))
         cursor.execute(f"UPDATE {self.projections} SET position = {m} "
                        f"WHERE projection = {m} AND position = {m}",
                        (write.position, projection, start))
         if cursor.rowcount != 1:
             raise LostRace(projection)
+
+    def _insert(self, cursor: Any, table: str, columns: Columns, rows: list[tuple[Any, ...]],
+                conflict: str = "") -> None:
+        """Insert rows, a statement run for each (SQLite runs them in this process)."""
+        names = ", ".join(name for name, _ in columns)
+        marks = ", ".join([self.mark] * len(columns))
+        cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks}){conflict}", rows)
+
+    def _delete_documents(self, cursor: Any, names: list[str]) -> None:
+        cursor.executemany(f"DELETE FROM {self.documents} WHERE name = {self.mark}",
+                           [(name,) for name in names])
 
     def _start(self, cursor: Any, projection: str) -> int:
         m = self.mark
@@ -197,7 +211,7 @@ class _PostgresSession(_SqlSession):
     reads_in_bulk = True
 
     def read_many(self, names: Sequence[str]) -> dict[str, Any]:
-        self.cursor.execute(f"SELECT name, doc FROM {self.store.documents} WHERE name = ANY(%s)",
+        self.cursor.execute(f"SELECT name, doc FROM {self.store.documents} WHERE name = ANY(%b)",
                             (list(names),))
         return {name: json.loads(doc) for name, doc in map(row_tuple, self.cursor.fetchall())}
 
@@ -285,6 +299,19 @@ class PostgresReadStore(_SqlReadStore):
 
     def _cursor(self) -> Any:
         return postgres_cursor(self.datastore)
+
+    def _insert(self, cursor: Any, table: str, columns: Columns, rows: list[tuple[Any, ...]],
+                conflict: str = "") -> None:
+        """Insert rows in one statement, each column sent as an array: run a row at a time,
+        even pipelined, every row costs a protocol message and its handling on both sides. The
+        arrays go in binary (`%b`), which psycopg writes without escaping every element."""
+        names = ", ".join(name for name, _ in columns)
+        arrays = ", ".join(f"%b::{kind}[]" for _, kind in columns)
+        cursor.execute(f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays}){conflict}",
+                       [list(column) for column in zip(*rows, strict=True)])
+
+    def _delete_documents(self, cursor: Any, names: list[str]) -> None:
+        cursor.execute(f"DELETE FROM {self.documents} WHERE name = ANY(%b)", (names,))
 
     @contextmanager
     def exclusive(self, projection: str) -> Iterator[tuple[ReadSession, PageWrite]]:
