@@ -82,10 +82,10 @@ class _SqlReadStore(ReadStore):
             for position, at in write.listed:
                 at_max = max(at_max, at)
                 rows.append((position, at, at_max))
-            self._insert(cursor, self.feed_events, EVENT_COLUMNS, rows)
+            self._append(cursor, self.feed_events, EVENT_COLUMNS, rows)
         if write.keys:
             # In key order: each key's rows go in together, not scattered over the index.
-            self._insert(cursor, self.feed_keys, KEY_COLUMNS, sorted(write.keys))
+            self._append(cursor, self.feed_keys, KEY_COLUMNS, sorted(write.keys))
         cursor.execute(f"UPDATE {self.projections} SET position = {m} "
                        f"WHERE projection = {m} AND position = {m}",
                        (write.position, projection, start))
@@ -98,6 +98,11 @@ class _SqlReadStore(ReadStore):
         names = ", ".join(name for name, _ in columns)
         marks = ", ".join([self.mark] * len(columns))
         cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks}){conflict}", rows)
+
+    def _append(self, cursor: Any, table: str, columns: Columns,
+                rows: list[tuple[Any, ...]]) -> None:
+        """Add rows that are new to an index table (no conflict to resolve)."""
+        self._insert(cursor, table, columns, rows)
 
     def _delete_documents(self, cursor: Any, names: list[str]) -> None:
         cursor.executemany(f"DELETE FROM {self.documents} WHERE name = {self.mark}",
@@ -312,6 +317,15 @@ class PostgresReadStore(_SqlReadStore):
 
     def _delete_documents(self, cursor: Any, names: list[str]) -> None:
         cursor.execute(f"DELETE FROM {self.documents} WHERE name = ANY(%b)", (names,))
+
+    def _append(self, cursor: Any, table: str, columns: Columns,
+                rows: list[tuple[Any, ...]]) -> None:
+        """Add rows by COPY: psycopg formats each row in C, cheaper again than the arrays of
+        `_insert`, which an upsert needs."""
+        names = ", ".join(name for name, _ in columns)
+        with cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
 
     @contextmanager
     def exclusive(self, projection: str) -> Iterator[tuple[ReadSession, PageWrite]]:
