@@ -117,7 +117,7 @@ class Fold:
         if self._session.reads_in_bulk:
             self._facts = {position: facts(event) for position, event in events}
             self.prefetch({name for position, event in events
-                           for name in named_documents(event, *self._facts[position])})
+                           for name in named_documents(event, self._facts[position])})
         for position, event in events:
             self.fold(position, event)
 
@@ -130,25 +130,25 @@ class Fold:
 
     def fold(self, position: int, event: Any) -> None:
         """Fold one event, at its position in the log."""
-        data, record, transfers = self._facts.pop(position, None) or facts(event)
-        count_chips(self, event, transfers)
+        known = self._facts.pop(position, None) or facts(event)
+        count_chips(self, event, known.transfers)
         if isinstance(event, ApiKey.Event):
-            self._key(event, data)
+            self._key(event, known.data)
             return
         if isinstance(event, Checkpoints.Event):
             fold_checkpoint(self, position, event)
             return
         if isinstance(event, VerificationRun.Event):
-            self._index(position, event, data, record, transfers)
+            self._index(position, event, known, known.data)
             fold_run(self, event)
             return
         if isinstance(event, Dispute.Event):
             doc = dispute_doc(self, event)
-            self._index(position, event, facts_of(doc, data), record, transfers)
-            fold_dispute(self, event, data, doc)
+            self._index(position, event, known, facts_of(doc, known.data))
+            fold_dispute(self, event, known.data, doc)
             return
-        self._index(position, event, data, record, transfers)
-        self._fold(event, data, record, transfers)
+        self._index(position, event, known, known.data)
+        self._fold(event, known)
 
     # API keys.
     def _key(self, event: Any, data: dict[str, Any]) -> None:
@@ -167,56 +167,59 @@ class Fold:
                 self.put(f"k|{key_id}", record)
 
     # The feed index.
-    def _index(self, position: int, event: Any, data: dict[str, Any], record: Any,
-               transfers: list[Transfer]) -> None:
+    def _index(self, position: int, event: Any, known: Facts, data: dict[str, Any]) -> None:
+        """The event's index rows: its type, and the tables, wallets, players and deals it is
+        about (`data`: its fields, or for a dispute's event those of the dispute too). Each key
+        goes straight into one set; wallets are kept apart to find their players."""
+        aggregate = known.aggregate
         keys = {f"type:{kind_of(event)}"}
-        aggregate = str(event.originator_id)
-        tables: set[str] = set()
-        wallets: set[str] = set()
-        players: set[str] = set()
-        deals: set[str] = set()
+        wallets = {wallet for wallet, _ in known.wallets}
+        deals = []
+        at_table = False
         if isinstance(event, Wallet.Event):
             wallets.add(aggregate)
         elif isinstance(event, TABLE_EVENTS):
-            tables.add(aggregate)
+            keys.add(f"table:{aggregate}")
+            at_table = True
         if isinstance(event, Dispute.Event) and data.get("table_id"):
-            tables.add(str(data["table_id"]))
+            keys.add(f"table:{data['table_id']}")
+            at_table = True
         elif isinstance(event, CasinoDeal.Event):
-            deals.add(aggregate)
+            deals.append(aggregate)
             deal = self.get(f"d|{aggregate}") or {}
             table = data.get("table_id") or deal.get("table")
             if table:
-                tables.add(str(table))
-            players.update(deal.get("players", {}))
+                keys.add(f"table:{table}")
+                at_table = True
+            keys.update([f"player:{player}" for player in deal.get("players", ())])
         if data.get("deal_id") is not None:
-            deals.add(str(data["deal_id"]))
+            deals.append(str(data["deal_id"]))
         if isinstance(data.get("player_id"), str):
-            players.add(data["player_id"])
+            keys.add(f"player:{data['player_id']}")
         if data.get("wallet_id") is not None:
             wallets.add(str(data["wallet_id"]))
-        wallets.update(wallet for wallet, _ in wallet_movements(transfers))
         seat = data.get("seat")
-        if isinstance(seat, int) and tables:
+        if isinstance(seat, int) and at_table:
             info = (self.get(f"t|{aggregate}") or {}).get("seats", {}).get(str(seat))
             if info:
-                players.add(info["player"])
+                keys.add(f"player:{info['player']}")
         for wallet in wallets:
+            keys.add(f"wallet:{wallet}")
             owner = (self.get(f"w|{wallet}") or {}).get("player")
             if owner:
-                players.add(owner)
-        if isinstance(record, REVEALS):
-            keys.update(f"revealed:{deal}" for deal in deals)
-        keys.update(f"table:{t}" for t in tables)
-        keys.update(f"wallet:{w}" for w in wallets)
-        keys.update(f"player:{p}" for p in players)
-        keys.update(f"deal:{d}" for d in deals)
+                keys.add(f"player:{owner}")
+        for deal_id in deals:
+            keys.add(f"deal:{deal_id}")
+        if isinstance(known.record, REVEALS):
+            keys.update([f"revealed:{deal_id}" for deal_id in deals])
         self.listed.append((position, microseconds(event)))
-        self.keys.extend((key, position) for key in sorted(keys))
+        # In no order: the stores order rows by key and position (`ledger.readstore`).
+        self.keys.extend([(key, position) for key in keys])
 
     # Reports and recall.
-    def _fold(self, event: Any, data: dict[str, Any], record: Any,
-              transfers: list[Transfer]) -> None:
-        aggregate = str(event.originator_id)
+    def _fold(self, event: Any, known: Facts) -> None:
+        data, record, transfers = known.data, known.record, known.transfers
+        aggregate = known.aggregate
         if isinstance(event, Wallet.Event):
             self._wallet_fact(event, aggregate, data)
             return
@@ -234,7 +237,8 @@ class Fold:
         table = self.get(f"t|{table_id}") if table_id else None
         if table is None:
             return
-        day, when = event.timestamp.date().isoformat(), event.timestamp.isoformat()
+        when = event.timestamp.isoformat()
+        day = when[:10]  # the date, as `date().isoformat()` writes it
         variant = table["variant"]
         self._table_fact(record, table, table_id, day, variant)
         if isinstance(record, CasinoDeal.Committed) or (
@@ -326,8 +330,8 @@ class Fold:
 
     def _deal_fact(self, record: Any, data: dict[str, Any], deal: dict[str, Any], day: str,
                    variant: str, table_id: str) -> None:
-        by_seat = {p["seat"]: name for name, p in deal["players"].items()}
         casino = isinstance(record, CasinoDeal.Event)
+        by_seat = {} if casino else {p["seat"]: name for name, p in deal["players"].items()}
         if isinstance(record, CasinoDeal.CardDealt):
             player = next(iter(deal["players"]), None)
             if player:

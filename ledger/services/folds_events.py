@@ -4,7 +4,7 @@ the event names itself, which a page reads from the store at once."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from ledger.domain.casino import CasinoDeal, CasinoTable
 from ledger.domain.dispute import Dispute
@@ -16,25 +16,31 @@ from ledger.transfers import Transfer, wallet_movements
 #: Classes the fold dispatches on, as tuples made once (not a union made at every event).
 TABLE_EVENTS = (CasinoTable.Event, HighCardTable.Event)
 
-#: An event's fields, what it records and the transfers it records (`facts`).
-Facts = tuple[dict[str, Any], Any, list[Transfer]]
+class Facts(NamedTuple):
+    """What the fold reads of an event, worked out once for every read model (`facts`)."""
+
+    data: dict[str, Any]  # its recorded fields
+    record: Any  # what it records: a table's operation (built once), else the event
+    transfers: list[Transfer]
+    aggregate: str  # its aggregate's id, as text
+    wallets: list[tuple[str, int]]  # (wallet id, signed amount): each wallet side of a transfer
 
 
 def facts(event: Any) -> Facts:
-    """What the fold reads of an event, worked out once for every read model: its fields, its
-    record (an operation is built once) and its transfers."""
+    """An event's `Facts`."""
     record = record_of(event)
-    return fields_of(event), record, transfers_in(event, record)
+    transfers = transfers_in(event, record)
+    return Facts(fields_of(event), record, transfers, str(event.originator_id),
+                 list(wallet_movements(transfers)))
 
 
-def named_documents(event: Any, data: dict[str, Any], _record: Any,
-                    transfers: list[Transfer]) -> set[str]:
+def named_documents(event: Any, known: Facts) -> set[str]:
     """The documents a fold of the event reads that the event names itself: its wallet, table,
     casino deal or dispute, the wallets its chips move between, and the table, wallet and deal
     its fields name. A page reads them all at once (`Fold.prefetch`); the few others (day
     totals, recall) are read one at a time as the fold comes to them."""
-    aggregate = str(event.originator_id)
-    names = {f"w|{wallet}" for wallet, _ in wallet_movements(transfers)}
+    aggregate, data = known.aggregate, known.data
+    names = {f"w|{wallet}" for wallet, _ in known.wallets}
     if isinstance(event, Wallet.Event):
         names.add(f"w|{aggregate}")
     elif isinstance(event, TABLE_EVENTS):
