@@ -26,6 +26,7 @@ from ledger.readstore import (
     ReadSession,
     ReadStore,
     digest_rows,
+    document_texts,
 )
 from ledger.sidestore import (
     ThreadConnections,
@@ -68,8 +69,9 @@ class _SqlReadStore(ReadStore):
 
     def _write(self, cursor: Any, projection: str, start: int, write: PageWrite) -> None:
         m = self.mark
-        upserts = [(n, json.dumps(d)) for n, d in write.documents.items() if d is not None]
-        deletes = [n for n, d in write.documents.items() if d is None]
+        texts = document_texts(write.documents)
+        upserts = [(name, text) for name, text in texts.items() if text is not None]
+        deletes = [name for name, text in texts.items() if text is None]
         if upserts:
             self._insert(cursor, self.documents, DOCUMENT_COLUMNS, upserts,
                          " ON CONFLICT (name) DO UPDATE SET doc = excluded.doc")
