@@ -240,7 +240,8 @@ class Fold:
         when = event.timestamp.isoformat()
         day = when[:10]  # the date, as `date().isoformat()` writes it
         variant = table["variant"]
-        self._table_fact(record, table, table_id, day, variant)
+        if isinstance(record, op.Operation):  # a casino event changes no seat or dealer
+            self._table_fact(record, table, table_id, day, variant)
         if isinstance(record, CasinoDeal.Committed) or (
                 isinstance(record, op.Committed) and record.purpose == op.Committed.DEAL):
             self._start_deal(deal_id, table_id, table, record, data, when, day, variant)
@@ -309,6 +310,8 @@ class Fold:
 
     def _move(self, transfer: Transfer, record: Any, deal: dict[str, Any] | None,
               table_id: str, day: str, variant: str) -> None:
+        bets, returns = isinstance(record, BETS), isinstance(record, RETURNS)
+        funds, collects = isinstance(record, op.BankFunded), isinstance(record, op.BankCollected)
         for wallet_id, signed in wallet_movements([transfer]):
             wallet = self.get(f"w|{wallet_id}")
             wallet["balance"] += signed
@@ -316,12 +319,11 @@ class Fold:
             row = self.row(day, table_id, wallet["player"], variant)
             amount = abs(signed)
             row["paid_in" if signed < 0 else "paid_out"] += amount
-            bet, paid = signed < 0 and isinstance(record, BETS), signed > 0 and isinstance(
-                record, RETURNS)
+            bet, paid = signed < 0 and bets, signed > 0 and returns
             row["handle"] += amount if bet else 0
             row["returned"] += amount if paid else 0
-            row["banker_in"] += amount if isinstance(record, op.BankFunded) else 0
-            row["banker_out"] += amount if isinstance(record, op.BankCollected) else 0
+            row["banker_in"] += amount if funds else 0
+            row["banker_out"] += amount if collects else 0
             player = (deal or {}).get("players", {}).get(wallet["player"])
             if player is not None and bet:
                 player["bets"] += amount
