@@ -1,8 +1,11 @@
 """The read stores on SQL: a SQLite file of its own beside the event store's, or tables of the
 store's PostgreSQL schema (`ledger.readstore` says what a read store keeps and promises).
 
-Both share their queries; only placeholders, table names and the fold's lock differ: SQLite
-takes its file's write lock (`BEGIN IMMEDIATE`), PostgreSQL a transaction advisory lock.
+Both share their queries; placeholders, table names and the fold's lock differ: SQLite takes
+its file's write lock (`BEGIN IMMEDIATE`), PostgreSQL a transaction advisory lock. So does how a
+fold moves a page, where a statement is a round trip to PostgreSQL and a call in this process on
+SQLite: PostgreSQL reads the documents a page names in one query, upserts the page's documents
+in one statement and copies its index rows in (`COPY`); SQLite runs a statement a row.
 """
 
 from __future__ import annotations
