@@ -83,9 +83,19 @@ class ReadSession(ABC):
     """Inside one fold transaction: the position to start after, and the documents."""
 
     position: int
+    #: Whether reading documents many at a time pays (`read_many`): on PostgreSQL each read is
+    #: a round trip; in memory or SQLite it is a call in this process, and working out a page's
+    #: names first costs more than it saves.
+    reads_in_bulk = False
 
     @abstractmethod
     def read(self, name: str) -> Any: ...
+
+    def read_many(self, names: Sequence[str]) -> dict[str, Any]:
+        """The documents of those names that exist, by name: on PostgreSQL in one query, so a
+        page's fold does not pay a round trip for each document it reads."""
+        found = {name: self.read(name) for name in names}
+        return {name: document for name, document in found.items() if document is not None}
 
 
 class ReadStore(ABC):
@@ -202,6 +212,23 @@ def digest_rows(rows: Iterable[tuple[Any, Any]]) -> str:
     return h.hexdigest()
 
 
+def document_texts(documents: dict[str, Any]) -> dict[str, str | None]:
+    """A page's changed documents as the JSON texts to store (None: deleted). A page often puts
+    one object under several names (a finished deal's summary under each of its index
+    entries): each object is written out once."""
+    written: dict[int, str] = {}  # by id(): every object is alive in `documents` meanwhile
+    texts: dict[str, str | None] = {}
+    for name, document in documents.items():
+        if document is None:
+            texts[name] = None
+            continue
+        text = written.get(id(document))
+        if text is None:
+            text = written[id(document)] = json.dumps(document)
+        texts[name] = text
+    return texts
+
+
 def same_documents(first: str | None, second: str | None) -> bool:
     """Whether two stored documents hold the same value: the same text, or texts that read the
     same (the order of an object's keys is not part of its value)."""
@@ -249,11 +276,11 @@ class MemoryReadStore(ReadStore):
             self._lock.release()
 
     def _apply(self, projection: str, write: PageWrite) -> None:
-        for name, document in write.documents.items():
-            if document is None:
+        for name, text in document_texts(write.documents).items():
+            if text is None:
                 self._documents.pop(name, None)
             else:
-                self._documents[name] = json.dumps(document)
+                self._documents[name] = text
         for key, position in write.keys:
             self._keys.setdefault(key, []).append(position)
         for position, at in write.listed:

@@ -1,8 +1,11 @@
 """The read stores on SQL: a SQLite file of its own beside the event store's, or tables of the
 store's PostgreSQL schema (`ledger.readstore` says what a read store keeps and promises).
 
-Both share their queries; only placeholders, table names and the fold's lock differ: SQLite
-takes its file's write lock (`BEGIN IMMEDIATE`), PostgreSQL a transaction advisory lock.
+Both share their queries; placeholders, table names and the fold's lock differ: SQLite takes
+its file's write lock (`BEGIN IMMEDIATE`), PostgreSQL a transaction advisory lock. So does how a
+fold moves a page, where a statement is a round trip to PostgreSQL and a call in this process on
+SQLite: PostgreSQL reads the documents a page names in one query, upserts the page's documents
+in one statement and copies its index rows in (`COPY`); SQLite runs a statement a row.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import sqlite3
 from abc import abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +30,7 @@ from ledger.readstore import (
     ReadSession,
     ReadStore,
     digest_rows,
+    document_texts,
 )
 from ledger.sidestore import (
     ThreadConnections,
@@ -37,6 +42,12 @@ from ledger.sidestore import (
     side_file,
 )
 from ledger.store import MEMORY, POSTGRES, StoreLocation
+
+#: A table's columns as (name, PostgreSQL type), for the rows a page writes to it.
+Columns = tuple[tuple[str, str], ...]
+DOCUMENT_COLUMNS: Columns = (("name", "text"), ("doc", "text"))
+EVENT_COLUMNS: Columns = (("position", "bigint"), ("at", "bigint"), ("at_max", "bigint"))
+KEY_COLUMNS: Columns = (("key", "text"), ("position", "bigint"))
 
 
 class _SqlReadStore(ReadStore):
@@ -62,14 +73,14 @@ class _SqlReadStore(ReadStore):
 
     def _write(self, cursor: Any, projection: str, start: int, write: PageWrite) -> None:
         m = self.mark
-        upserts = [(n, json.dumps(d)) for n, d in write.documents.items() if d is not None]
-        deletes = [(n,) for n, d in write.documents.items() if d is None]
+        texts = document_texts(write.documents)
+        upserts = [(name, text) for name, text in texts.items() if text is not None]
+        deletes = [name for name, text in texts.items() if text is None]
         if upserts:
-            cursor.executemany(
-                f"INSERT INTO {self.documents} (name, doc) VALUES ({m}, {m}) ON CONFLICT (name) "
-                "DO UPDATE SET doc = excluded.doc", upserts)
+            self._insert(cursor, self.documents, DOCUMENT_COLUMNS, upserts,
+                         " ON CONFLICT (name) DO UPDATE SET doc = excluded.doc")
         if deletes:
-            cursor.executemany(f"DELETE FROM {self.documents} WHERE name = {m}", deletes)
+            self._delete_documents(cursor, deletes)
         if write.listed:
             cursor.execute(f"SELECT COALESCE(MAX(at_max), 0) FROM {self.feed_events}")
             at_max = _first(cursor.fetchone())
@@ -77,17 +88,34 @@ class _SqlReadStore(ReadStore):
             for position, at in write.listed:
                 at_max = max(at_max, at)
                 rows.append((position, at, at_max))
-            cursor.executemany(f"INSERT INTO {self.feed_events} (position, at, at_max) "
-                               f"VALUES ({m}, {m}, {m})", rows)
+            self._append(cursor, self.feed_events, EVENT_COLUMNS, rows)
         if write.keys:
-            # In key order: each key's rows go in together, not scattered over the index.
-            cursor.executemany(f"INSERT INTO {self.feed_keys} (key, position) VALUES ({m}, {m})",
-                               sorted(write.keys))
+            # In key order: each key's rows go in together, not scattered over the index. By
+            # the key alone (half the work of comparing pairs): a page's rows come in position
+            # order, which the sort keeps within a key.
+            self._append(cursor, self.feed_keys, KEY_COLUMNS,
+                         sorted(write.keys, key=itemgetter(0)))
         cursor.execute(f"UPDATE {self.projections} SET position = {m} "
                        f"WHERE projection = {m} AND position = {m}",
                        (write.position, projection, start))
         if cursor.rowcount != 1:
             raise LostRace(projection)
+
+    def _insert(self, cursor: Any, table: str, columns: Columns, rows: list[tuple[Any, ...]],
+                conflict: str = "") -> None:
+        """Insert rows, a statement run for each (SQLite runs them in this process)."""
+        names = ", ".join(name for name, _ in columns)
+        marks = ", ".join([self.mark] * len(columns))
+        cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks}){conflict}", rows)
+
+    def _append(self, cursor: Any, table: str, columns: Columns,
+                rows: list[tuple[Any, ...]]) -> None:
+        """Add rows that are new to an index table (no conflict to resolve)."""
+        self._insert(cursor, table, columns, rows)
+
+    def _delete_documents(self, cursor: Any, names: list[str]) -> None:
+        cursor.executemany(f"DELETE FROM {self.documents} WHERE name = {self.mark}",
+                           [(name,) for name in names])
 
     def _start(self, cursor: Any, projection: str) -> int:
         m = self.mark
@@ -189,6 +217,19 @@ class _SqlSession(ReadSession):
         return None if row is None else json.loads(_first(row))
 
 
+class _PostgresSession(_SqlSession):
+    """A PostgreSQL fold's session: a page's documents are read in one query, as every read is
+    a round trip to the server (on SQLite a read is a call in this process, as cheap one at a
+    time)."""
+
+    reads_in_bulk = True
+
+    def read_many(self, names: Sequence[str]) -> dict[str, Any]:
+        self.cursor.execute(f"SELECT name, doc FROM {self.store.documents} WHERE name = ANY(%b)",
+                            (list(names),))
+        return {name: json.loads(doc) for name, doc in map(row_tuple, self.cursor.fetchall())}
+
+
 class SQLiteReadStore(_SqlReadStore):
     """Read models in a SQLite file of their own beside the event store's file."""
 
@@ -273,6 +314,28 @@ class PostgresReadStore(_SqlReadStore):
     def _cursor(self) -> Any:
         return postgres_cursor(self.datastore)
 
+    def _insert(self, cursor: Any, table: str, columns: Columns, rows: list[tuple[Any, ...]],
+                conflict: str = "") -> None:
+        """Insert rows in one statement, each column sent as an array: run a row at a time,
+        even pipelined, every row costs a protocol message and its handling on both sides. The
+        arrays go in binary (`%b`), which psycopg writes without escaping every element."""
+        names = ", ".join(name for name, _ in columns)
+        arrays = ", ".join(f"%b::{kind}[]" for _, kind in columns)
+        cursor.execute(f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays}){conflict}",
+                       [list(column) for column in zip(*rows, strict=True)])
+
+    def _delete_documents(self, cursor: Any, names: list[str]) -> None:
+        cursor.execute(f"DELETE FROM {self.documents} WHERE name = ANY(%b)", (names,))
+
+    def _append(self, cursor: Any, table: str, columns: Columns,
+                rows: list[tuple[Any, ...]]) -> None:
+        """Add rows by COPY: psycopg formats each row in C, cheaper again than the arrays of
+        `_insert`, which an upsert needs."""
+        names = ", ".join(name for name, _ in columns)
+        with cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
     @contextmanager
     def exclusive(self, projection: str) -> Iterator[tuple[ReadSession, PageWrite]]:
         with self.datastore.get_connection() as conn, conn.transaction(), \
@@ -282,7 +345,7 @@ class PostgresReadStore(_SqlReadStore):
                 raise LostRace(projection)
             start = self._start(cursor, projection)
             write = PageWrite(position=start)
-            yield _SqlSession(self, cursor, start), write
+            yield _PostgresSession(self, cursor, start), write
             if write.position > start:
                 self._write(cursor, projection, start, write)
 

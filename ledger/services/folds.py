@@ -21,7 +21,7 @@ The feed index: each listed event's time, and the keys it is found by (`ledger.r
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -30,14 +30,16 @@ from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
 from ledger.domain.checkpoint import ChainKeyFingerprint, Checkpoints
 from ledger.domain.dispute import Dispute
 from ledger.domain.highcard import HighCardTable
-from ledger.domain.records import fields_of, kind_of, record_of, transfers_in
+from ledger.domain.records import kind_of
 from ledger.domain.verification import VerificationRun
 from ledger.domain.wallet import Wallet
 from ledger.fairness import shuffled_pack
+from ledger.readstore import ReadSession
 from ledger.rules import operations as op
 from ledger.services.folds_chips import count_chips
 from ledger.services.folds_deals import index_deal
 from ledger.services.folds_disputes import dispute_doc, facts_of, fold_dispute
+from ledger.services.folds_events import TABLE_EVENTS, Facts, facts, named_documents
 from ledger.services.folds_series import deal_finished, track_pot
 from ledger.services.folds_verify import fold_checkpoint, fold_run
 from ledger.services.views import REVEALS
@@ -53,7 +55,6 @@ COUNTS = ("deals", "turns", "wins", "handle", "returned", "paid_in", "paid_out",
 BETS = (CasinoDeal.Wagered, CasinoDeal.Raised, op.BetPlaced)
 RETURNS = (CasinoDeal.Settled, op.PaidOut)  # a partial payout is a PaidOut too
 #: Classes the fold dispatches on, as tuples made once (not a union made at every event).
-TABLE_EVENTS = (CasinoTable.Event, HighCardTable.Event)
 TABLE_OPENED = (CasinoTable.Opened, HighCardTable.Opened)
 DEAL_ENDS = (CasinoDeal.SeedRevealed, op.DealEnded)
 #: Aggregates whose events the projection never reads: secrets and request bookkeeping.
@@ -80,10 +81,13 @@ def microseconds(event: Any) -> int:
 
 class Fold:
     """Folds events into documents and feed index rows, reading unchanged documents from
-    `read` (inside the projection's transaction)."""
+    `session` (inside the projection's transaction). A page reads each document once at most:
+    what it read is kept, found or not, for the rest of the page."""
 
-    def __init__(self, read: Callable[[str], Any]) -> None:
-        self._read = read
+    def __init__(self, session: ReadSession) -> None:
+        self._session = session
+        self._read: dict[str, Any] = {}  # None: the store has no such document
+        self._facts: dict[int, Facts] = {}  # by position: worked out ahead by `fold_page`
         self.changed: dict[str, Any] = {}
         self.keys: list[tuple[str, int]] = []
         self.listed: list[tuple[int, int]] = []
@@ -91,12 +95,31 @@ class Fold:
     def get(self, name: str, default: Any = None) -> Any:
         if name in self.changed:
             found = self.changed[name]
+        elif name in self._read:
+            found = self._read[name]
         else:
-            found = self._read(name)
+            found = self._read[name] = self._session.read(name)
         return default if found is None else found
 
     def put(self, name: str, document: Any) -> None:
         self.changed[name] = document
+
+    def prefetch(self, names: Iterable[str]) -> None:
+        """Read the documents of these names that are neither read nor changed yet, at once."""
+        wanted = [name for name in names if name not in self.changed and name not in self._read]
+        if wanted:
+            found = self._session.read_many(wanted)
+            self._read.update((name, found.get(name)) for name in wanted)
+
+    def fold_page(self, events: list[tuple[int, Any]]) -> None:
+        """Fold (position, event) pairs in order, having read at once the documents that
+        their events name (where the store reads in bulk)."""
+        if self._session.reads_in_bulk:
+            self._facts = {position: facts(event) for position, event in events}
+            self.prefetch({name for position, event in events
+                           for name in named_documents(event, self._facts[position])})
+        for position, event in events:
+            self.fold(position, event)
 
     def row(self, day: str, table: str, player: str, variant: str) -> dict[str, Any]:
         name = f"a|{day}|{table}|{player}"
@@ -106,27 +129,26 @@ class Fold:
         return row
 
     def fold(self, position: int, event: Any) -> None:
-        data = fields_of(event)
-        record = record_of(event)  # an operation is built once, for every read model
-        transfers = transfers_in(event, record)
-        count_chips(self, event, transfers)
+        """Fold one event, at its position in the log."""
+        known = self._facts.pop(position, None) or facts(event)
+        count_chips(self, event, known.transfers)
         if isinstance(event, ApiKey.Event):
-            self._key(event, data)
+            self._key(event, known.data)
             return
         if isinstance(event, Checkpoints.Event):
             fold_checkpoint(self, position, event)
             return
         if isinstance(event, VerificationRun.Event):
-            self._index(position, event, data, record, transfers)
+            self._index(position, event, known, known.data)
             fold_run(self, event)
             return
         if isinstance(event, Dispute.Event):
             doc = dispute_doc(self, event)
-            self._index(position, event, facts_of(doc, data), record, transfers)
-            fold_dispute(self, event, data, doc)
+            self._index(position, event, known, facts_of(doc, known.data))
+            fold_dispute(self, event, known.data, doc)
             return
-        self._index(position, event, data, record, transfers)
-        self._fold(event, data, record, transfers)
+        self._index(position, event, known, known.data)
+        self._fold(event, known)
 
     # API keys.
     def _key(self, event: Any, data: dict[str, Any]) -> None:
@@ -145,56 +167,59 @@ class Fold:
                 self.put(f"k|{key_id}", record)
 
     # The feed index.
-    def _index(self, position: int, event: Any, data: dict[str, Any], record: Any,
-               transfers: list[Transfer]) -> None:
+    def _index(self, position: int, event: Any, known: Facts, data: dict[str, Any]) -> None:
+        """The event's index rows: its type, and the tables, wallets, players and deals it is
+        about (`data`: its fields, or for a dispute's event those of the dispute too). Each key
+        goes straight into one set; wallets are kept apart to find their players."""
+        aggregate = known.aggregate
         keys = {f"type:{kind_of(event)}"}
-        aggregate = str(event.originator_id)
-        tables: set[str] = set()
-        wallets: set[str] = set()
-        players: set[str] = set()
-        deals: set[str] = set()
+        wallets = {wallet for wallet, _ in known.wallets}
+        deals = []
+        at_table = False
         if isinstance(event, Wallet.Event):
             wallets.add(aggregate)
         elif isinstance(event, TABLE_EVENTS):
-            tables.add(aggregate)
+            keys.add(f"table:{aggregate}")
+            at_table = True
         if isinstance(event, Dispute.Event) and data.get("table_id"):
-            tables.add(str(data["table_id"]))
+            keys.add(f"table:{data['table_id']}")
+            at_table = True
         elif isinstance(event, CasinoDeal.Event):
-            deals.add(aggregate)
+            deals.append(aggregate)
             deal = self.get(f"d|{aggregate}") or {}
             table = data.get("table_id") or deal.get("table")
             if table:
-                tables.add(str(table))
-            players.update(deal.get("players", {}))
+                keys.add(f"table:{table}")
+                at_table = True
+            keys.update([f"player:{player}" for player in deal.get("players", ())])
         if data.get("deal_id") is not None:
-            deals.add(str(data["deal_id"]))
+            deals.append(str(data["deal_id"]))
         if isinstance(data.get("player_id"), str):
-            players.add(data["player_id"])
+            keys.add(f"player:{data['player_id']}")
         if data.get("wallet_id") is not None:
             wallets.add(str(data["wallet_id"]))
-        wallets.update(wallet for wallet, _ in wallet_movements(transfers))
         seat = data.get("seat")
-        if isinstance(seat, int) and tables:
+        if isinstance(seat, int) and at_table:
             info = (self.get(f"t|{aggregate}") or {}).get("seats", {}).get(str(seat))
             if info:
-                players.add(info["player"])
+                keys.add(f"player:{info['player']}")
         for wallet in wallets:
+            keys.add(f"wallet:{wallet}")
             owner = (self.get(f"w|{wallet}") or {}).get("player")
             if owner:
-                players.add(owner)
-        if isinstance(record, REVEALS):
-            keys.update(f"revealed:{deal}" for deal in deals)
-        keys.update(f"table:{t}" for t in tables)
-        keys.update(f"wallet:{w}" for w in wallets)
-        keys.update(f"player:{p}" for p in players)
-        keys.update(f"deal:{d}" for d in deals)
+                keys.add(f"player:{owner}")
+        for deal_id in deals:
+            keys.add(f"deal:{deal_id}")
+        if isinstance(known.record, REVEALS):
+            keys.update([f"revealed:{deal_id}" for deal_id in deals])
         self.listed.append((position, microseconds(event)))
-        self.keys.extend((key, position) for key in sorted(keys))
+        # In no order: the stores order rows by key and position (`ledger.readstore`).
+        self.keys.extend([(key, position) for key in keys])
 
     # Reports and recall.
-    def _fold(self, event: Any, data: dict[str, Any], record: Any,
-              transfers: list[Transfer]) -> None:
-        aggregate = str(event.originator_id)
+    def _fold(self, event: Any, known: Facts) -> None:
+        data, record, transfers = known.data, known.record, known.transfers
+        aggregate = known.aggregate
         if isinstance(event, Wallet.Event):
             self._wallet_fact(event, aggregate, data)
             return
@@ -212,9 +237,11 @@ class Fold:
         table = self.get(f"t|{table_id}") if table_id else None
         if table is None:
             return
-        day, when = event.timestamp.date().isoformat(), event.timestamp.isoformat()
+        when = event.timestamp.isoformat()
+        day = when[:10]  # the date, as `date().isoformat()` writes it
         variant = table["variant"]
-        self._table_fact(record, table, table_id, day, variant)
+        if isinstance(record, op.Operation):  # a casino event changes no seat or dealer
+            self._table_fact(record, table, table_id, day, variant)
         if isinstance(record, CasinoDeal.Committed) or (
                 isinstance(record, op.Committed) and record.purpose == op.Committed.DEAL):
             self._start_deal(deal_id, table_id, table, record, data, when, day, variant)
@@ -283,6 +310,8 @@ class Fold:
 
     def _move(self, transfer: Transfer, record: Any, deal: dict[str, Any] | None,
               table_id: str, day: str, variant: str) -> None:
+        bets, returns = isinstance(record, BETS), isinstance(record, RETURNS)
+        funds, collects = isinstance(record, op.BankFunded), isinstance(record, op.BankCollected)
         for wallet_id, signed in wallet_movements([transfer]):
             wallet = self.get(f"w|{wallet_id}")
             wallet["balance"] += signed
@@ -290,12 +319,11 @@ class Fold:
             row = self.row(day, table_id, wallet["player"], variant)
             amount = abs(signed)
             row["paid_in" if signed < 0 else "paid_out"] += amount
-            bet, paid = signed < 0 and isinstance(record, BETS), signed > 0 and isinstance(
-                record, RETURNS)
+            bet, paid = signed < 0 and bets, signed > 0 and returns
             row["handle"] += amount if bet else 0
             row["returned"] += amount if paid else 0
-            row["banker_in"] += amount if isinstance(record, op.BankFunded) else 0
-            row["banker_out"] += amount if isinstance(record, op.BankCollected) else 0
+            row["banker_in"] += amount if funds else 0
+            row["banker_out"] += amount if collects else 0
             player = (deal or {}).get("players", {}).get(wallet["player"])
             if player is not None and bet:
                 player["bets"] += amount
@@ -304,8 +332,8 @@ class Fold:
 
     def _deal_fact(self, record: Any, data: dict[str, Any], deal: dict[str, Any], day: str,
                    variant: str, table_id: str) -> None:
-        by_seat = {p["seat"]: name for name, p in deal["players"].items()}
         casino = isinstance(record, CasinoDeal.Event)
+        by_seat = {} if casino else {p["seat"]: name for name, p in deal["players"].items()}
         if isinstance(record, CasinoDeal.CardDealt):
             player = next(iter(deal["players"]), None)
             if player:

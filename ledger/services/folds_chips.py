@@ -19,10 +19,10 @@ CHIPS = "c|chips"
 
 def count_chips(fold: Any, event: Any, transfers: list[Transfer]) -> None:
     """Move the chips of the `transfers` this event records, if it is their counted record."""
-    if isinstance(event, Wallet.Event) and not isinstance(event, Wallet.Granted):
-        return  # a wallet's debit or credit: the second record of another aggregate's transfer
     if not transfers:
         return
+    if isinstance(event, Wallet.Event) and not isinstance(event, Wallet.Granted):
+        return  # a wallet's debit or credit: the second record of another aggregate's transfer
     chips = dict(fold.get(CHIPS, {}))
     for transfer in transfers:
         source = parse_account(transfer["source"]).kind

@@ -12,13 +12,15 @@ from uuid import UUID
 
 import pytest
 
+from ledger.domain.access import Role
 from ledger.domain.casino import CasinoDeal
 from ledger.domain.highcard import HighCardTable
 from ledger.domain.records import kind_of as event_name
 from ledger.domain.wallet import Wallet
-from ledger.projection import PROJECTION
-from ledger.readstore import LostRace
-from ledger.services.access import SYSTEM
+from ledger.projection import PROJECTION, Projection
+from ledger.readstore import LostRace, MemoryReadStore
+from ledger.readstore_sql import SQLiteReadStore
+from ledger.services.access import SYSTEM, Principal
 from ledger.simulate import simulate_casino, simulate_table
 from ledger.transfers import transfers_of
 from ledger.verify import read_log
@@ -223,3 +225,38 @@ def test_a_sparse_filter_answers_a_cursor_after_a_bounded_scan(app, monkeypatch)
     # Check following the cursor reaches the end, having found nothing.
     assert page_through(app, table=table, types={"Granted"}) == []
     assert len(page_through(app, table=table, types={"Wagered"})) == 30
+
+
+def test_every_read_store_folds_a_log_of_every_kind_to_the_same_models(make_shared_app,
+                                                                      tmp_path):
+    """The read models are the same whichever store keeps them and however the log is paged:
+    the kept store (on PostgreSQL it reads a page's documents in one query and writes its rows
+    in bulk), memory folding seven events a page (documents read on one page, changed on a
+    later one), and a SQLite file beside."""
+    app = make_shared_app()
+    simulate_casino(app, 6, seed="7c" * 16, bet=20)
+    for number, variant in enumerate(("polish", "six_spot", "banked_red_dog")):
+        simulate_table(app, variant, 3, deals=2, seed=f"7{number}" * 16)
+    _key, record = app.issue_key("auditor", label="fold")
+    app.revoke_key(SYSTEM, record["key_id"])
+    app.project()
+    deal = app.recall(SYSTEM, "sim-casino")["deals"][0]
+    opened = app.open_dispute(Principal("k-sim", Role.PLAYER, "sim-casino"),
+                              UUID(deal["deal_id"]), "the third card")
+    app.resolve_dispute(SYSTEM, UUID(opened["dispute_id"]), "owed", True, 5)
+    app.run_verification(SYSTEM)
+    app.checkpoint()
+    app.project()
+    paged = Projection(app, MemoryReadStore())
+    while paged.fold_page(size=7):
+        pass
+    beside = Projection(app, SQLiteReadStore(tmp_path / "beside.sqlite3"))
+    try:
+        beside.catch_up()
+        kept = app.projection.store.snapshot_texts()
+        # Check every document's text and the whole index (its digest) are the same.
+        assert paged.store.snapshot_texts() == kept
+        assert beside.store.snapshot_texts() == kept
+        assert any(name.startswith("x|") for name in kept[0])
+    finally:
+        beside.store.close()
