@@ -182,6 +182,7 @@ def _verify(app: LedgerApplication, progress: Callable[[int], None] | None) -> V
     recorded_by: dict[str, set[str]] = defaultdict(set)
     deal_events: dict[str, list[Any]] = defaultdict(list)
     adjustments: dict[str, tuple[int, str, Transfer]] = {}
+    owners = _Owners()
     last_position = 0
     # Chips held by every account but the operator's, kept as transfers move them: the sum of
     # the balances, without summing them again at every position.
@@ -211,7 +212,7 @@ def _verify(app: LedgerApplication, progress: Callable[[int], None] | None) -> V
                     fail(position, aggregate_id, problem)
                     continue
                 source, destination = transfer["source"], transfer["destination"]
-                if aggregate_id not in (owner_of(source), owner_of(destination)):
+                if aggregate_id not in (owners[source], owners[destination]):
                     fail(position, aggregate_id,
                          f"transfer {transfer['id']} recorded by an aggregate it does not touch")
                 recorded_by[transfer["id"]].add(aggregate_id)
@@ -250,9 +251,8 @@ def _verify(app: LedgerApplication, progress: Callable[[int], None] | None) -> V
         if any(isinstance(e, CasinoDeal.Settled) for e in events):
             fail(last_position, deal_id, "deal settled but its seed was never revealed (G2)")
     for transfer_id, transfer in first_copy.items():
-        owners = {o for o in (owner_of(transfer["source"]), owner_of(transfer["destination"]))
-                  if o}
-        missing = owners - recorded_by[transfer_id]
+        holders = {o for o in (owners[transfer["source"]], owners[transfer["destination"]]) if o}
+        missing = holders - recorded_by[transfer_id]
         if missing:
             fail(last_position, ",".join(sorted(missing)),
                  f"transfer {transfer_id} is not recorded by {sorted(missing)}")
@@ -268,6 +268,15 @@ def _verify(app: LedgerApplication, progress: Callable[[int], None] | None) -> V
     report.first, report.last = (1 if report.positions else 0), last_position
     report.failures.sort(key=lambda failure: failure.position)
     return report
+
+
+class _Owners(dict[str, str | None]):
+    """`owner_of` each account, worked out once: verification asks it twice at every transfer,
+    about the same few accounts."""
+
+    def __missing__(self, account: str) -> str | None:
+        owner = self[account] = owner_of(account)
+        return owner
 
 
 def _shape_problem(transfer: Transfer) -> str | None:
