@@ -169,3 +169,31 @@ def test_an_event_appended_outside_the_application_is_found(session, make_shared
     assert report.failures[0].position == appended, report.failures[:3]
     assert "MAC" in report.failures[0].problem
 
+
+
+def test_a_failing_log_is_folded_no_further_than_the_page_of_its_first_failure(
+        session, make_shared_app, monkeypatch):
+    """Verify compares the read models with a fresh fold only when the log verifies, so it stops
+    folding at the page where it finds the first failure; what it finds is unchanged."""
+    from ledger import verify
+
+    _app, raw = session
+    position = middle_of_a_table(raw)
+    state = bytearray(raw.row(position)[3])
+    index = state.index(b'"amount":') + len(b'"amount":')
+    state[index] = ord("9") if state[index] != ord("9") else ord("8")
+    raw.set_state(position, bytes(state))
+    monkeypatch.setattr(verify, "PAGE", 20)
+    folded: list[int] = []
+    fold = verify._Rebuild.fold
+
+    def counted(self, page):  # type: ignore[no-untyped-def]
+        folded.append(page[-1][0])
+        fold(self, page)
+
+    monkeypatch.setattr(verify._Rebuild, "fold", counted)
+    report = verify_fresh(make_shared_app)
+    assert report.failures[0].position == position, report.failures[:3]
+    assert "MAC" in report.failures[0].problem
+    assert position <= folded[-1] < max(raw.positions())
+    assert report.positions == len(raw.positions())  # every position is still checked
