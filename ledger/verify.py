@@ -16,7 +16,7 @@ import gc
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from uuid import UUID
 
 from eventsourcing.application import Application
@@ -41,6 +41,7 @@ from ledger.transfers import (
     owner_of,
     wallet_of,
 )
+from ledger.verify_jobs import ComparisonElsewhere, jobs_for
 
 if TYPE_CHECKING:
     from ledger.services.application import LedgerApplication
@@ -151,13 +152,47 @@ class _Rebuild:
         except Exception:  # noqa: BLE001 - a log that does not fold is verify's to report
             self.projection = None
 
+    def differences(self, app: Any) -> list[str]:
+        """The kept read models that differ from this fold (carried on to their position)."""
+        return app.projection.differences_from_a_rebuild(self.projection)
+
+    def close(self) -> None:
+        """Nothing to end: the fold is this process's."""
+
+
+class _Comparison(Protocol):
+    """Where the read models' comparison is made: here, folding the pages verification reads
+    (`_Rebuild`), or in a worker process that reads the log itself (`ComparisonElsewhere`)."""
+
+    def fold(self, page: list[tuple[int, Any, Any, Any]]) -> None: ...
+
+    def differences(self, app: Any) -> list[str]: ...
+
+    def close(self) -> None: ...
+
 
 def verify_store(
-    app: LedgerApplication, progress: Callable[[int], None] | None = None
+    app: LedgerApplication, progress: Callable[[int], None] | None = None,
+    jobs: int | None = 1,
 ) -> VerificationReport:
-    """Check conservation at every position and the fairness of every finished deal."""
-    with _fewer_collections():
-        return _verify(app, progress)
+    """Check conservation at every position and the fairness of every finished deal. `jobs`:
+    the processes to use (None: as `ledger.verify_jobs.jobs_for` chooses); with two, the read
+    models' comparison runs in a worker process beside the other checks. The findings are the
+    same whatever the number (on a log nobody writes to meanwhile: `ledger.verify_jobs`)."""
+    with _fewer_collections(), _comparison(app, jobs_for(app, jobs)) as comparison:
+        return _verify(app, progress, comparison)
+
+
+@contextlib.contextmanager
+def _comparison(app: LedgerApplication, jobs: int) -> Iterator[_Comparison]:
+    """The read models' comparison for one run, in a worker with more than one job on a store
+    another process can open; ended (its worker too) when the run ends."""
+    comparison: _Comparison = (ComparisonElsewhere(app) if jobs > 1 and not app.store.in_process
+                               else _Rebuild(app))
+    try:
+        yield comparison
+    finally:
+        comparison.close()
 
 
 @contextlib.contextmanager
@@ -174,7 +209,8 @@ def _fewer_collections() -> Iterator[None]:
         gc.set_threshold(*thresholds)
 
 
-def _verify(app: LedgerApplication, progress: Callable[[int], None] | None) -> VerificationReport:
+def _verify(app: LedgerApplication, progress: Callable[[int], None] | None,
+            comparison: _Comparison) -> VerificationReport:
     """`verify_store` itself."""
     report = VerificationReport()
     balances: dict[str, int] = defaultdict(int)
@@ -192,10 +228,9 @@ def _verify(app: LedgerApplication, progress: Callable[[int], None] | None) -> V
         report.failures.append(Failure(position, str(aggregate_id), problem))
 
     tamper = TamperCheck(app.chain_key, app.mapper, fail)
-    rebuild = _Rebuild(app)
     for page in read_pages(app):
         if not report.failures:  # the read models are compared only with a log that verifies
-            rebuild.fold(page)
+            comparison.fold(page)
         for position, stored, state, event in page:
             report.positions += 1
             last_position = position
@@ -260,7 +295,7 @@ def _verify(app: LedgerApplication, progress: Callable[[int], None] | None) -> V
     _check_adjustments(adjustments, first_copy, fail)
     _check_wallets(app, balances, last_position, fail)
     if not report.failures:
-        for name in app.projection.differences_from_a_rebuild(rebuild.projection):
+        for name in comparison.differences(app):
             fail(last_position, name, "the read model differs from a fresh replay of the log")
     report.granted = -balances[OPERATOR]
     report.balances = dict(balances)

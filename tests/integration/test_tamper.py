@@ -197,3 +197,52 @@ def test_a_failing_log_is_folded_no_further_than_the_page_of_its_first_failure(
     assert "MAC" in report.failures[0].problem
     assert position <= folded[-1] < max(raw.positions())
     assert report.positions == len(raw.positions())  # every position is still checked
+
+
+def _a_worker_that_fails(application, settings):  # type: ignore[no-untyped-def]
+    raise RuntimeError("this worker cannot compare")
+
+
+def test_two_jobs_find_what_one_finds(session, make_shared_app, monkeypatch):
+    """With two jobs the read models are compared in a worker process: the same report, for a
+    log that verifies, one whose kept read model was changed, and one with an altered event; and
+    the same when the worker fails (the comparison is then made in this process)."""
+    from ledger import verify_jobs
+    from tests.integration.test_audit_reads import doctor
+
+    app, raw = session
+    app.project()
+
+    def both() -> dict:  # type: ignore[type-arg]
+        one = verify_store(make_shared_app(), jobs=1).summary()
+        assert verify_store(make_shared_app(), jobs=2).summary() == one
+        return one
+
+    assert both()["ok"]
+    chips = app.projection.store.read("c|chips")
+    doctor(app.projection.store, "c|chips", {**chips, "house": chips["house"] + 1})
+    differs = (f"position {raw.positions()[-1]} (aggregate c|chips): the read model differs "
+               "from a fresh replay of the log")
+    assert both()["failures"] == [differs]
+    with monkeypatch.context() as patch:
+        patch.setattr(verify_jobs, "differences_in_a_worker", _a_worker_that_fails)
+        assert both()["failures"][0].endswith("the read model differs from a fresh replay of "
+                                              "the log")
+    position = middle_of_a_table(raw)
+    raw.delete(position)
+    failed = both()
+    assert failed["first_bad_position"] == position and len(failed["failures"]) > 1
+
+
+def test_two_jobs_are_the_default_on_a_long_log_of_a_shared_store_only(session, monkeypatch):
+    from ledger import verify_jobs
+    from ledger.verify_jobs import jobs_for
+
+    app, _raw = session
+    assert jobs_for(app, None) == 1  # a short log
+    monkeypatch.setattr(verify_jobs, "AUTO_POSITIONS", 10)
+    monkeypatch.setattr(verify_jobs.os, "sched_getaffinity", lambda _pid: {0, 1})
+    assert jobs_for(app, None) == 2
+    monkeypatch.setattr(verify_jobs.os, "sched_getaffinity", lambda _pid: {0})
+    assert jobs_for(app, None) == 1  # one core
+    assert jobs_for(app, 3) == 3 and jobs_for(app, 0) == 1
