@@ -157,12 +157,14 @@ class _Rebuild:
         return app.projection.differences_from_a_rebuild(self.projection)
 
     def close(self) -> None:
-        """Nothing to end: the fold is this process's."""
+        """Nothing to end: the fold is this process's (and stops with its pages)."""
 
 
 class _Comparison(Protocol):
     """Where the read models' comparison is made: here, folding the pages verification reads
-    (`_Rebuild`), or in a worker process that reads the log itself (`ComparisonElsewhere`)."""
+    (`_Rebuild`), or in a worker process that reads the log itself (`ComparisonElsewhere`).
+    `close` may be called more than once: at the first failure (no comparison is needed then)
+    and at the end."""
 
     def fold(self, page: list[tuple[int, Any, Any, Any]]) -> None: ...
 
@@ -186,7 +188,7 @@ def verify_store(
 @contextlib.contextmanager
 def _comparison(app: LedgerApplication, jobs: int) -> Iterator[_Comparison]:
     """The read models' comparison for one run, in a worker with more than one job on a store
-    another process can open; ended (its worker too) when the run ends."""
+    another process can open; closed (its worker ended) when the run ends, if not before."""
     comparison: _Comparison = (ComparisonElsewhere(app) if jobs > 1 and not app.store.in_process
                                else _Rebuild(app))
     try:
@@ -229,7 +231,9 @@ def _verify(app: LedgerApplication, progress: Callable[[int], None] | None,
 
     tamper = TamperCheck(app.chain_key, app.mapper, fail)
     for page in read_pages(app):
-        if not report.failures:  # the read models are compared only with a log that verifies
+        if report.failures:  # the read models are compared only with a log that verifies
+            comparison.close()
+        else:
             comparison.fold(page)
         for position, stored, state, event in page:
             report.positions += 1
@@ -308,7 +312,7 @@ def _verify(app: LedgerApplication, progress: Callable[[int], None] | None,
 
 class _Owners(dict[str, str | None]):
     """`owner_of` each account, worked out once: verification asks it twice at every transfer,
-    about the same few accounts."""
+    mostly about accounts it has seen already."""
 
     def __missing__(self, account: str) -> str | None:
         owner = self[account] = owner_of(account)

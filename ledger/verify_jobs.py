@@ -31,9 +31,9 @@ AUTO_POSITIONS = 50_000
 
 
 def jobs_for(app: Any, jobs: int | None) -> int:
-    """How many processes verification uses: `jobs` when given (at least 1); by default two
-    where a worker can open the store, two cores or more are there, and the log is long enough
-    to repay a worker (`AUTO_POSITIONS`); else one."""
+    """How many processes verification uses: `jobs` when given (at least 1; more than two work
+    as two); by default two where a worker can open the store, two cores or more are there, and
+    the log is long enough to repay a worker (`AUTO_POSITIONS`); else one."""
     if jobs is not None:
         return max(1, jobs)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -63,6 +63,7 @@ class ComparisonElsewhere:
             return list(app.projection.differences_from_a_rebuild())
 
     def close(self) -> None:
+        """End the worker, finished or not (again: nothing more)."""
         self.pool.terminate()
         self.pool.join()
 
