@@ -30,12 +30,11 @@ from ledger.services.reports import VARIANT_NAMES
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--jobs", type=click.IntRange(min=1), default=None,
-              help="Processes to use: with 2, the read models are compared in a second one. "
-                   "Default: 2 for 50,000 positions or more on a SQLite or PostgreSQL store "
-                   "and 2 cores or more.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Processes to use: with 2, the read models are compared in a second one "
+                   "(faster only where a second core is free).")
 @store_option
-def verify(as_json: bool, jobs: int | None, store: str | None) -> None:
+def verify(as_json: bool, jobs: int, store: str | None) -> None:
     """Check conservation at every position and the fairness of every finished deal."""
     from ledger.verify import verify_store
 

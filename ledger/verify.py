@@ -41,7 +41,7 @@ from ledger.transfers import (
     owner_of,
     wallet_of,
 )
-from ledger.verify_jobs import ComparisonElsewhere, jobs_for
+from ledger.verify_jobs import ComparisonElsewhere
 
 if TYPE_CHECKING:
     from ledger.services.application import LedgerApplication
@@ -175,13 +175,13 @@ class _Comparison(Protocol):
 
 def verify_store(
     app: LedgerApplication, progress: Callable[[int], None] | None = None,
-    jobs: int | None = 1,
+    jobs: int = 1,
 ) -> VerificationReport:
     """Check conservation at every position and the fairness of every finished deal. `jobs`:
-    the processes to use (None: as `ledger.verify_jobs.jobs_for` chooses); with two, the read
-    models' comparison runs in a worker process beside the other checks. The findings are the
-    same whatever the number (on a log nobody writes to meanwhile: `ledger.verify_jobs`)."""
-    with _fewer_collections(), _comparison(app, jobs_for(app, jobs)) as comparison:
+    the processes to use; with two (or more), the read models' comparison runs in a worker
+    process beside the other checks (`ledger.verify_jobs`). The findings are the same whatever
+    the number (on a log nobody writes to meanwhile)."""
+    with _fewer_collections(), _comparison(app, jobs) as comparison:
         return _verify(app, progress, comparison)
 
 

@@ -233,16 +233,3 @@ def test_two_jobs_find_what_one_finds(session, make_shared_app, monkeypatch):
     failed = both()
     assert failed["first_bad_position"] == position and len(failed["failures"]) > 1
 
-
-def test_two_jobs_are_the_default_on_a_long_log_of_a_shared_store_only(session, monkeypatch):
-    from ledger import verify_jobs
-    from ledger.verify_jobs import jobs_for
-
-    app, _raw = session
-    assert jobs_for(app, None) == 1  # a short log
-    monkeypatch.setattr(verify_jobs, "AUTO_POSITIONS", 10)
-    monkeypatch.setattr(verify_jobs.os, "sched_getaffinity", lambda _pid: {0, 1})
-    assert jobs_for(app, None) == 2
-    monkeypatch.setattr(verify_jobs.os, "sched_getaffinity", lambda _pid: {0})
-    assert jobs_for(app, None) == 1  # one core
-    assert jobs_for(app, 3) == 3 and jobs_for(app, 0) == 1
