@@ -170,7 +170,6 @@ def test_an_event_appended_outside_the_application_is_found(session, make_shared
     assert "MAC" in report.failures[0].problem
 
 
-
 def test_a_failing_log_is_folded_no_further_than_the_page_of_its_first_failure(
         session, make_shared_app, monkeypatch):
     """Verify compares the read models with a fresh fold only when the log verifies, so it stops
@@ -232,4 +231,3 @@ def test_two_jobs_find_what_one_finds(session, make_shared_app, monkeypatch):
     raw.delete(position)
     failed = both()
     assert failed["first_bad_position"] == position and len(failed["failures"]) > 1
-
