@@ -15,6 +15,8 @@ from ledger.errors import InvalidInput
 from ledger.validation import CLIENT_SEED, SERVER_SEED
 
 _TWO_32 = 2**32
+#: The notation of each card of the canonical pack, in pack order.
+_CARD_NAMES = tuple(str(card) for card in CANONICAL_PACK)
 
 
 def new_server_seed() -> str:
@@ -50,18 +52,32 @@ def random_stream(server_seed: str, client_seed: str, nonce: int) -> Iterator[in
 
 def shuffled_pack(server_seed: str, client_seed: str, nonce: int) -> list[Card]:
     """Return the pack for (seed, client seed, nonce), top card first."""
+    return list(_shuffled(*_shuffle_inputs(server_seed, client_seed, nonce))[0])
+
+
+def shuffled_notation(server_seed: str, client_seed: str, nonce: int) -> list[str]:
+    """`shuffled_pack` as each card's notation (`str(card)`), without writing every card: a
+    verifier checks every deal's pack."""
+    return list(_shuffled(*_shuffle_inputs(server_seed, client_seed, nonce))[1])
+
+
+def _shuffle_inputs(server_seed: str, client_seed: str, nonce: int) -> tuple[str, str, int]:
+    """The inputs of a shuffle, checked: InvalidInput for any that is not allowed."""
     check_server_seed(server_seed)
     check_client_seed(client_seed)
     if not isinstance(nonce, int) or isinstance(nonce, bool) or nonce < 1:
         raise InvalidInput("nonce must be a whole number from 1", field="nonce")
-    return list(_shuffled(server_seed, client_seed, nonce))
+    return server_seed, client_seed, nonce
 
 
 @functools.lru_cache(maxsize=1024)
-def _shuffled(server_seed: str, client_seed: str, nonce: int) -> tuple[Card, ...]:
-    """The shuffle itself, remembered for the deals in play: a deal's every command needs its
-    pack, and a table's deal lasts many commands."""
-    pack = list(CANONICAL_PACK)
+def _shuffled(server_seed: str, client_seed: str, nonce: int) -> tuple[tuple[Card, ...],
+                                                                       tuple[str, ...]]:
+    """The shuffle itself, as the cards and as their notation, remembered for the deals in
+    play: a deal's every command needs its pack, and a table's deal lasts many commands. The
+    places of the canonical pack are shuffled, so each card's notation is looked up, not
+    written again."""
+    order = list(range(len(CANONICAL_PACK)))
     stream = random_stream(server_seed, client_seed, nonce)
     for i in range(51, 0, -1):
         n = i + 1
@@ -70,8 +86,8 @@ def _shuffled(server_seed: str, client_seed: str, nonce: int) -> tuple[Card, ...
         while r >= limit:
             r = next(stream)
         j = r % n
-        pack[i], pack[j] = pack[j], pack[i]
-    return tuple(pack)
+        order[i], order[j] = order[j], order[i]
+    return (tuple(CANONICAL_PACK[k] for k in order), tuple(_CARD_NAMES[k] for k in order))
 
 
 @dataclass(frozen=True)
@@ -125,7 +141,7 @@ def verify_deal(
         "detail": f"SHA-256(seed) = {recomputed}; committed {commitment_hex}",
     })
     try:
-        pack = [str(card) for card in shuffled_pack(server_seed, client_seed, nonce)]
+        pack = shuffled_notation(server_seed, client_seed, nonce)
     except InvalidInput as error:
         pack = []
         checks.append({"check": "pack", "ok": False, "detail": error.detail})

@@ -47,8 +47,8 @@ class TamperCheck:
                       event: Any) -> None:
         """Check one position whose sealed state the caller decoded (`read_stored_event`):
         None when its bytes cannot be decoded."""
-        self.digests[position] = stored_digest(position, stored)
-        aggregate = str(stored.originator_id)
+        aggregate = str(stored.originator_id)  # written once for every check below
+        self.digests[position] = stored_digest(position, stored, aggregate)
         if state is None:
             self.fail(position, aggregate, "the stored event cannot be read: its bytes were altered")
             return
@@ -57,7 +57,7 @@ class TamperCheck:
                       "renamed without its old topic, or no upcaster from its stored version")
             return
         digest = state_digest(state)
-        if not mac_matches(self.key, stored, state, digest):
+        if not mac_matches(self.key, stored, state, digest, aggregate):
             self.fail(position, aggregate, "the event does not match its MAC: altered, or written "
                       "outside the application")
         version, head = self.heads.get(aggregate, (0, GENESIS))

@@ -11,10 +11,12 @@ must hold what the transfers say.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from uuid import UUID
 
 from eventsourcing.application import Application
@@ -39,12 +41,15 @@ from ledger.transfers import (
     owner_of,
     wallet_of,
 )
+from ledger.verify_jobs import ComparisonElsewhere
 
 if TYPE_CHECKING:
     from ledger.services.application import LedgerApplication
 
 #: Positions read (and decoded) at a time.
 PAGE = 5000
+#: Allocations between the youngest collections of Python's cycle collector while verifying.
+YOUNG_COLLECTION = 50_000
 
 
 @dataclass(frozen=True)
@@ -147,17 +152,75 @@ class _Rebuild:
         except Exception:  # noqa: BLE001 - a log that does not fold is verify's to report
             self.projection = None
 
+    def differences(self, app: Any) -> list[str]:
+        """The kept read models that differ from this fold (carried on to their position)."""
+        return app.projection.differences_from_a_rebuild(self.projection)
+
+    def close(self) -> None:
+        """Nothing to end: the fold is this process's (and stops with its pages)."""
+
+
+class _Comparison(Protocol):
+    """Where the read models' comparison is made: here, folding the pages verification reads
+    (`_Rebuild`), or in a worker process that reads the log itself (`ComparisonElsewhere`).
+    `close` may be called more than once: at the first failure (no comparison is needed then)
+    and at the end."""
+
+    def fold(self, page: list[tuple[int, Any, Any, Any]]) -> None: ...
+
+    def differences(self, app: Any) -> list[str]: ...
+
+    def close(self) -> None: ...
+
 
 def verify_store(
-    app: LedgerApplication, progress: Callable[[int], None] | None = None
+    app: LedgerApplication, progress: Callable[[int], None] | None = None,
+    jobs: int = 1,
 ) -> VerificationReport:
-    """Check conservation at every position and the fairness of every finished deal."""
+    """Check conservation at every position and the fairness of every finished deal. `jobs`:
+    the processes to use; with two (or more), the read models' comparison runs in a worker
+    process beside the other checks (`ledger.verify_jobs`). The findings are the same whatever
+    the number (on a log nobody writes to meanwhile)."""
+    with _fewer_collections(), _comparison(app, jobs) as comparison:
+        return _verify(app, progress, comparison)
+
+
+@contextlib.contextmanager
+def _comparison(app: LedgerApplication, jobs: int) -> Iterator[_Comparison]:
+    """The read models' comparison for one run, in a worker with more than one job on a store
+    another process can open; closed (its worker ended) when the run ends, if not before."""
+    comparison: _Comparison = (ComparisonElsewhere(app) if jobs > 1 and not app.store.in_process
+                               else _Rebuild(app))
+    try:
+        yield comparison
+    finally:
+        comparison.close()
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Run Python's cycle collector less often (every `YOUNG_COLLECTION` allocations, not
+    every 700), then as before: verification keeps much of what it reads (transfers, deals in
+    play, fresh read models), and each collection of the older generations walks all of it
+    again. That was a tenth of its time; its findings are the same either way."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(max(thresholds[0], YOUNG_COLLECTION), *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+def _verify(app: LedgerApplication, progress: Callable[[int], None] | None,
+            comparison: _Comparison) -> VerificationReport:
+    """`verify_store` itself."""
     report = VerificationReport()
     balances: dict[str, int] = defaultdict(int)
     first_copy: dict[str, Transfer] = {}
     recorded_by: dict[str, set[str]] = defaultdict(set)
     deal_events: dict[str, list[Any]] = defaultdict(list)
     adjustments: dict[str, tuple[int, str, Transfer]] = {}
+    owners = _Owners()
     last_position = 0
     # Chips held by every account but the operator's, kept as transfers move them: the sum of
     # the balances, without summing them again at every position.
@@ -167,9 +230,11 @@ def verify_store(
         report.failures.append(Failure(position, str(aggregate_id), problem))
 
     tamper = TamperCheck(app.chain_key, app.mapper, fail)
-    rebuild = _Rebuild(app)
     for page in read_pages(app):
-        rebuild.fold(page)
+        if report.failures:  # the read models are compared only with a log that verifies
+            comparison.close()
+        else:
+            comparison.fold(page)
         for position, stored, state, event in page:
             report.positions += 1
             last_position = position
@@ -187,7 +252,7 @@ def verify_store(
                     fail(position, aggregate_id, problem)
                     continue
                 source, destination = transfer["source"], transfer["destination"]
-                if aggregate_id not in (owner_of(source), owner_of(destination)):
+                if aggregate_id not in (owners[source], owners[destination]):
                     fail(position, aggregate_id,
                          f"transfer {transfer['id']} recorded by an aggregate it does not touch")
                 recorded_by[transfer["id"]].add(aggregate_id)
@@ -226,16 +291,15 @@ def verify_store(
         if any(isinstance(e, CasinoDeal.Settled) for e in events):
             fail(last_position, deal_id, "deal settled but its seed was never revealed (G2)")
     for transfer_id, transfer in first_copy.items():
-        owners = {o for o in (owner_of(transfer["source"]), owner_of(transfer["destination"]))
-                  if o}
-        missing = owners - recorded_by[transfer_id]
+        holders = {o for o in (owners[transfer["source"]], owners[transfer["destination"]]) if o}
+        missing = holders - recorded_by[transfer_id]
         if missing:
             fail(last_position, ",".join(sorted(missing)),
                  f"transfer {transfer_id} is not recorded by {sorted(missing)}")
     _check_adjustments(adjustments, first_copy, fail)
     _check_wallets(app, balances, last_position, fail)
     if not report.failures:
-        for name in app.projection.differences_from_a_rebuild(rebuild.projection):
+        for name in comparison.differences(app):
             fail(last_position, name, "the read model differs from a fresh replay of the log")
     report.granted = -balances[OPERATOR]
     report.balances = dict(balances)
@@ -244,6 +308,15 @@ def verify_store(
     report.first, report.last = (1 if report.positions else 0), last_position
     report.failures.sort(key=lambda failure: failure.position)
     return report
+
+
+class _Owners(dict[str, str | None]):
+    """`owner_of` each account, worked out once: verification asks it twice at every transfer,
+    mostly about accounts it has seen already."""
+
+    def __missing__(self, account: str) -> str | None:
+        owner = self[account] = owner_of(account)
+        return owner
 
 
 def _shape_problem(transfer: Transfer) -> str | None:

@@ -169,3 +169,65 @@ def test_an_event_appended_outside_the_application_is_found(session, make_shared
     assert report.failures[0].position == appended, report.failures[:3]
     assert "MAC" in report.failures[0].problem
 
+
+def test_a_failing_log_is_folded_no_further_than_the_page_of_its_first_failure(
+        session, make_shared_app, monkeypatch):
+    """Verify compares the read models with a fresh fold only when the log verifies, so it stops
+    folding at the page where it finds the first failure; what it finds is unchanged."""
+    from ledger import verify
+
+    _app, raw = session
+    position = middle_of_a_table(raw)
+    state = bytearray(raw.row(position)[3])
+    index = state.index(b'"amount":') + len(b'"amount":')
+    state[index] = ord("9") if state[index] != ord("9") else ord("8")
+    raw.set_state(position, bytes(state))
+    monkeypatch.setattr(verify, "PAGE", 20)
+    folded: list[int] = []
+    fold = verify._Rebuild.fold
+
+    def counted(self, page):  # type: ignore[no-untyped-def]
+        folded.append(page[-1][0])
+        fold(self, page)
+
+    monkeypatch.setattr(verify._Rebuild, "fold", counted)
+    report = verify_fresh(make_shared_app)
+    assert report.failures[0].position == position, report.failures[:3]
+    assert "MAC" in report.failures[0].problem
+    assert position <= folded[-1] < max(raw.positions())
+    assert report.positions == len(raw.positions())  # every position is still checked
+
+
+def _a_worker_that_fails(application, settings):  # type: ignore[no-untyped-def]
+    raise RuntimeError("this worker cannot compare")
+
+
+def test_two_jobs_find_what_one_finds(session, make_shared_app, monkeypatch):
+    """With two jobs the read models are compared in a worker process: the same report, for a
+    log that verifies, one whose kept read model was changed, and one with an altered event; and
+    the same when the worker fails (the comparison is then made in this process)."""
+    from ledger import verify_jobs
+    from tests.integration.test_audit_reads import doctor
+
+    app, raw = session
+    app.project()
+
+    def both() -> dict:  # type: ignore[type-arg]
+        one = verify_store(make_shared_app(), jobs=1).summary()
+        assert verify_store(make_shared_app(), jobs=2).summary() == one
+        return one
+
+    assert both()["ok"]
+    chips = app.projection.store.read("c|chips")
+    doctor(app.projection.store, "c|chips", {**chips, "house": chips["house"] + 1})
+    differs = (f"position {raw.positions()[-1]} (aggregate c|chips): the read model differs "
+               "from a fresh replay of the log")
+    assert both()["failures"] == [differs]
+    with monkeypatch.context() as patch:
+        patch.setattr(verify_jobs, "differences_in_a_worker", _a_worker_that_fails)
+        assert both()["failures"][0].endswith("the read model differs from a fresh replay of "
+                                              "the log")
+    position = middle_of_a_table(raw)
+    raw.delete(position)
+    failed = both()
+    assert failed["first_bad_position"] == position and len(failed["failures"]) > 1

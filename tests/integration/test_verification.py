@@ -102,3 +102,19 @@ def test_reddog_verify_records_its_run_over_the_whole_log(tmp_path):
             1, summary["positions"], summary["positions"], 5)
     finally:
         app.close()
+
+
+def test_reddog_verify_with_two_jobs_says_what_one_job_says(tmp_path):
+    store = f"sqlite:///{tmp_path}/v.sqlite3"
+    runner = CliRunner()
+    assert runner.invoke(main, ["simulate", "--deals", "5", "--store", store]).exit_code == 0
+    said = []
+    for jobs in ("1", "2"):
+        result = runner.invoke(main, ["verify", "--store", store, "--json", "--jobs", jobs])
+        assert result.exit_code == 0, result.output
+        said.append(json.loads(result.stdout))
+    # The first run recorded itself in the log: the second has one more position to read.
+    assert said[1]["positions"] == said[1]["last"] == said[0]["last"] + 1
+    same = ("ok", "transfers", "deals_checked", "granted", "checkpointed_up_to", "failures")
+    assert [said[1][k] for k in same] == [said[0][k] for k in same] and said[0]["ok"]
+    assert runner.invoke(main, ["verify", "--store", store, "--jobs", "0"]).exit_code == 2

@@ -4,7 +4,13 @@ import pytest
 
 from ledger.cards import Card, canonical_pack, format_cards
 from ledger.errors import InvalidInput
-from ledger.fairness import PackStep, commitment, shuffled_pack, verify_deal
+from ledger.fairness import (
+    PackStep,
+    commitment,
+    shuffled_notation,
+    shuffled_pack,
+    verify_deal,
+)
 
 VECTOR_1 = (
     "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
@@ -29,6 +35,18 @@ def test_G2_shuffle_matches_the_published_test_vector(vector):
     server_seed, client_seed, nonce, expected_commitment, expected_pack = vector
     assert commitment(server_seed) == expected_commitment
     assert format_cards(shuffled_pack(server_seed, client_seed, nonce)) == expected_pack
+
+
+@pytest.mark.parametrize("vector", [VECTOR_1, VECTOR_2], ids=["table-1", "lobby"])
+def test_G2_the_pack_in_notation_is_the_shuffled_pack_written_card_by_card(vector):
+    server_seed, client_seed, nonce, _commitment, expected_pack = vector
+    assert " ".join(shuffled_notation(server_seed, client_seed, nonce)) == expected_pack
+    for nonce in range(1, 40):  # each asked for before and after its pack is remembered
+        named = shuffled_notation(server_seed, f"c{nonce}", nonce)
+        assert named == [str(card) for card in shuffled_pack(server_seed, f"c{nonce}", nonce)]
+        assert named == shuffled_notation(server_seed, f"c{nonce}", nonce)
+    with pytest.raises(InvalidInput):
+        shuffled_notation(server_seed, client_seed, 0)
 
 
 def test_G1_canonical_pack_runs_clubs_to_spades_two_to_ace():
