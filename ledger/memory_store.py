@@ -61,6 +61,16 @@ class _IndexedReads:
             return [stored[index[versions[place]]] for place in places]
 
 
+    def every_stored(self) -> list[StoredEvent]:
+        """Every stored row, ordered by aggregate and version (`ledger.snapshots`)."""
+        with self._database_lock:  # type: ignore[attr-defined]
+            stored = self._stored_events  # type: ignore[attr-defined]
+            index = self._stored_events_index  # type: ignore[attr-defined]
+            return [stored[index[originator][version]]
+                    for originator in sorted(self._versions)
+                    for version in self._versions[originator]]
+
+
 class IndexedAggregateRecorder(_IndexedReads, POPOAggregateRecorder):
     """POPO aggregate recorder (snapshots) with indexed reads."""
 

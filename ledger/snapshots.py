@@ -23,7 +23,11 @@ fewer than N events after it, however long the history.
 (the log of one deal of a long-lived table).
 
 `verify_snapshot` checks a stored snapshot as the ledger checks its events: its MAC under the
-chain key, and its `chain_head` against the digest of the event at its version.
+chain key, and its `chain_head` against the digest of the event at its version;
+`stored_snapshots` reads every stored snapshot, a page at a time, and `check_snapshots` checks
+them all for `reddog verify`: a snapshot that is not sealed (a high-card table's snapshot of the
+first release was digested from a text holding a memory address, and never can be) is compared
+with its aggregate replayed from the log instead, and is bad only if it differs.
 """
 
 from __future__ import annotations
@@ -35,13 +39,16 @@ from uuid import UUID
 
 from eventsourcing.persistence import PersistenceError, StoredEvent
 
-from ledger.chain import mac_matches, sealed_state, state_digest, stored_event_digest
+from ledger.chain import canonical, mac_matches, sealed_state, state_digest, stored_event_digest
 from ledger.repository import project as replay  # events applied in turn, no Protocol check
+from ledger.sidestore import row_tuple
 
 if TYPE_CHECKING:
     from eventsourcing.application import Application, ProcessingEvent
 
 log = logging.getLogger(__name__)
+#: Snapshots read at a time by `stored_snapshots`.
+SNAPSHOT_PAGE = 500
 
 
 def events_after(app: Any, aggregate_id: UUID, version: int, page: int = 100) -> Iterator[Any]:
@@ -109,3 +116,80 @@ def verify_snapshot(app: Any, stored: StoredEvent) -> bool:
     events = app.recorder.select_events(stored.originator_id, gt=stored.originator_version - 1,
                                         lte=stored.originator_version)
     return len(events) == 1 and head == stored_event_digest(app.mapper, events[0])
+
+
+def stored_snapshots(app: Any) -> Iterator[StoredEvent]:
+    """Every snapshot the application's store holds, ordered by aggregate and version, read
+    `SNAPSHOT_PAGE` at a time (never all of them in memory at once)."""
+    recorder = app.snapshots.recorder if app.snapshots is not None else None
+    if recorder is None:
+        return
+    every = getattr(recorder, "every_stored", None)
+    if every is not None:  # the in-memory store
+        yield from every()
+        return
+    datastore = recorder.datastore
+    schema = getattr(datastore, "schema", None)  # PostgreSQL's; SQLite has none
+    table = (f'"{schema}"."{recorder.events_table_name}"' if schema
+             else recorder.events_table_name)
+    mark = "%s" if schema else "?"
+    after: tuple[Any, ...] = ()
+    while True:
+        where = f"WHERE (originator_id, originator_version) > ({mark}, {mark}) " if after else ""
+        with datastore.transaction(commit=False) as cursor:
+            cursor.execute(f"SELECT originator_id, originator_version, topic, state FROM {table} "
+                           f"{where}ORDER BY originator_id, originator_version "
+                           f"LIMIT {SNAPSHOT_PAGE}", after)
+            rows = [row_tuple(row) for row in cursor.fetchall()]
+        for originator_id, version, topic, state in rows:
+            yield StoredEvent(originator_id if isinstance(originator_id, UUID)
+                              else UUID(originator_id), version, topic, bytes(state))
+        if len(rows) < SNAPSHOT_PAGE:
+            return
+        after = rows[-1][:2]
+
+
+def check_snapshots(app: Any) -> tuple[int, list[StoredEvent]]:
+    """Check every stored snapshot: the count checked, and the bad ones (neither sealed nor equal
+    to their aggregate replayed from its events), ordered by aggregate and version."""
+    checked, unsealed = 0, []
+    for stored in stored_snapshots(app):
+        checked += 1
+        try:
+            sealed = verify_snapshot(app, stored)
+        except Exception:  # noqa: BLE001 - bytes changed in the store may break decoding anyhow
+            sealed = False
+        if not sealed:
+            unsealed.append(stored)
+    return checked, differ_from_replay(app, unsealed)
+
+
+def differ_from_replay(app: Any, snapshots: list[StoredEvent]) -> list[StoredEvent]:
+    """Of snapshots ordered by aggregate and version, those whose state is not the state of
+    their aggregate replayed from its events up to their version (each aggregate replayed
+    once, forward, however many of its snapshots are asked about)."""
+    differing = []
+    aggregate: Any = None
+    replayed_id, replayed_to = None, 0
+    for stored in snapshots:
+        if stored.originator_id != replayed_id:
+            aggregate, replayed_id, replayed_to = None, stored.originator_id, 0
+        version = stored.originator_version
+        aggregate = replay(aggregate, app.events.get(stored.originator_id, gt=replayed_to,
+                                                     lte=version))
+        replayed_to = version
+        try:
+            snapshot = app.mapper.to_domain_event(stored)
+            same = (aggregate is not None and aggregate.version == version
+                    and canonical(snapshot.state) == canonical(_snapshot_state(app, aggregate)))
+        except Exception:  # noqa: BLE001 - a snapshot that cannot be read is not its aggregate
+            same = False
+        if not same:
+            differing.append(stored)
+    return differing
+
+
+def _snapshot_state(app: Any, aggregate: Any) -> dict[str, Any]:
+    """The state a snapshot of this aggregate would hold, as `take_snapshots` writes it."""
+    snapshot_class = getattr(type(aggregate), "Snapshot", type(app).snapshot_class)
+    return snapshot_class.take(aggregate).state  # type: ignore[no-any-return]
