@@ -28,7 +28,9 @@ def create(env: dict[str, str]) -> None:
 def writer(spec: dict[str, Any], wait_for_start: Callable[[dict[str, Any]], None]) -> None:
     """`threads` threads saving from `start_at` (set by `wait_for_start`, called once the
     application is built) for `seconds`; counted after `warmup`."""
-    env = {"SQLITE_LOCK_TIMEOUT": "30", **spec["env"]}
+    # The tables are made (`create`); the library's setup, run again by writers starting
+    # together, would collide in its `CREATE OR REPLACE FUNCTION` on PostgreSQL.
+    env = {"SQLITE_LOCK_TIMEOUT": "30", **spec["env"], "CREATE_TABLE": "n"}
     app = RawCommits(env=env)
     wait_for_start(spec)
     start_at, warmup = spec["start_at"], spec["warmup"]
