@@ -114,6 +114,16 @@ def middle_of_a_table(raw: RawLog) -> int:
     raise AssertionError("no table operation found")
 
 
+def change_an_amount(raw: RawLog) -> int:
+    """Change one digit of an amount in a table operation's stored payload; its position."""
+    position = middle_of_a_table(raw)
+    state = bytearray(raw.row(position)[3])
+    index = state.index(b'"amount":') + len(b'"amount":')
+    state[index] = ord("9") if state[index] != ord("9") else ord("8")
+    raw.set_state(position, bytes(state))
+    return position
+
+
 def test_an_untouched_store_verifies_and_is_checkpointed(session, make_shared_app):
     _app, raw = session
     report = verify_fresh(make_shared_app)
@@ -124,11 +134,7 @@ def test_an_untouched_store_verifies_and_is_checkpointed(session, make_shared_ap
 
 def test_one_changed_byte_of_a_payload_is_found_at_its_position(session, make_shared_app):
     _app, raw = session
-    position = middle_of_a_table(raw)
-    state = bytearray(raw.row(position)[3])
-    index = state.index(b'"amount":') + len(b'"amount":')
-    state[index] = ord("9") if state[index] != ord("9") else ord("8")
-    raw.set_state(position, bytes(state))
+    position = change_an_amount(raw)
     report = verify_fresh(make_shared_app)
     # Check verification fails and its first failure is the edited position.
     assert not report.ok
@@ -177,11 +183,7 @@ def test_a_failing_log_is_folded_no_further_than_the_page_of_its_first_failure(
     from ledger import verify
 
     _app, raw = session
-    position = middle_of_a_table(raw)
-    state = bytearray(raw.row(position)[3])
-    index = state.index(b'"amount":') + len(b'"amount":')
-    state[index] = ord("9") if state[index] != ord("9") else ord("8")
-    raw.set_state(position, bytes(state))
+    position = change_an_amount(raw)
     monkeypatch.setattr(verify, "PAGE", 20)
     folded: list[int] = []
     fold = verify._Rebuild.fold
