@@ -1,14 +1,15 @@
-"""Loading aggregates: a cache of their recorded state that is never shared, and kept true across
-processes by the log rather than by a query per load.
+"""Loading aggregates: a cache of their recorded state that no two holders ever share, and kept
+true across processes by the log rather than by a query per load.
 
 The library's repository keeps live aggregates in its cache, asks the store for newer events on
 every load ("fast-forward", one query each) and deep-copies the aggregate it hands out, so that a
 command that fails half-way cannot corrupt the cache. Here:
 
-- The cache holds each aggregate's recorded state as bytes (pickled by this process, from
-  aggregates it loaded or saved itself), with its version. A load unpickles a fresh, private
-  object: whoever gets it may change it, and nothing else sees the change. A command that is
-  refused or loses a race leaves the cache as it was.
+- The cache holds each aggregate's recorded state, with its version: as bytes (pickled by this
+  process, from aggregates it loaded or saved itself), or as the aggregate a command saved
+  (handed over, below), or both. A load outside a command unpickles a fresh, private object:
+  whoever gets it may change it, and nothing else sees the change. A command that is refused
+  or loses a race leaves the cache as it was.
 - A save puts what it recorded in the cache (write-through), so the next command on the same
   aggregates loads without reading the store.
 - Other processes' writes are found in the log: before a command decides, and at the first
@@ -18,6 +19,14 @@ command that fails half-way cannot corrupt the cache. Here:
   aggregate it loads. A save that loses a race evicts what it tried to save, whatever the log said.
 - Aggregates are replayed by `project`, which applies events without the library's runtime
   check of each event against a typing Protocol (a slow `isinstance`).
+- A command hands its aggregates over instead of copying them (`borrowing`). Inside a command's
+  attempt (its decision and its save), a load takes the aggregate the last command saved out
+  of the cache itself: nobody else holds it (that command is done with it), and while it is
+  out a load elsewhere gets a copy of what was recorded or reads the store. The save puts what
+  it saved back, after everything that reads it (the snapshots). An aggregate the attempt only
+  read (same version, no new events) goes back when the attempt ends; one it changed and did
+  not save (a refusal, a lost race) never does. A long run of commands then neither pickles
+  nor unpickles anything. Loads outside a command (reads, views) get copies as before.
 """
 
 from __future__ import annotations
@@ -37,6 +46,31 @@ WALK_AT_MOST = 2_000
 #: Inside a unit of work (`LedgerRepository.looked`): whether the repository has looked at the
 #: log in it yet. None outside one: every load looks.
 _LOOKED: ContextVar[list[bool] | None] = ContextVar("reddog_repository_looked", default=None)
+#: Inside a command's attempt (`LedgerRepository.borrowing`): what it loaded. None outside one:
+#: loads are copies, and saves keep pickled state.
+_ATTEMPT: ContextVar[_Attempt | None] = ContextVar("reddog_repository_attempt", default=None)
+
+
+class _Attempt:
+    """What one attempt of a command loaded: the aggregates it took out of the cache, with the
+    version each had (to give back those it only read), and every object it loaded by any way
+    (only those, and aggregates it created, are handed over when it saves them)."""
+
+    __slots__ = ("loaded", "taken")
+
+    def __init__(self) -> None:
+        self.taken: list[tuple[Any, int]] = []
+        self.loaded: dict[int, Any] = {}  # by id, and held, so no id is reused meanwhile
+
+
+class _Held:
+    """What the cache holds of one aggregate: its version, and its recorded state as pickled
+    bytes, or the aggregate itself as its last command saved it, or both."""
+
+    __slots__ = ("data", "live", "version")
+
+    def __init__(self, version: int, data: bytes | None = None, live: Any = None) -> None:
+        self.version, self.data, self.live = version, data, live
 
 
 def project(aggregate: Any, events: Iterable[Any]) -> Any:
@@ -47,13 +81,14 @@ def project(aggregate: Any, events: Iterable[Any]) -> Any:
 
 
 class LedgerRepository(Repository[UUID]):
-    """The library's repository with a private-copy cache kept true by the log (module doc)."""
+    """The library's repository with a cache that hands a command's aggregates over and copies
+    them for anyone else, kept true by the log (module doc)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._seen = 0
         self._lock = threading.Lock()
-        self.loads = {"cached": 0, "store": 0}
+        self.loads = {"cached": 0, "store": 0, "handed": 0}
 
     # Loading.
     def get(self, aggregate_id: UUID, *, version: int | None = None,
@@ -70,29 +105,89 @@ class LedgerRepository(Repository[UUID]):
             self.sync()
             if looked is not None:
                 looked[0] = True
-        try:
-            _version, data = self.cache.get(aggregate_id)
-        except KeyError:
+        attempt = _ATTEMPT.get()
+        with self._lock:
+            try:
+                held: _Held | None = self.cache.get(aggregate_id)
+            except KeyError:
+                held = None
+            if held is not None and held.live is not None and attempt is not None:
+                aggregate, held.live = held.live, None  # handed over: nobody else holds it
+                attempt.taken.append((aggregate, held.version))
+                attempt.loaded[id(aggregate)] = aggregate
+                self.loads["handed"] += 1
+                return aggregate
+            if held is not None and held.data is None and held.live is not None:
+                held.data = pickle.dumps(held.live, protocol=pickle.HIGHEST_PROTOCOL)
+            data = held.data if held is not None else None
+        if data is None:
             aggregate = self._reconstruct_aggregate(aggregate_id, None, projector_func)
             self.loads["store"] += 1
             self.remember(aggregate)
-            return aggregate
-        self.loads["cached"] += 1
-        return pickle.loads(data)  # bytes this process pickled itself
+        else:
+            self.loads["cached"] += 1
+            aggregate = pickle.loads(data)  # bytes this process pickled itself
+        if attempt is not None:
+            attempt.loaded[id(aggregate)] = aggregate
+        return aggregate
 
-    def remember(self, aggregate: Any) -> None:
+    def remember(self, aggregate: Any, hand_over: bool = False) -> None:
         """Keep an aggregate's recorded state (it has no pending events), unless the cache
-        already holds a version as new."""
+        already holds a version as new: as pickled bytes, or, `hand_over`, the aggregate itself
+        (a command's save: it is done with it, and the next command may take it)."""
         if self.cache is None:
             return
-        data = pickle.dumps(aggregate, protocol=pickle.HIGHEST_PROTOCOL)
+        data = None if hand_over else pickle.dumps(aggregate, protocol=pickle.HIGHEST_PROTOCOL)
         with self._lock:
             try:
-                held, _data = self.cache.get(aggregate.id)
+                held: _Held | None = self.cache.get(aggregate.id)
             except KeyError:
-                held = 0
-            if aggregate.version > held:
-                self.cache.put(aggregate.id, (aggregate.version, data))
+                held = None
+            if held is None or aggregate.version > held.version:
+                self.cache.put(aggregate.id, _Held(aggregate.version, data,
+                                                   aggregate if hand_over else None))
+            elif aggregate.version == held.version:  # fill in what the cache lacks of it
+                if held.data is None and data is not None:
+                    held.data = data
+                if held.live is None and hand_over:
+                    held.live = aggregate
+
+    def saved(self, aggregates: Iterable[Any], created: set[UUID]) -> None:
+        """Keep what a save recorded (write-through): inside a command's attempt
+        (`borrowing`) each aggregate the attempt loaded or `created` itself, handed over;
+        any other, and outside an attempt, their pickled state."""
+        attempt = _ATTEMPT.get()
+        for aggregate in aggregates:
+            self.remember(aggregate, hand_over=attempt is not None and (
+                attempt.loaded.get(id(aggregate)) is aggregate or aggregate.id in created))
+
+    @contextmanager
+    def borrowing(self) -> Iterator[None]:
+        """One attempt of a command: its loads take the aggregates the cache holds as saved
+        (module doc). When it ends, those it only read go back to the cache."""
+        attempt = _Attempt()
+        token = _ATTEMPT.set(attempt)
+        try:
+            yield
+        finally:
+            _ATTEMPT.reset(token)
+            self._give_back(attempt.taken)
+
+    def _give_back(self, borrowed: list[tuple[Any, int]]) -> None:
+        """Put back what an attempt took and left as it was: the same version, no new events.
+        Not if the cache holds another version or a copy to hand over already."""
+        if self.cache is None:
+            return
+        with self._lock:
+            for aggregate, version in borrowed:
+                if aggregate.version != version or aggregate.pending_events:
+                    continue
+                try:
+                    held: _Held = self.cache.get(aggregate.id)
+                except KeyError:
+                    continue
+                if held.version == version and held.live is None:
+                    held.live = aggregate
 
     def forget(self, aggregate_ids: Iterable[UUID]) -> None:
         """Drop aggregates from the cache (a save of them lost a race)."""
@@ -126,10 +221,10 @@ class LedgerRepository(Repository[UUID]):
         with self._lock:
             for notification in notifications:
                 try:
-                    held, _data = self.cache.get(notification.originator_id)
+                    held: _Held = self.cache.get(notification.originator_id)
                 except KeyError:
                     continue
-                if held < notification.originator_version:
+                if held.version < notification.originator_version:
                     self.cache.get(notification.originator_id, evict=True)
             self._seen = max(self._seen, head)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -136,13 +137,17 @@ class LedgerBase(Application[UUID]):
         processing.saved_kwargs.update(kwargs)
         recordings = self._record(processing)
         self._take_snapshots(processing)
+        # Last, after everything that reads them: a command's aggregates are handed over to
+        # the next command that loads them (`LedgerRepository.borrowing`).
+        self.repository.saved(processing.aggregates.values(), created={
+            event.originator_id for event in processing.events if event.originator_version == 1})
         self._notify(recordings)
         return recordings
 
     def _record(self, processing_event: ProcessingEvent[UUID]) -> list[Recording[UUID]]:
         """Seal each new event with the digest its aggregate already linked it by (the next
-        event's `chain_prev`, or the aggregate's `chain_head` for its last), record, and keep
-        what was recorded in the cache."""
+        event's `chain_prev`, or the aggregate's `chain_head` for its last), and record (`save`
+        then keeps what was recorded in the cache)."""
         seal(self.chain.secret, processing_event)
         try:
             recordings = self.events.put(processing_event.events,
@@ -151,10 +156,7 @@ class LedgerBase(Application[UUID]):
         except (IntegrityError, OperationalError):
             self.repository.forget(processing_event.aggregates)
             raise
-        repository = self.repository
-        for aggregate in processing_event.aggregates.values():
-            repository.remember(aggregate)
-        repository.saw(r.notification.id for r in recordings)
+        self.repository.saw(r.notification.id for r in recordings)
         return recordings
 
     def construct_mapper(self) -> Any:
@@ -250,32 +252,40 @@ class LedgerBase(Application[UUID]):
         if command is not None and (answer := self._recorded_answer(command)) is not None:
             return answer
         for _attempt in range(MAX_ATTEMPTS):
-            try:
-                with self.repository.fresh():
-                    aggregates, answer = decide()
-            except LedgerError:
-                # The same command may have been applied since its record was looked for (a
-                # retry racing its own first attempt): that answer stands, not this refusal.
-                if command is not None and (first := self._recorded_answer(command)) is not None:
-                    return first
-                self.telemetry.command("refused")
-                raise
-            if command is not None:
-                aggregates.append(CommandRecord(
-                    principal=command.principal, key=command.key,
-                    fingerprint=command.fingerprint, answer=answer,
-                ))
-            try:
-                recordings = self.save(*aggregates)
-            except OperationalError:  # e.g. SQLite's lock timeout: nothing was written
-                continue
-            except IntegrityError:
-                if command is not None and (first := self._recorded_answer(command)) is not None:
-                    return first
-                continue
+            # One attempt: its loads take the aggregates the cache holds as saved, and its
+            # save hands them back (`LedgerRepository.borrowing`).
+            with self.repository.borrowing():
+                try:
+                    with self.repository.fresh():
+                        aggregates, answer = decide()
+                except LedgerError:
+                    # The same command may have been applied since its record was looked for
+                    # (a retry racing its own first attempt): that answer stands, not this
+                    # refusal.
+                    if command is not None and (
+                            first := self._recorded_answer(command)) is not None:
+                        return first
+                    self.telemetry.command("refused")
+                    raise
+                if command is not None:
+                    aggregates.append(CommandRecord(
+                        principal=command.principal, key=command.key,
+                        fingerprint=command.fingerprint, answer=answer,
+                    ))
+                try:
+                    recordings = self.save(*aggregates)
+                except OperationalError:  # e.g. SQLite's lock timeout: nothing was written
+                    continue
+                except IntegrityError:
+                    if command is not None and (
+                            first := self._recorded_answer(command)) is not None:
+                        return first
+                    continue
             self._checkpoint_now_and_then(recordings)
             self.telemetry.command("applied", recordings)
-            return answer
+            # The answer may share lists with the aggregates just handed over, which the next
+            # command may change: the caller gets its own (a small copy).
+            return pickle.loads(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
         self.telemetry.command("conflicted")
         raise Conflict("the command kept losing races with concurrent commands; try again")
 

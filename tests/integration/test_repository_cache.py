@@ -1,9 +1,12 @@
 """The aggregate cache (`ledger.repository`): private copies, written through on save, kept true
-to the log across applications on one store, and untouched by refused or losing commands."""
+to the log across applications on one store, and untouched by refused or losing commands. A
+command's aggregates are handed over to the next command that loads them, not copied; its
+answer is its caller's own, which later commands never change."""
 
 from __future__ import annotations
 
 import threading
+from copy import deepcopy
 from uuid import UUID, uuid4
 
 import pytest
@@ -11,6 +14,7 @@ import pytest
 from ledger.domain.wallet import Wallet
 from ledger.errors import LedgerError
 from ledger.services.access import SYSTEM
+from ledger.simulate import simulate_table
 from ledger.verify import verify_store
 
 
@@ -37,7 +41,36 @@ def test_a_save_writes_through_so_the_next_command_does_not_read_the_store(app) 
     before = dict(app.repository.loads)
     assert app.grant(SYSTEM, wallet_id, 200)["balance"] == 500
     assert app.repository.loads["store"] == before["store"]
-    assert app.repository.loads["cached"] > before["cached"]
+    assert app.repository.loads["handed"] > before["handed"]  # the saved wallet itself
+    assert app.repository.loads["cached"] == before["cached"]  # nothing unpickled
+
+
+def test_a_load_outside_a_command_copies_what_a_command_handed_over(app) -> None:
+    wallet_id = open_wallet(app, 500)
+    first, second = app.repository.get(wallet_id), app.repository.get(wallet_id)
+    assert first is not second and vars(first) == vars(second)
+    first.grant(100, granted_by="test")  # changed, never saved: no command sees it
+    assert app.grant(SYSTEM, wallet_id, 1)["balance"] == 501
+    before = dict(app.repository.loads)
+    assert app.grant(SYSTEM, wallet_id, 1)["balance"] == 502
+    assert app.repository.loads["handed"] == before["handed"] + 1
+
+
+def test_an_answer_is_never_changed_by_a_later_command(app, monkeypatch) -> None:
+    """A multi-seat table's answers hold lists of the table's state (the deal's order, who has
+    acted): each is the caller's own, not the table's, which later commands change."""
+    kept: list[tuple[dict, dict]] = []  # type: ignore[type-arg]
+    execute = app._execute
+
+    def keeping(command, decide):  # type: ignore[no-untyped-def]
+        answer = execute(command, decide)
+        kept.append((answer, deepcopy(answer)))
+        return answer
+
+    monkeypatch.setattr(app, "_execute", keeping)
+    simulate_table(app, "polish", 4, deals=2, seed="9a" * 16)
+    assert len(kept) > 20 and app.repository.loads["handed"] > 20
+    assert [answer for answer, _copy in kept] == [copy for _answer, copy in kept]
 
 
 def test_a_refused_command_leaves_the_cache_as_it_was(app) -> None:
