@@ -22,7 +22,7 @@ def replace_snapshot(app: Any, old: StoredEvent, new: StoredEvent) -> None:
     """Write `new` over the stored snapshot `old`, behind the application's back."""
     recorder = app.snapshots.recorder
     if hasattr(recorder, "every_stored"):  # in memory: the list the recorder reads
-        rows = recorder._stored_events  # noqa: SLF001 - the test edits the store directly
+        rows = recorder._stored_events  # the test edits the store directly
         rows[rows.index(old)] = new
         return
     datastore = recorder.datastore
@@ -76,7 +76,7 @@ def test_a_snapshot_changed_in_the_store_is_found_and_named(played):
 
 
 def test_a_snapshot_not_sealed_but_equal_to_its_replay_passes(played):
-    target = list(stored_snapshots(played))[0]
+    target = next(iter(stored_snapshots(played)))
     state = played.mapper.transcoder.decode(target.state)
     state["chain_mac"] = "0" * 64  # the MAC wrong, the state as replayed
     unsealed = StoredEvent(target.originator_id, target.originator_version, target.topic,
