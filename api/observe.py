@@ -128,6 +128,15 @@ class Metrics:
         self._lock = threading.Lock()
         self._counted: dict[str, float] = {}
         self.registry.register(LedgerCollector(ledger))
+        # With several workers each must count as it goes (another may answer the scrape), and
+        # a scrape sums every worker's counters from their files; one process counts when
+        # scraped.
+        self.shared = multiprocess_dir() is not None
+        self.scraped = self.registry
+        if self.shared:
+            self.scraped = CollectorRegistry()
+            multiprocess.MultiProcessCollector(self.scraped)
+            self.scraped.register(LedgerCollector(ledger))
 
     def count(self) -> None:
         """Add to the counters what the ledger has counted since the last call (its telemetry
@@ -149,12 +158,7 @@ class Metrics:
 
     def exposition(self) -> Response:
         self.count()
-        registry = self.registry
-        if multiprocess_dir() is not None:  # every worker's counters, summed from their files
-            registry = CollectorRegistry()
-            multiprocess.MultiProcessCollector(registry)
-            registry.register(LedgerCollector(self.ledger))
-        return Response(generate_latest(registry),
+        return Response(generate_latest(self.scraped),
                         mimetype="text/plain", content_type="text/plain; version=0.0.4")
 
 
@@ -176,7 +180,8 @@ def init_app(app: Flask, ledger: Any) -> Metrics:
         route = request.url_rule.rule if request.url_rule is not None else "(unmatched)"
         metrics.requests.labels(request.method, route, str(response.status_code)).inc()
         metrics.latency.labels(request.method, route).observe(seconds)
-        metrics.count()
+        if metrics.shared:
+            metrics.count()
         if not access.isEnabledFor(logging.INFO):  # nobody reads the line: do not build it
             return response
         who = g.get("principal")

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from api.observe import multiprocess_dir
 from ledger.settings import Settings
 
 #: Seconds a worker's main loop may stay silent (hung) before the master replaces it; with
@@ -72,7 +73,7 @@ def metrics_folder() -> Iterator[Path]:
     """The folder the workers keep their counters in while the server runs: the operator's
     `PROMETHEUS_MULTIPROC_DIR`, emptied of an earlier server's files (a new server counts from
     0, as one process does), else a new folder of its own, removed when the server stops."""
-    given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    given = multiprocess_dir()
     if given:
         folder = Path(given)
         folder.mkdir(parents=True, exist_ok=True)
