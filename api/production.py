@@ -60,12 +60,9 @@ def gunicorn_options(host: str, port: int, workers: int, threads: int,
 
 
 def worker_settings(settings: Settings) -> Settings:
-    """A worker's settings: the master's, but the event store's tables are not made again.
-    The master made them before the fork; the library's table setup runs DDL on every start
-    (on PostgreSQL `CREATE OR REPLACE FUNCTION` too), which the workers need not repeat (on
-    PostgreSQL it would also make them wait in turn for the setup lock,
-    `ledger.postgres_setup`)."""
-    return settings.but(store_env={**settings.store_env, "CREATE_TABLE": "n"})
+    """A worker's settings: the master's, but the event store's tables are not made again
+    (the master made them before the fork: `Settings.tables_made`)."""
+    return settings.tables_made()
 
 
 @contextmanager

@@ -84,6 +84,13 @@ class Settings:
         """These settings with some changed (None leaves a setting as it is)."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
+    def tables_made(self) -> Settings:
+        """These settings for a process opening a store whose tables another process made
+        already (a server's workers, `reddog verify --jobs 2`'s worker): the event store
+        library's table setup, DDL on every start (on PostgreSQL `CREATE OR REPLACE FUNCTION`,
+        under the setup lock of `ledger.postgres_setup`), is not run again."""
+        return self.but(store_env={**self.store_env, "CREATE_TABLE": "n"})
+
     @property
     def follows_in_serve(self) -> bool:
         """Whether `reddog serve` folds the read models itself: by default on an embedded store

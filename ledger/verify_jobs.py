@@ -35,7 +35,8 @@ class ComparisonElsewhere:
 
     def __init__(self, app: Any) -> None:
         self.pool = multiprocessing.get_context("spawn").Pool(1)
-        self.result = self.pool.apply_async(differences_in_a_worker, (type(app), app.settings))
+        self.result = self.pool.apply_async(differences_in_a_worker,
+                                             (type(app), app.settings.tables_made()))
 
     def fold(self, page: list[Any]) -> None:
         """Nothing: the worker reads and folds the log itself."""
