@@ -243,7 +243,7 @@ class LedgerBase(Application[UUID]):
             raise Conflict(
                 "this Idempotency-Key was used for a different request", field="Idempotency-Key"
             )
-        return record.answer
+        return _detached(record.answer)  # the record may be the cache's own, handed over
 
     def _execute(self, command: CommandKey | None, decide: Callable[[], Decision]
                  ) -> dict[str, Any]:
@@ -258,6 +258,10 @@ class LedgerBase(Application[UUID]):
                 try:
                     with self.repository.fresh():
                         aggregates, answer = decide()
+                        # The answer may share lists with aggregates this attempt hands over,
+                        # which later commands change: the command's record and its caller
+                        # keep a copy of their own (a small pickle).
+                        answer = _detached(answer)
                 except LedgerError:
                     # The same command may have been applied since its record was looked for
                     # (a retry racing its own first attempt): that answer stands, not this
@@ -283,9 +287,7 @@ class LedgerBase(Application[UUID]):
                     continue
             self._checkpoint_now_and_then(recordings)
             self.telemetry.command("applied", recordings)
-            # The answer may share lists with the aggregates just handed over, which the next
-            # command may change: the caller gets its own (a small copy).
-            return pickle.loads(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+            return answer
         self.telemetry.command("conflicted")
         raise Conflict("the command kept losing races with concurrent commands; try again")
 
@@ -337,3 +339,8 @@ class LedgerBase(Application[UUID]):
 
 
 B = TypeVar("B", bound=LedgerBase)
+
+
+def _detached(answer: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an answer that shares nothing with what it was built from."""
+    return pickle.loads(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))  # type: ignore[no-any-return]

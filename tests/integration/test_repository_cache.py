@@ -14,6 +14,7 @@ import pytest
 from ledger.domain.wallet import Wallet
 from ledger.errors import LedgerError
 from ledger.services.access import SYSTEM
+from ledger.services.base import CommandKey
 from ledger.simulate import simulate_table
 from ledger.verify import verify_store
 
@@ -71,6 +72,26 @@ def test_an_answer_is_never_changed_by_a_later_command(app, monkeypatch) -> None
     simulate_table(app, "polish", 4, deals=2, seed="9a" * 16)
     assert len(kept) > 20 and app.repository.loads["handed"] > 20
     assert [answer for answer, _copy in kept] == [copy for _answer, copy in kept]
+
+
+def test_a_retried_key_is_answered_as_the_first_time_after_later_commands(
+        app, monkeypatch) -> None:
+    """A command's record keeps its answer; the table it shared lists with is handed on and
+    changed by later commands, never the recorded answer a retry with the same key gets."""
+    kept: list[tuple[CommandKey, dict]] = []  # type: ignore[type-arg]
+    execute = app._execute
+
+    def keyed(command, decide):  # type: ignore[no-untyped-def]
+        command = command or CommandKey.of(SYSTEM, f"k-{uuid4().hex}", "POST", "/x", {})
+        answer = execute(command, decide)
+        kept.append((command, deepcopy(answer)))
+        return answer
+
+    monkeypatch.setattr(app, "_execute", keyed)
+    simulate_table(app, "polish", 4, deals=2, seed="9b" * 16)
+    assert len(kept) > 20
+    assert [app._recorded_answer(command) for command, _first in kept] == [
+        first for _command, first in kept]
 
 
 def test_a_refused_command_leaves_the_cache_as_it_was(app) -> None:
