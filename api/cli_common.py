@@ -118,8 +118,8 @@ def print_verification(summary: dict[str, Any], as_json: bool) -> None:
         return
     click.echo(
         f"{summary['positions']} positions, {summary['transfers']} transfers, "
-        f"{summary['deals_checked']} finished deals, {summary['granted']} chips granted"
-        + (f", {summary['snapshots']} snapshots" if "snapshots" in summary else "")
+        f"{summary['deals_checked']} finished deals, {summary['granted']} chips granted, "
+        f"{summary['snapshots']} snapshots"
     )
     if summary["first_bad_position"] is not None:
         click.echo(f"first bad position: {summary['first_bad_position']}", err=True)

@@ -120,6 +120,13 @@ def stored_event_digest(mapper: Mapper, stored: StoredEvent) -> str:
     return state_digest(sealed_state(mapper, stored))
 
 
+def stored_as_sealed(mapper: Mapper, stored: StoredEvent) -> bool:
+    """Whether a stored event's bytes are its sealed state as written, plain: no cipher nor
+    compressor, and no class version stored with it (the library stores one above 1, and
+    upcasts from it when it reads)."""
+    return not mapper.cipher and not mapper.compressor and b'"class_version"' not in stored.state
+
+
 def read_stored_event(mapper: Mapper, stored: StoredEvent) -> tuple[dict[str, Any] | None, Any]:
     """A stored event decoded once for a reader of the log that checks it: (its state as sealed,
     None when its bytes cannot be decoded; its domain event, None when it cannot be read as its
@@ -131,8 +138,7 @@ def read_stored_event(mapper: Mapper, stored: StoredEvent) -> tuple[dict[str, An
     except Exception:  # noqa: BLE001 - altered bytes may break decoding in any way
         event = None
     if (event is not None and getattr(type(event), "class_version", 1) == 1
-            and not mapper.cipher and not mapper.compressor
-            and b'"class_version"' not in stored.state):
+            and stored_as_sealed(mapper, stored)):
         return vars(event), event
     try:
         return sealed_state(mapper, stored), event

@@ -48,4 +48,9 @@ def kind_of(event: Any) -> str:
 
 def aggregate_type(event: Any) -> str:
     """The name of the aggregate class an event belongs to (`Wallet`, `HighCardTable`)."""
-    return type(event).__qualname__.partition(".")[0]
+    return aggregate_type_of(type(event))
+
+
+def aggregate_type_of(event_class: type) -> str:
+    """`aggregate_type` of the events of a class."""
+    return event_class.__qualname__.partition(".")[0]

@@ -23,8 +23,9 @@ from typing import Any
 from eventsourcing.persistence import JSONTranscoder, Mapper
 from eventsourcing.utils import resolve_topic
 
+from ledger.chain import stored_as_sealed
 from ledger.domain.highcard import HighCardTable
-from ledger.domain.records import HEADER
+from ledger.domain.records import HEADER, aggregate_type_of
 from ledger.rules import operations as op
 from ledger.services.views import REVEALS, SECRET_FIELDS
 
@@ -68,7 +69,7 @@ def _kind_of(cls: type) -> _Kind | None:
         if record_class is None:
             return None
     reveals = issubclass(record_class, REVEALS)
-    return _Kind(name=cls.__name__, aggregate_type=cls.__qualname__.partition(".")[0],
+    return _Kind(name=cls.__name__, aggregate_type=aggregate_type_of(cls),
                  operation=operation,
                  hidden=frozenset() if reveals else frozenset(SECRET_FIELDS),
                  bet=issubclass(record_class, op.BetPlaced))
@@ -79,15 +80,15 @@ class FeedEntries:
     seed has been revealed (a sealed bet shows its amount only then)."""
 
     def __init__(self, mapper: Mapper, revealed: Callable[[str], bool]) -> None:
-        self.direct = (type(mapper.transcoder) is JSONTranscoder and not mapper.cipher
-                       and not mapper.compressor)
+        self.direct = type(mapper.transcoder) is JSONTranscoder
+        self._mapper = mapper
         self._revealed = revealed
         self._decoder = json.JSONDecoder(object_hook=_json_ready)
         self._kinds: dict[str, _Kind | None] = {}
 
     def entry(self, notification: Any) -> dict[str, Any] | None:
         """The entry of one stored event, or None when it must go through its domain event."""
-        if not self.direct or b'"class_version"' in notification.state:
+        if not self.direct or not stored_as_sealed(self._mapper, notification):
             return None
         kind = self._kind(notification.topic)
         if kind is None:
