@@ -249,19 +249,16 @@ class LedgerBase(Application[UUID]):
                  ) -> dict[str, Any]:
         """Decide and save atomically; retry a lost race; answer a repeated key with its first
         answer."""
-        if command is not None and (answer := self._recorded_answer(command)) is not None:
-            return answer
-        for _attempt in range(MAX_ATTEMPTS):
-            # One attempt: its loads take the aggregates the cache holds as saved, and its
-            # save hands them back (`LedgerRepository.borrowing`).
-            with self.repository.borrowing():
+        for attempt in range(MAX_ATTEMPTS):
+            # One attempt, on fresh state (one look at the log, which the first attempt's
+            # search for a recorded answer shares): its loads take the aggregates the cache
+            # holds as saved, and its save hands them back (`LedgerRepository.borrowing`).
+            with self.repository.borrowing(), self.repository.fresh():
+                if attempt == 0 and command is not None and (
+                        first := self._recorded_answer(command)) is not None:
+                    return first
                 try:
-                    with self.repository.fresh():
-                        aggregates, answer = decide()
-                        # The answer may share lists with aggregates this attempt hands over,
-                        # which later commands change: the command's record and its caller
-                        # keep a copy of their own (a small pickle).
-                        answer = _detached(answer)
+                    aggregates, answer = decide()
                 except LedgerError:
                     # The same command may have been applied since its record was looked for
                     # (a retry racing its own first attempt): that answer stands, not this
@@ -271,6 +268,10 @@ class LedgerBase(Application[UUID]):
                         return first
                     self.telemetry.command("refused")
                     raise
+                # The answer may share lists with aggregates this attempt hands over, which
+                # later commands change: the command's record and its caller keep a copy of
+                # their own (a small pickle).
+                answer = _detached(answer)
                 if command is not None:
                     aggregates.append(CommandRecord(
                         principal=command.principal, key=command.key,
