@@ -51,11 +51,13 @@ log = logging.getLogger(__name__)
 SNAPSHOT_PAGE = 500
 
 
-def events_after(app: Any, aggregate_id: UUID, version: int, page: int = 100) -> Iterator[Any]:
-    """An aggregate's events after `version`, in order, read `page` at a time: a reader that
-    stops early (at the end of a deal, say) reads a page past where it stopped, not the rest of
-    a long history."""
-    while found := list(app.events.get(aggregate_id, gt=version, limit=page)):
+def events_after(app: Any, aggregate_id: UUID, version: int, page: int = 100,
+                 lte: int | None = None) -> Iterator[Any]:
+    """An aggregate's events after `version` (up to `lte`), in order, read `page` at a time: a
+    reader that stops early (at the end of a deal, say) reads a page past where it stopped, not
+    the rest of a long history."""
+    while lte is None or version < lte:
+        found = list(app.events.get(aggregate_id, gt=version, lte=lte, limit=page))
         yield from found
         if len(found) < page:
             return

@@ -10,7 +10,6 @@ answers where to continue instead of working on.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from datetime import datetime
 from functools import cached_property
 from typing import Any
@@ -29,6 +28,7 @@ from ledger.services.base import LedgerBase
 from ledger.services.deals import TABLES, table_as_audited
 from ledger.services.feed_entries import FeedEntries
 from ledger.services.folds import listed_topic
+from ledger.snapshots import events_after
 from ledger.transfers import net_effect
 
 
@@ -136,7 +136,7 @@ class AuditService(LedgerBase):
         rows: list[dict[str, Any]] = []
         next_version = None
         budget = Budget(seconds)
-        for event in self._wallet_events(wallet_id, start - 1, last):
+        for event in events_after(self, wallet_id, start - 1, page=500, lte=last):
             if len(rows) == limit or budget.spent():
                 next_version = event.originator_version - 1
                 break
@@ -223,15 +223,6 @@ class AuditService(LedgerBase):
         if isinstance(record, op.BetPlaced) and record.sealed:
             return views.event_view(event, self._revealed(record.deal_id), record)
         return views.event_view(event, record=record)
-
-    def _wallet_events(self, wallet_id: UUID, after: int, last: int) -> Iterator[Any]:
-        """A wallet's events after a version up to `last`, read a page at a time."""
-        while after < last:
-            page = list(self.events.get(wallet_id, gt=after, lte=last, limit=500))
-            if not page:
-                return
-            yield from page
-            after = page[-1].originator_version
 
 
 def _microseconds(at: datetime | None) -> int | None:
