@@ -51,6 +51,7 @@ from ledger.domain.casino import CasinoTable
 from ledger.domain.wallet import Wallet
 from ledger.services.application import LedgerApplication
 from ledger.settings import Settings
+from ledger.snapshots import snapshot_of
 from ledger.transfers import deal_stake_account, make_transfer
 from tests.bench.common import Context, Figure, Progress, Skipped, ledger_app, open_store
 
@@ -152,9 +153,6 @@ def build(app: LedgerApplication, size: int, progress: Progress) -> None:
     app.snapshotting_intervals = {}  # this process writes the snapshots itself, below
     mapper = app.snapshots.mapper
 
-    def snapshot_class(aggregate: Any) -> Any:
-        return getattr(type(aggregate), "Snapshot", type(app).snapshot_class)
-
     rng = random.Random("replay")
     for name, aggregate in (("wallet", wallet), ("table", table)):
         while aggregate.version < size:
@@ -165,7 +163,7 @@ def build(app: LedgerApplication, size: int, progress: Progress) -> None:
                 else:
                     table_step(table)
                 if aggregate.version % INTERVAL == 0:
-                    snapshots.append(mapper.to_stored_event(snapshot_class(aggregate).take(aggregate)))
+                    snapshots.append(mapper.to_stored_event(snapshot_of(app, aggregate)))
             app.save(aggregate)
             app.snapshots.recorder.insert_events(snapshots)
             progress.tick(lambda n=name, a=aggregate: f"building: {n} at {a.version:,} of "
