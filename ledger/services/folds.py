@@ -87,7 +87,6 @@ class Fold:
     def __init__(self, session: ReadSession) -> None:
         self._session = session
         self._read: dict[str, Any] = {}  # None: the store has no such document
-        self._facts: dict[int, Facts] = {}  # by position: worked out ahead by `fold_page`
         self.changed: dict[str, Any] = {}
         self.keys: list[tuple[str, int]] = []
         self.listed: list[tuple[int, int]] = []
@@ -114,12 +113,12 @@ class Fold:
     def fold_page(self, events: list[tuple[int, Any]]) -> None:
         """Fold (position, event) pairs in order, having read at once the documents that
         their events name (where the store reads in bulk)."""
+        known = [facts(event) for _position, event in events]
         if self._session.reads_in_bulk:
-            self._facts = {position: facts(event) for position, event in events}
-            self.prefetch({name for position, event in events
-                           for name in named_documents(event, self._facts[position])})
-        for position, event in events:
-            self.fold(position, event)
+            self.prefetch({name for (_position, event), its in zip(events, known, strict=True)
+                           for name in named_documents(event, its)})
+        for (position, event), its in zip(events, known, strict=True):
+            self.fold(position, event, its)
 
     def row(self, day: str, table: str, player: str, variant: str) -> dict[str, Any]:
         name = f"a|{day}|{table}|{player}"
@@ -128,9 +127,9 @@ class Fold:
         self.put(name, row)
         return row
 
-    def fold(self, position: int, event: Any) -> None:
-        """Fold one event, at its position in the log."""
-        known = self._facts.pop(position, None) or facts(event)
+    def fold(self, position: int, event: Any, known: Facts | None = None) -> None:
+        """Fold one event, at its position in the log (`known`: its facts, when worked out)."""
+        known = known or facts(event)
         count_chips(self, event, known.transfers)
         if isinstance(event, ApiKey.Event):
             self._key(event, known.data)

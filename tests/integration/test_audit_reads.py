@@ -98,11 +98,11 @@ def test_a_catch_up_killed_between_pages_or_inside_one_folds_each_position_once(
     fold = Fold.fold
     calls = []
 
-    def die_halfway(self, position, event):  # type: ignore[no-untyped-def]
+    def die_halfway(self, position, event, *known):  # type: ignore[no-untyped-def]
         calls.append(position)
         if len(calls) == 20:
             raise Killed
-        fold(self, position, event)
+        fold(self, position, event, *known)
 
     monkeypatch.setattr(Fold, "fold", die_halfway)
     with pytest.raises(Killed):
