@@ -164,9 +164,7 @@ class _SqlReadStore(ReadStore):
     def candidates(self, keys: frozenset[str] | None, after: int, upto: int,
                    limit: int) -> list[int]:
         if keys is None:
-            sql = (f"SELECT position FROM {self.feed_events} WHERE position > ? AND "
-                   "position <= ? ORDER BY position LIMIT ?")
-            return [r[0] for r in self._all(sql, (after, upto, limit))]
+            return [position for position, _at in self.listed_with_times(after, upto, limit)]
         marks = ",".join("?" * len(keys))
         sql = (f"SELECT DISTINCT position FROM {self.feed_keys} WHERE key IN ({marks}) AND "
                "position > ? AND position <= ? ORDER BY position LIMIT ?")
@@ -175,7 +173,7 @@ class _SqlReadStore(ReadStore):
     def listed_with_times(self, after: int, upto: int, limit: int) -> list[tuple[int, int]]:
         sql = (f"SELECT position, at FROM {self.feed_events} WHERE position > ? AND "
                "position <= ? ORDER BY position LIMIT ?")
-        return [(p, at) for p, at in self._all(sql, (after, upto, limit))]
+        return self._all(sql, (after, upto, limit))  # type: ignore[return-value]
 
     def having(self, keys: frozenset[str], positions: Sequence[int]) -> set[int]:
         found: set[int] = set()
