@@ -109,12 +109,10 @@ def one_look_at_the_log_per_request(app: Flask, ledger: LedgerApplication) -> No
 
     @app.before_request
     def look_once() -> None:
-        unit = ledger.repository.looked()
-        unit.__enter__()
-        g.reddog_unit = unit
+        g.reddog_unit = ledger.repository.begin_unit()
 
     @app.teardown_request
     def done(_error: BaseException | None) -> None:
-        unit = g.pop("reddog_unit", None)
-        if unit is not None:
-            unit.__exit__(None, None, None)
+        token = g.pop("reddog_unit", None)
+        if token is not None:
+            ledger.repository.end_unit(token)

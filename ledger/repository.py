@@ -35,7 +35,7 @@ import pickle
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from typing import Any
 from uuid import UUID
 
@@ -243,13 +243,23 @@ class LedgerRepository(Repository[UUID]):
     def looked(self, now: bool = False) -> Iterator[None]:
         """A unit of work that looks at the log once: at its first load (a request), or `now`
         (a command's decision, whose every attempt looks again)."""
-        if now:
-            self.sync()
-        token = _LOOKED.set([now])
+        token = self.begin_unit(now)
         try:
             yield
         finally:
-            _LOOKED.reset(token)
+            self.end_unit(token)
+
+    def begin_unit(self, now: bool = False) -> Token[list[bool] | None]:
+        """Begin a unit of work (`looked`) where a context manager does not fit (a request's
+        hooks); `end_unit` with what this returns ends it."""
+        if now:
+            self.sync()
+        return _LOOKED.set([now])
+
+    @staticmethod
+    def end_unit(token: Token[list[bool] | None]) -> None:
+        """End the unit of work `begin_unit` began."""
+        _LOOKED.reset(token)
 
     def fresh(self) -> AbstractContextManager[None]:
         """Look at the log once, now, then load without looking again (a command's decision)."""
