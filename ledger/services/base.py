@@ -23,7 +23,7 @@ from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, OperationalError, Recording
+from eventsourcing.persistence import IntegrityError, JSONTranscoder, OperationalError, Recording
 from eventsourcing.utils import Environment, EnvType
 
 from ledger import snapshots
@@ -35,6 +35,7 @@ from ledger.domain.checkpoint import Checkpoints
 from ledger.domain.highcard import HighCardStateAsDict, HighCardTable
 from ledger.domain.wallet import Wallet
 from ledger.errors import Conflict, LedgerError, NotFound
+from ledger.fastjson import FastJSONTranscoder
 from ledger.projection import Follower, Projection
 from ledger.repository import LedgerRepository
 from ledger.runtime import RuntimeStore, runtime_store_for
@@ -163,6 +164,16 @@ class LedgerBase(Application[UUID]):
         """A mapper that seals every stored event with its keyed MAC (`ledger.chain`)."""
         return self.factory.mapper(transcoder=self.construct_transcoder(),
                                    mapper_class=ChainedMapper)
+
+    def construct_transcoder(self) -> Any:
+        """The library's JSON transcoder, the same bytes written and read by `orjson`
+        (`ledger.fastjson`); another transcoder named by the environment is kept as it is."""
+        transcoder = self.factory.transcoder()
+        if type(transcoder) is JSONTranscoder:
+            transcoder = FastJSONTranscoder()
+        if isinstance(transcoder, JSONTranscoder):
+            self.register_transcodings(transcoder)
+        return transcoder
 
     def register_transcodings(self, transcoder: Any) -> None:
         """Add the transcoding that lets high-card table snapshots hold the engine state."""

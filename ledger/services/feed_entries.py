@@ -26,6 +26,7 @@ from eventsourcing.utils import resolve_topic
 from ledger.chain import stored_as_sealed
 from ledger.domain.highcard import HighCardTable
 from ledger.domain.records import HEADER, aggregate_type_of
+from ledger.fastjson import FastJSONTranscoder
 from ledger.rules import operations as op
 from ledger.services.views import REVEALS, SECRET_FIELDS
 
@@ -80,7 +81,7 @@ class FeedEntries:
     seed has been revealed (a sealed bet shows its amount only then)."""
 
     def __init__(self, mapper: Mapper, revealed: Callable[[str], bool]) -> None:
-        self.direct = type(mapper.transcoder) is JSONTranscoder
+        self.direct = type(mapper.transcoder) in (JSONTranscoder, FastJSONTranscoder)
         self._mapper = mapper
         self._revealed = revealed
         self._decoder = json.JSONDecoder(object_hook=_json_ready)

@@ -1,0 +1,161 @@
+"""JSON written by `orjson` (compiled), byte for byte as the standard `json` module writes it.
+
+Two places turn every new event into JSON: the digest of its canonical form
+(`ledger.chain.canonical`: `json` with sorted keys, compact, ASCII only) and the library's
+transcoder, which stores it (`json`, compact, UTF-8). Both are defined by what `json` writes:
+the digests stored since the first release, and an auditor's own recomputation with
+`json.dumps`, depend on those exact bytes. `orjson` writes the same bytes for the values events
+hold, several times faster, but not for every value: it writes some floats differently (`1e-05`
+as `0.00001`, NaN as `null`), text outside ASCII raw, an enum by its value, and it refuses
+integers past 64 bits and keys that are not text. So each writer here either writes exactly
+what `json` writes or steps aside for `json` itself:
+
+- `canonical_json(obj, default)` returns None (and `canonical` uses `json`) when the value
+  holds a float, text outside printable ASCII, or anything `orjson` refuses;
+- `FastJSONTranscoder.encode` uses the library's `json` path in the same cases.
+
+Reading stays with the library's `json` decoder: `orjson` parses faster, but turning its
+objects back into UUIDs and times in Python costs more than it saves.
+
+A value `orjson` writes natively but `json` hands to `default` (an `Enum` that is neither text
+nor an integer) would come out differently; the ledger has no such enum, and
+`tests/unit/test_fastjson.py` checks that, and the equality itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from uuid import UUID
+
+import orjson
+from eventsourcing.persistence import JSONTranscoder
+
+_CANONICAL_OPTIONS = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
+                      | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_SUBCLASS)
+_STORED_OPTIONS = (orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+                   | orjson.OPT_PASSTHROUGH_SUBCLASS)
+
+#: Types that may hold or be a float, which `json` and `orjson` may write differently.
+_NOT_PLAIN = frozenset({float, dict, list, tuple})
+
+
+class _Refused(Exception):
+    """A value `json` writes in a way this module does not copy."""
+
+
+def _as_json_writes(obj: Any) -> Any:
+    """What `json` writes for a subclass of text or of an integer (`StrEnum`, `IntEnum`): the
+    plain value. Other subclasses of JSON's types are left to `json`."""
+    if isinstance(obj, str):
+        return str.__str__(obj)
+    if isinstance(obj, int):
+        return int.__int__(obj)
+    raise _Refused
+
+
+def _holds_float(values: Any) -> bool:
+    """Whether any of `values`, or anything in them, is a float (a float or a container in a
+    collection of kinds is found by C code, not by a loop)."""
+    kinds = set(map(type, values))
+    if not kinds & _NOT_PLAIN:
+        return False
+    if float in kinds:
+        return True
+    for value in values:
+        kind = type(value)
+        if kind is dict:
+            if _holds_float(value.values()):
+                return True
+        elif (kind is list or kind is tuple) and _holds_float(value):
+            return True
+    return False
+
+
+def _written_like_json(default: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """`default` for orjson: what `json` would write for a value orjson hands over (a time, a
+    dataclass, a subclass of text or of an integer, anything `default` writes)."""
+
+    def written(value: Any) -> Any:
+        if isinstance(value, (str, int, float, dict, list, tuple)):
+            return _as_json_writes(value)
+        form = default(value)
+        if _holds_float((form,)):
+            raise _Refused
+        return form
+
+    return written
+
+
+_WRITERS: dict[Callable[[Any], Any], Callable[[Any], Any]] = {}
+
+
+def canonical_json(obj: Any, default: Callable[[Any], Any]) -> bytes | None:
+    """`json.dumps(obj, sort_keys=True, separators=(",", ":"), default=default).encode()`, or
+    None where it cannot be sure to write the same bytes."""
+    if _holds_float(obj.values() if type(obj) is dict else (obj,)):
+        return None
+    writer = _WRITERS.get(default)
+    if writer is None:
+        writer = _WRITERS[default] = _written_like_json(default)
+    try:
+        data = orjson.dumps(obj, default=writer, option=_CANONICAL_OPTIONS)
+    except (orjson.JSONEncodeError, TypeError):
+        return None
+    # `json` escapes everything outside printable ASCII (DEL included); orjson writes it raw.
+    if not data.isascii() or b"\x7f" in data:
+        return None
+    return data
+
+
+class FastJSONTranscoder(JSONTranscoder):
+    """The library's JSON transcoder, writing the same bytes with `orjson`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._uuid_name: str | None = None
+
+    def register(self, transcoding: Any) -> None:
+        super().register(transcoding)
+        uuid_transcoding = self.types.get(UUID)
+        # orjson writes a UUID as text itself; `_prepared` wraps it as the library would.
+        self._uuid_name = uuid_transcoding.name if uuid_transcoding is not None else None
+        self._uuid_encode = uuid_transcoding.encode if uuid_transcoding is not None else None
+
+    def _prepared(self, value: Any) -> Any:
+        kind = type(value)
+        if kind is dict:
+            prepared = {}
+            for key, item in value.items():
+                item_kind = type(item)
+                if item_kind is str or item_kind is int or item_kind is bool or item is None:
+                    prepared[key] = item
+                elif item_kind is UUID and self._uuid_name is not None:
+                    prepared[key] = {"_type_": self._uuid_name, "_data_": self._uuid_encode(item)}
+                else:
+                    prepared[key] = self._prepared(item)
+            return prepared
+        if kind is UUID:
+            if self._uuid_name is None:
+                raise _Refused
+            return {"_type_": self._uuid_name, "_data_": self._uuid_encode(value)}
+        if kind is list or kind is tuple:
+            return [self._prepared(item) for item in value]
+        if kind is float:
+            raise _Refused
+        return value
+
+    def _default(self, obj: Any) -> Any:
+        if type(obj) in self.types:
+            # What a transcoding returns is written as json would: its UUIDs wrapped too.
+            return self._prepared(self._encode_obj(obj))
+        if isinstance(obj, (str, int)):
+            return _as_json_writes(obj)
+        raise _Refused
+
+    def encode(self, obj: Any) -> bytes:
+        try:
+            return orjson.dumps(self._prepared(obj), default=self._default,
+                                option=_STORED_OPTIONS)
+        except (_Refused, orjson.JSONEncodeError, TypeError, RecursionError):
+            return super().encode(obj)

@@ -1,0 +1,215 @@
+"""`ledger.fastjson` writes, byte for byte, what the standard `json` module writes: the stored
+JSON of every event and snapshot (the library's transcoder) and the canonical bytes digests are
+of (`ledger.chain.canonical`). Where it cannot be sure to, it steps aside for `json`."""
+
+from __future__ import annotations
+
+import enum
+import importlib
+import json
+import pkgutil
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+from uuid import UUID, uuid4
+
+import pytest
+from eventsourcing.persistence import (
+    DatetimeAsISO,
+    DecimalAsStr,
+    JSONTranscoder,
+    Transcoding,
+    TranscodingNotRegisteredError,
+    UUIDAsHex,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import api
+import ledger
+from ledger import chain
+from ledger.chain import canonical, sealed_state
+from ledger.domain.highcard import HighCardStateAsDict
+from ledger.fastjson import FastJSONTranscoder, canonical_json
+from ledger.rules.variants import VARIANTS
+from ledger.services.access import SYSTEM
+from ledger.services.application import LedgerApplication
+from ledger.settings import Settings
+from ledger.simulate import simulate_casino, simulate_table
+from ledger.snapshots import stored_snapshots
+
+
+class Colour(enum.StrEnum):
+    RED = "red"
+
+
+class Rank(enum.IntEnum):
+    ACE = 14
+
+
+@dataclass
+class Point:
+    x: int
+    y: Any
+
+
+class PointAsDict(Transcoding):
+    type = Point
+    name = "point"
+
+    def encode(self, obj: Point) -> dict[str, Any]:
+        return {"x": obj.x, "y": obj.y}
+
+    def decode(self, data: dict[str, Any]) -> Point:
+        return Point(**data)
+
+
+def transcoders() -> tuple[JSONTranscoder, FastJSONTranscoder]:
+    pair = (JSONTranscoder(), FastJSONTranscoder())
+    for transcoder in pair:
+        for transcoding in (UUIDAsHex(), DatetimeAsISO(), DecimalAsStr(), PointAsDict()):
+            transcoder.register(transcoding)
+    return pair
+
+
+def recipe(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"),
+                      default=chain._plain).encode("utf-8")
+
+
+leaves = (st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12)
+          | st.uuids() | st.datetimes(timezones=st.none() | st.just(UTC))
+          | st.sampled_from([Colour.RED, Rank.ACE]) | st.decimals(allow_nan=False))
+values = st.recursive(
+    leaves,
+    lambda children: st.lists(children, max_size=4) | st.tuples(children, children)
+    | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    | st.builds(Point, st.integers(), children),
+    max_leaves=14,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(state=st.dictionaries(st.text(max_size=8), values, max_size=8))
+def test_the_transcoder_writes_the_bytes_the_library_writes(state):
+    library, fast = transcoders()
+    assert fast.encode(state) == library.encode(state)
+
+
+@settings(max_examples=400, deadline=None)
+@given(state=st.dictionaries(st.text(max_size=8), values, max_size=8))
+def test_canonical_json_writes_the_recipe_or_steps_aside(state):
+    written = canonical_json(state, chain._plain)
+    assert written is None or written == recipe(state)
+
+
+def test_canonical_json_writes_plain_states_itself_and_steps_aside_where_json_differs(
+        monkeypatch):
+    monkeypatch.setitem(chain._FORMS, Point, lambda point: {"x": point.x, "y": point.y})
+    plain = {"id": uuid4(), "at": datetime(2026, 5, 1, 12, tzinfo=UTC), "n": 2**63,
+             "rank": Rank.ACE, "colour": Colour.RED, "cards": [{"r": 3, "s": None}],
+             "pair": ("a", True), "text": "tab\there \"q\" \\ ~"}
+    assert canonical_json(plain, chain._plain) == recipe(plain)
+    for value in (0.00001, 1.5, float("nan"), float("inf"), "café", "del\x7f", 2**64,
+                  {"deep": [1, {"x": 1e-7}]}, Point(1, 0.5)):
+        state = {**plain, "value": value}
+        assert canonical_json(state, chain._plain) is None, value
+        assert canonical(state) == recipe(state)
+    assert canonical_json({**plain, "value": Point(1, [2])}, chain._plain) == recipe(
+        {**plain, "value": Point(1, [2])})
+    assert canonical_json({1: "key not text"}, chain._plain) is None
+
+
+def test_the_transcoder_steps_aside_the_same_way_and_refuses_what_the_library_refuses():
+    library, fast = transcoders()
+    for value in (0.00001, float("nan"), {1: "x"}, {"p": Point(1, 1e-7)}, 2**70, "é\u2028",
+                  [uuid4(), (uuid4(), Decimal("1.50"))], Rank.ACE, Colour.RED):
+        assert fast.encode({"value": value}) == library.encode({"value": value}), value
+    for transcoder in (library, fast):
+        with pytest.raises(TranscodingNotRegisteredError):
+            transcoder.encode({"value": object()})
+    bare = FastJSONTranscoder()
+    with pytest.raises(TranscodingNotRegisteredError):
+        bare.encode({"id": uuid4()})
+
+
+def test_the_ledger_has_no_enum_that_orjson_would_write_by_value_and_json_by_name():
+    """orjson writes any enum by its value; json writes one that is text or an integer the
+    same way, and hands any other enum to `default`."""
+    for package in (ledger, api):
+        for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            importlib.import_module(module.name)
+    enums = [kind for kind in _subclasses(enum.Enum) if kind.__module__.split(".")[0]
+             in ("ledger", "api")]
+    assert enums, "the ledger's enums were not found"
+    for kind in enums:
+        assert issubclass(kind, (str, int)), kind
+
+
+def _subclasses(kind: type) -> list[type]:
+    found = []
+    for sub in kind.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found
+
+
+@pytest.fixture(scope="module")
+def played() -> LedgerApplication:
+    app = LedgerApplication(Settings.from_env(store="memory"))
+    simulate_casino(app, 8, seed="5a" * 16, bet=20)
+    for index, variant in enumerate(VARIANTS):
+        simulate_table(app, variant, 3, deals=2, seed=f"{index + 0x60:02x}" * 16)
+    app.issue_key("auditor", label="café ☕")
+    app.run_verification(SYSTEM)  # an event that holds a float (its seconds)
+    tables = {n.originator_id for n in app.recorder.select_notifications(start=1, limit=100_000)
+              if "Table" in n.topic or "Wallet" in n.topic}
+    for table in tables:  # snapshots of every kind (a high-card table's engine state among them)
+        app.take_snapshot(table)
+    return app
+
+
+def test_every_stored_event_and_snapshot_is_what_the_library_would_have_written(played):
+    library, _ = transcoders()
+    library.register(HighCardStateAsDict())
+    mapper = played.mapper
+    assert isinstance(mapper.transcoder, FastJSONTranscoder)
+    notifications = played.recorder.select_notifications(start=1, limit=100_000)
+    snapshots = list(stored_snapshots(played))
+    assert len(notifications) > 500
+    assert len(snapshots) >= 10
+    assert any(b'"_type_":"high_card_state"' in snapshot.state for snapshot in snapshots)
+    for stored in [*notifications, *snapshots]:
+        state = mapper.transcoder.decode(stored.state)
+        assert library.encode(state) == stored.state, stored.topic
+
+
+def test_every_event_is_digested_by_the_fast_writer_unless_it_holds_a_float(played):
+    mapper = played.mapper
+    topics, aside = set(), 0
+    for stored in played.recorder.select_notifications(start=1, limit=100_000):
+        state = sealed_state(mapper, stored)
+        plain = {k: v for k, v in state.items() if k != "chain_mac"}
+        assert canonical(state) == recipe(plain)
+        json_differs = (any(type(value) is float for value in _leaves(plain))
+                        or not json.dumps(plain, default=str, ensure_ascii=False).isascii())
+        assert (canonical_json(plain, chain._plain) is None) == json_differs, stored.topic
+        aside += json_differs
+        topics.add(stored.topic)
+    assert aside >= 2 and len(topics) > 20  # the key's label, the verification's seconds
+    assert played.run_verification(SYSTEM)["ok"]
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
+
+
+def test_a_uuid_given_a_canonical_form_of_its_own_is_written_by_json(monkeypatch):
+    monkeypatch.setitem(chain._FORMS, UUID, lambda uuid: uuid.hex)
+    state = {"originator_id": uuid4(), "other": uuid4()}
+    assert canonical(state) == recipe(state)
+    assert state["other"].hex.encode() in canonical(state)
