@@ -155,7 +155,11 @@ class FastJSONTranscoder(JSONTranscoder):
 
     def encode(self, obj: Any) -> bytes:
         try:
-            return orjson.dumps(self._prepared(obj), default=self._default,
+            data = orjson.dumps(self._prepared(obj), default=self._default,
                                 option=_STORED_OPTIONS)
         except (_Refused, orjson.JSONEncodeError, TypeError, RecursionError):
             return super().encode(obj)
+        # orjson's bytes keep the whole buffer it wrote into (about 4 KB, for 500 bytes of
+        # JSON), and a stored event's bytes live as long as the store (in memory) or a cache:
+        # a copy of the exact size (0.1 µs) holds what `json` would.
+        return bytes(memoryview(data))

@@ -8,6 +8,7 @@ import enum
 import importlib
 import json
 import pkgutil
+import tracemalloc
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -119,6 +120,24 @@ def test_canonical_json_writes_plain_states_itself_and_steps_aside_where_json_di
     assert canonical_json({**plain, "value": Point(1, [2])}, chain._plain) == recipe(
         {**plain, "value": Point(1, [2])})
     assert canonical_json({1: "key not text"}, chain._plain) is None
+
+
+def test_stored_json_takes_the_memory_its_length_needs_as_json_would():
+    """A store in memory keeps every event's bytes: orjson's own bytes hold the buffer it wrote
+    into (about 4 KB) whatever their length."""
+    library, fast = transcoders()
+    state = {"id": uuid4(), "note": "x" * 300, "cards": [{"rank": 3}] * 4}
+    assert fast.encode(state) == library.encode(state)
+    sizes = []
+    for transcoder in (library, fast):
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            kept = [transcoder.encode(state) for _ in range(200)]
+            sizes.append((tracemalloc.get_traced_memory()[0] - before) / len(kept))
+        finally:
+            tracemalloc.stop()
+    assert sizes[1] < 1.2 * sizes[0], sizes
 
 
 def test_the_transcoder_steps_aside_the_same_way_and_refuses_what_the_library_refuses():
