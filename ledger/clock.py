@@ -12,7 +12,8 @@ _REAL_DATETIME = (datetime,)
 def utcnow() -> datetime:
     """Return the current instant as an aware UTC datetime."""
     now = datetime.now(tz=UTC)
-    return _REAL_DATETIME[0](
-        now.year, now.month, now.day, now.hour, now.minute, now.second, now.microsecond,
-        tzinfo=UTC,
-    )
+    real = _REAL_DATETIME[0]
+    if type(now) is real:  # the real clock: a real datetime already
+        return now
+    return real(now.year, now.month, now.day, now.hour, now.minute, now.second, now.microsecond,
+                tzinfo=UTC)
