@@ -357,7 +357,8 @@ class Bench:
         self.progress.step(f"{self.store.kind}: {message}")
 
     def run_processes(self, name: str, target: str, specs: list[dict[str, Any]],
-                      sampler: Sampler | None = None) -> tuple[list[Any], dict[str, float]]:
+                      sampler: Sampler | None = None, extra_env: dict[str, str] | None = None
+                      ) -> tuple[list[Any], dict[str, float]]:
         """Start one process per spec (`python -m tests.bench.http TARGET SPEC`), all beginning
         at the same moment; sample memory at the half and the end; their records, and marks."""
         self.phases += 1
@@ -370,7 +371,7 @@ class Bench:
             with (self.tmp / f"{self.phases}-{name}-{number}.err").open("w") as err:
                 processes.append((subprocess.Popen(
                     [sys.executable, "-m", "tests.bench.http", target, str(path)], cwd=ROOT,
-                    env=child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    env=child_env(extra_env), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                     stderr=err, text=True), spec))
         # A barrier: every process says it is ready, then all are told the same start time.
         for number, (process, _spec) in enumerate(processes):
@@ -425,9 +426,10 @@ class Bench:
         return results, marks
 
     # Phases.
-    def raw_commits(self) -> dict[str, Any]:
+    def raw_commits(self, extra_env: dict[str, str] | None = None) -> dict[str, Any]:
         """The store's commit rate with eventsourcing alone, one event per save, as many
-        concurrent writers as clients, in as many processes as the server has workers."""
+        concurrent writers as clients, in as many processes as the server has workers
+        (`extra_env`: the slow disk's, `tests.bench.slowsync`)."""
         from tests.bench.rawcommit import create
 
         env = self.store.raw_env("rawcommits")
@@ -437,7 +439,8 @@ class Bench:
         self.say(f"raw commits: {self.clients} writers in {self.workers} processes, "
                  f"{self.seconds:.0f} s")
         results, _ = self.run_processes("raw", "raw", [
-            {"env": env, "threads": threads} for threads in per if threads])
+            {"env": env, "threads": threads} for threads in per if threads],
+            extra_env=extra_env)
         saves = sum(r["saves"] for r in results)
         latencies = [x for r in results for x in r["latencies"]]
         rate = saves / (self.seconds - self.warmup)
@@ -559,6 +562,7 @@ class Bench:
             finally:
                 sampler.stop()
                 server.stop()
+        slow_disk = self.on_a_slow_disk(specs) if kind == "sqlite" else []
         shape = (f"{self.workers} workers × {self.threads} threads, {self.clients} client "
                  f"processes, {self.seconds:.0f} s phases")
         raw_name = f"raw commits/s, 1 event per save, {self.clients} writers"
@@ -608,7 +612,44 @@ class Bench:
             note=f"grew {(second - first) / MIB:+.1f} MiB over "
                  f"{top['commands'] // 2:,} commands",
             extra={"first_half_bytes": first, "second_half_bytes": second}))
-        return figures
+        return figures + slow_disk
+
+    def on_a_slow_disk(self, specs: list[dict[str, Any]]) -> list[Any]:
+        """The commands' figures again where a flush takes longer (`tests.bench.slowsync`, the
+        server's and the raw writers' processes alike): the one-commit-per-save ceiling there,
+        and the mix with group commit on and off. Not with --quick unless `flush_micros` is
+        set; `flush_micros=0` leaves it out."""
+        from tests.bench.slowsync import DEFAULT_MICROS, build, environment
+
+        micros = int(self.ctx.options.get("flush_micros", 0 if self.ctx.quick
+                                          else DEFAULT_MICROS))
+        library = build(self.tmp) if micros > 0 else None
+        if library is None:
+            if micros > 0:
+                self.say("slow disk: no C compiler, left out")
+            return []
+        slow = environment(library, micros)
+        flush = f"flush +{micros / 1000:g} ms"
+        self.say(f"{flush}: raw commits")
+        raw = self.raw_commits(slow)
+        self.say(f"{flush}: raw commits {raw['commits_per_s']:,.0f}/s")
+        results = {}
+        for setting in ("on", "off"):
+            self.say(f"{flush}: server with REDDOG_GROUP_COMMIT={setting}; the mix, closed loop")
+            server = Server(self.store, self.tmp, self.workers, self.threads,
+                            {**slow, "REDDOG_GROUP_COMMIT": setting})
+            sampler = Sampler(server)
+            try:
+                results[setting] = self.play(f"slow-{setting}",
+                                             [{**s, "port": server.port} for s in specs],
+                                             sampler=sampler)
+            finally:
+                sampler.stop()
+                server.stop()
+        raw_name = f"raw commits/s, 1 event per save, {self.clients} writers, {flush}"
+        return [self.commands_figure(f"commands/s at max rate, group commit {setting}, {flush}",
+                                     self.store.kind, results[setting], raw, raw_name, goal)
+                for setting, goal in (("on", 1.0), ("off", 0.5))]
 
     def commands_figure(self, name: str, kind: str, result: dict[str, Any],
                         raw: dict[str, Any], raw_name: str, goal: float | None) -> Any:
