@@ -10,9 +10,16 @@ fewer than N events after it, however long the history.
 `take_snapshots` is what a save calls once its events are committed (`LedgerBase._take_snapshots`):
 
 - A save that adds several events to an aggregate (a deal adds a dozen to a high-card table, a
-  bulk build thousands to a wallet) gets a snapshot at every multiple it reaches: of the
-  aggregate in hand where the save left it at that very version (the usual case), else rebuilt
-  from the store at exactly that version (the previous snapshot and fewer than N events).
+  bulk build thousands to a wallet) gets a snapshot at every multiple it reaches: the one a
+  command's decision sealed as its event reached that version (`capturing`, below), else of
+  the aggregate in hand where the save left it at that very version, else rebuilt from the
+  store at exactly that version (the previous snapshot and fewer than N events).
+- `capturing(app)`, around each attempt of a command, seals a snapshot of an aggregate the
+  moment a new event brings it to a multiple of its interval (`AFTER_NEW_EVENT` of
+  `ledger.domain.base`), so a deal that crosses a multiple mid-save is not rebuilt from the
+  store afterwards (a fifth of a 6-seat table's play went to those rebuilds). What an attempt
+  sealed is written only by its save, after its events are committed; a refused or lost attempt
+  drops it.
 - The interval of an aggregate is found by its class or any class it extends.
 - Writing a snapshot never fails the save: its events are committed already, and a save that
   raised would make the command retry and apply twice. A snapshot that could not be written
@@ -34,12 +41,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from eventsourcing.persistence import PersistenceError, StoredEvent
 
 from ledger.chain import canonical, mac_matches, sealed_state, state_digest, stored_event_digest
+from ledger.domain.base import AFTER_NEW_EVENT
 from ledger.repository import project as replay  # events applied in turn, no Protocol check
 from ledger.sidestore import row_tuple
 
@@ -77,11 +86,48 @@ def multiples(first: int, last: int, interval: int) -> range:
     return range(-(-first // interval) * interval, last + 1, interval)
 
 
+class Capture:
+    """Snapshots sealed as a command's new events bring their aggregates to a multiple of their
+    interval (`capturing`): by (aggregate id, version)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.sealed: dict[tuple[UUID, int], StoredEvent] = {}
+        self._intervals: dict[type, int | None] = {}
+
+    def __call__(self, aggregate: Any) -> None:
+        kind = type(aggregate)
+        if kind not in self._intervals:
+            self._intervals[kind] = interval_of(self.app.snapshotting_intervals, aggregate)
+        interval = self._intervals[kind]
+        if interval and aggregate.version % interval == 0:
+            # Sealed now: the aggregate's later events change what it holds.
+            snapshot = snapshot_of(self.app, aggregate)
+            self.sealed[(aggregate.id, aggregate.version)] = (
+                self.app.snapshots.mapper.to_stored_event(snapshot))
+
+
+@contextmanager
+def capturing(app: Any) -> Iterator[None]:
+    """Seal snapshots at multiples of their intervals as new events reach them, for the save
+    made inside (`take_snapshots`); nothing where the application keeps no snapshots."""
+    if app.snapshots is None or not app.snapshotting_intervals:
+        yield
+        return
+    token = AFTER_NEW_EVENT.set(Capture(app))
+    try:
+        yield
+    finally:
+        AFTER_NEW_EVENT.reset(token)
+
+
 def take_snapshots(app: Application[UUID], processing_event: ProcessingEvent[UUID]) -> None:
     """Snapshot every saved aggregate at each multiple of its interval that this save's events
     reached."""
     if app.snapshots is None:
         return
+    capture = AFTER_NEW_EVENT.get()
+    sealed = capture.sealed if isinstance(capture, Capture) and capture.app is app else {}
     saved: dict[UUID, list[int]] = {}
     for event in processing_event.events:
         saved.setdefault(event.originator_id, []).append(event.originator_version)
@@ -92,7 +138,10 @@ def take_snapshots(app: Application[UUID], processing_event: ProcessingEvent[UUI
             continue
         for version in multiples(min(versions), max(versions), interval):
             try:
-                if version == aggregate.version:  # the aggregate in hand is that version
+                stored = sealed.get((aggregate_id, version))
+                if stored is not None:  # sealed by the decision as it reached that version
+                    app.snapshots.recorder.insert_events([stored])
+                elif version == aggregate.version:  # the aggregate in hand is that version
                     app.snapshots.put([snapshot_of(app, aggregate)])
                 else:  # rebuilt at that version (the repository replays without Protocol checks)
                     app.take_snapshot(aggregate_id, version=version)

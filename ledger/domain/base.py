@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from datetime import datetime
 from typing import Any
 
@@ -12,6 +13,11 @@ from ledger import clock
 from ledger.chain import GENESIS, sealed_digest
 
 Upcast = Callable[[dict[str, Any]], None]
+
+#: Called with an aggregate after each new event of it is applied, where set: the application
+#: sets it around a command's decision (`ledger.snapshots.capturing`); the domain knows no more.
+AFTER_NEW_EVENT: ContextVar[Callable[[Any], None] | None] = ContextVar("after_new_event",
+                                                                        default=None)
 
 
 class LedgerAggregate(Aggregate):
@@ -26,11 +32,15 @@ class LedgerAggregate(Aggregate):
             return clock.utcnow()
 
         def mutate(self, aggregate: Any) -> Any:
-            if "chain_prev" not in vars(self):  # a new event: link it to its aggregate's chain
+            new = "chain_prev" not in vars(self)
+            if new:  # a new event: link it to its aggregate's chain
                 head = aggregate.chain_head if aggregate is not None else GENESIS
                 object.__setattr__(self, "chain_prev", head)
             result = super().mutate(aggregate)
-            (result if result is not None else aggregate).chain_head = sealed_digest(self)
+            mutated = result if result is not None else aggregate
+            mutated.chain_head = sealed_digest(self)
+            if new and (after := AFTER_NEW_EVENT.get()) is not None:
+                after(mutated)
             return result
 
     class Created(Event, Aggregate.Created):

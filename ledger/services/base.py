@@ -264,7 +264,8 @@ class LedgerBase(Application[UUID]):
             # One attempt, on fresh state (one look at the log, which the first attempt's
             # search for a recorded answer shares): its loads take the aggregates the cache
             # holds as saved, and its save hands them back (`LedgerRepository.borrowing`).
-            with self.repository.borrowing(), self.repository.fresh():
+            with self.repository.borrowing(), self.repository.fresh(), \
+                    snapshots.capturing(self):
                 if attempt == 0 and command is not None and (
                         first := self._recorded_answer(command)) is not None:
                     return first

@@ -16,6 +16,7 @@ from eventsourcing.persistence import OperationalError, StoredEvent
 from ledger.chain import stored_event_digest
 from ledger.domain.casino import CasinoTable
 from ledger.domain.wallet import Wallet
+from ledger.errors import InvalidInput, LedgerError
 from ledger.services.access import SYSTEM
 from ledger.snapshots import interval_of, multiples, replay, verify_snapshot
 from tests.integration.test_highcard_tables import finished_deals, open_seated, play
@@ -164,6 +165,56 @@ def test_a_high_card_table_loaded_at_any_version_equals_one_replayed_from_scratc
         loaded, replayed = repository.get(table.id, version=past), as_replayed(app, table.id, past)
         assert loaded.state.to_dict() == replayed.pop("state").to_dict()
         assert {k: v for k, v in vars(loaded).items() if k != "state"} == replayed
+
+
+def test_a_deal_crossing_a_multiple_mid_save_writes_the_snapshot_its_decision_sealed(
+        app, monkeypatch):
+    """A high-card deal adds a dozen events to its table in one save, so it crosses a multiple
+    of the interval mid-save: the snapshot there is the one sealed as the decision reached that
+    version, not a rebuild of the table from the store after the save."""
+    rebuilt: list[Any] = []
+    take = app.take_snapshot
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        rebuilt.append(kwargs.get("version"))
+        return take(*args, **kwargs)
+
+    monkeypatch.setattr(app, "take_snapshot", counted)
+    table = open_seated(app, "six_spot", seats=(1, 2, 3))
+    play(table, deals=10, rng=random.Random("sealed mid-save"))
+    version = table.aggregate().version
+    stored = app.snapshots.recorder.select_events(table.id)
+    assert [s.originator_version for s in stored] == list(range(INTERVAL, version + 1, INTERVAL))
+    assert len(stored) >= 2 and rebuilt == []
+    repository = app.construct_repository()
+    for snapshot in stored:
+        assert verify_snapshot(app, snapshot)
+        loaded = repository.get(table.id, version=snapshot.originator_version)
+        replayed = as_replayed(app, table.id, snapshot.originator_version)
+        assert loaded.state.to_dict() == replayed.pop("state").to_dict()
+
+
+def test_what_a_refused_decision_sealed_is_never_written(app):
+    wallet = new_wallet(app)
+    grow(app, wallet, 98, per_save=98)  # versions 2..99
+
+    def refused() -> Any:
+        app.repository.get(wallet.id).grant(7, granted_by="system")  # version 100: sealed
+        raise InvalidInput("refused once its event was applied")
+
+    def granted() -> Any:
+        again = app.repository.get(wallet.id)
+        again.grant(5, granted_by="system")  # version 100 again, holding another balance
+        return [again], {}
+
+    with pytest.raises(LedgerError):
+        app._execute(None, refused)
+    assert snapshot_versions(app, wallet.id) == []
+    app._execute(None, granted)
+    assert snapshot_versions(app, wallet.id) == [100]
+    loaded = app.construct_repository().get(wallet.id, version=100)
+    assert loaded.balance == 98 * 7 + 5
+    assert vars(loaded) == as_replayed(app, wallet.id, 100)
 
 
 def test_a_snapshot_that_cannot_be_written_fails_neither_the_save_nor_repeats_the_command(
