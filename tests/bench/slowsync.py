@@ -45,21 +45,18 @@ static void wait_as_a_slow_disk(void) {
     }
 }
 
-int fsync(int fd) {
-    static int (*real)(int);
-    if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
-    int result = real(fd);
-    wait_as_a_slow_disk();
-    return result;
-}
+/* `name`, then the wait: the real call found once, by name, in the library after this one. */
+#define SLOWED(name)                                                       \
+    int name(int fd) {                                                     \
+        static int (*real)(int);                                           \
+        if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, #name);           \
+        int result = real(fd);                                             \
+        wait_as_a_slow_disk();                                             \
+        return result;                                                     \
+    }
 
-int fdatasync(int fd) {
-    static int (*real)(int);
-    if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
-    int result = real(fd);
-    wait_as_a_slow_disk();
-    return result;
-}
+SLOWED(fsync)
+SLOWED(fdatasync)
 """
 
 
