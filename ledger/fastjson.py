@@ -11,20 +11,23 @@ integers past 64 bits and keys that are not text. So each writer here either wri
 what `json` writes or steps aside for `json` itself:
 
 - `canonical_json(obj, default)` returns None (and `canonical` uses `json`) when the value
-  holds a float, text outside printable ASCII, or anything `orjson` refuses;
-- `FastJSONTranscoder.encode` uses the library's `json` path in the same cases.
+  holds a float or an enum that is neither text nor an integer, text outside printable ASCII,
+  or anything `orjson` refuses;
+- `FastJSONTranscoder.encode` uses the library's `json` path in the same cases, and always
+  once a transcoding is registered for a kind `json` writes itself (a subclass of text, a
+  number, a dict, a list, or an enum), which orjson would hand to the transcoding instead.
 
 Reading stays with the library's `json` decoder: `orjson` parses faster, but turning its
 objects back into UUIDs and times in Python costs more than it saves.
-
-A value `orjson` writes natively but `json` hands to `default` (an `Enum` that is neither text
-nor an integer) would come out differently; the ledger has no such enum, and
-`tests/unit/test_fastjson.py` checks that, and the equality itself.
+`tests/unit/test_fastjson.py` compares both writers with `json` on random values and on every
+event and snapshot of every variant.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
+from enum import Enum
 from typing import Any
 from uuid import UUID
 
@@ -36,8 +39,9 @@ _CANONICAL_OPTIONS = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
 _STORED_OPTIONS = (orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
                    | orjson.OPT_PASSTHROUGH_SUBCLASS)
 
-#: Types that may hold or be a float, which `json` and `orjson` may write differently.
-_NOT_PLAIN = frozenset({float, dict, list, tuple})
+#: Kinds both write alike and hold nothing to look into.
+_PLAIN = frozenset({str, int, bool, type(None), UUID, datetime})
+_CONTAINERS = frozenset({dict, list, tuple})
 
 
 class _Refused(Exception):
@@ -54,20 +58,31 @@ def _as_json_writes(obj: Any) -> Any:
     raise _Refused
 
 
-def _holds_float(values: Any) -> bool:
-    """Whether any of `values`, or anything in them, is a float (a float or a container in a
-    collection of kinds is found by C code, not by a loop)."""
-    kinds = set(map(type, values))
-    if not kinds & _NOT_PLAIN:
+def _kind_differs(kind: type) -> bool:
+    """Whether orjson may write a value of this kind otherwise than `json`: a float, or an enum
+    that is not text or an integer (orjson writes any enum by its value; `json` writes one of
+    text or of an integer as that, and hands any other to `default`)."""
+    return kind is float or (issubclass(kind, Enum)
+                             and (issubclass(kind, float) or not issubclass(kind, (str, int))))
+
+
+def _json_may_differ(values: Any) -> bool:
+    """Whether any of `values`, or anything in them, is of a kind orjson may write otherwise
+    than `json` (the kinds of a collection are gathered by C code, not by a loop)."""
+    others = set(map(type, values)) - _PLAIN
+    if not others:
         return False
-    if float in kinds:
-        return True
+    for kind in others:
+        if kind not in _CONTAINERS and _kind_differs(kind):
+            return True
+    if others.isdisjoint(_CONTAINERS):
+        return False
     for value in values:
         kind = type(value)
         if kind is dict:
-            if _holds_float(value.values()):
+            if _json_may_differ(value.values()):
                 return True
-        elif (kind is list or kind is tuple) and _holds_float(value):
+        elif (kind is list or kind is tuple) and _json_may_differ(value):
             return True
     return False
 
@@ -80,7 +95,7 @@ def _written_like_json(default: Callable[[Any], Any]) -> Callable[[Any], Any]:
         if isinstance(value, (str, int, float, dict, list, tuple)):
             return _as_json_writes(value)
         form = default(value)
-        if _holds_float((form,)):
+        if _json_may_differ((form,)):
             raise _Refused
         return form
 
@@ -93,7 +108,7 @@ _WRITERS: dict[Callable[[Any], Any], Callable[[Any], Any]] = {}
 def canonical_json(obj: Any, default: Callable[[Any], Any]) -> bytes | None:
     """`json.dumps(obj, sort_keys=True, separators=(",", ":"), default=default).encode()`, or
     None where it cannot be sure to write the same bytes."""
-    if _holds_float(obj.values() if type(obj) is dict else (obj,)):
+    if _json_may_differ(obj.values() if type(obj) is dict else (obj,)):
         return None
     writer = _WRITERS.get(default)
     if writer is None:
@@ -114,9 +129,13 @@ class FastJSONTranscoder(JSONTranscoder):
     def __init__(self) -> None:
         super().__init__()
         self._uuid_name: str | None = None
+        self._json_only = False
 
     def register(self, transcoding: Any) -> None:
         super().register(transcoding)
+        if issubclass(transcoding.type, (str, int, float, dict, list, tuple, Enum)):
+            # `json` writes these itself and never asks the transcoding; orjson would.
+            self._json_only = True
         uuid_transcoding = self.types.get(UUID)
         # orjson writes a UUID as text itself; `_prepared` wraps it as the library would.
         self._uuid_name = uuid_transcoding.name if uuid_transcoding is not None else None
@@ -141,7 +160,7 @@ class FastJSONTranscoder(JSONTranscoder):
             return {"_type_": self._uuid_name, "_data_": self._uuid_encode(value)}
         if kind is list or kind is tuple:
             return [self._prepared(item) for item in value]
-        if kind is float:
+        if kind is float or (kind not in _PLAIN and _kind_differs(kind)):
             raise _Refused
         return value
 
@@ -154,6 +173,8 @@ class FastJSONTranscoder(JSONTranscoder):
         raise _Refused
 
     def encode(self, obj: Any) -> bytes:
+        if self._json_only:
+            return super().encode(obj)
         try:
             data = orjson.dumps(self._prepared(obj), default=self._default,
                                 option=_STORED_OPTIONS)

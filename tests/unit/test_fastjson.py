@@ -153,6 +153,78 @@ def test_the_transcoder_steps_aside_the_same_way_and_refuses_what_the_library_re
         bare.encode({"id": uuid4()})
 
 
+class Plain(enum.Enum):
+    ONE = 1
+
+
+class Ratio(float, enum.Enum):
+    HALF = 0.5
+
+
+class Flags(enum.Flag):
+    A = 1
+
+
+class Tag(str):
+    """Text of a kind with a transcoding of its own: json writes it as text all the same."""
+
+
+class TagAsText(Transcoding):
+    type = Tag
+    name = "tag"
+
+    def encode(self, obj: Tag) -> str:
+        return str.__str__(obj)
+
+    def decode(self, data: str) -> Tag:
+        return Tag(data)
+
+
+def test_enums_json_would_write_otherwise_are_written_by_json(monkeypatch):
+    monkeypatch.setitem(chain._FORMS, Plain, lambda member: member.name)
+    for value in (Plain.ONE, Ratio.HALF, Flags.A, [1, {"x": Plain.ONE}], (Ratio.HALF,)):
+        state = {"value": value}
+        assert canonical_json(state, chain._plain) is None, value
+        assert canonical(state) == recipe(state)
+    library, fast = transcoders()  # no transcoding for them: as the library writes or refuses
+    for value in (Plain.ONE, Ratio.HALF, Flags.A, [1, {"x": Plain.ONE}], (Ratio.HALF,)):
+        state = {"value": value, "id": uuid4()}
+        assert outcome(fast, state) == outcome(library, state), value
+    assert str(outcome(fast, {"value": Plain.ONE})).startswith("refused: ")
+    library, fast = transcoders()
+    for transcoder in (library, fast):
+        transcoder.register(PlainAsName())
+    for value in (Plain.ONE, [Plain.ONE], {"deep": (Plain.ONE,)}):
+        assert fast.encode({"value": value}) == library.encode({"value": value}), value
+
+
+def outcome(transcoder: JSONTranscoder, state: dict[str, Any]) -> bytes | str:
+    try:
+        return transcoder.encode(state)
+    except TranscodingNotRegisteredError as error:
+        return f"refused: {error}"
+
+
+class PlainAsName(Transcoding):
+    type = Plain
+    name = "plain"
+
+    def encode(self, obj: Plain) -> str:
+        return obj.name
+
+    def decode(self, data: str) -> Plain:
+        return Plain[data]
+
+
+def test_a_transcoding_for_a_kind_json_writes_itself_sends_everything_to_json():
+    library, fast = transcoders()
+    for transcoder in (library, fast):
+        transcoder.register(TagAsText())
+    state = {"tag": Tag("x"), "id": uuid4(), "deep": [Tag("y")]}
+    assert fast.encode(state) == library.encode(state)
+    assert b'"tag":"x"' in fast.encode(state)
+
+
 def test_the_ledger_has_no_enum_that_orjson_would_write_by_value_and_json_by_name():
     """orjson writes any enum by its value; json writes one that is text or an integer the
     same way, and hands any other enum to `default`."""
