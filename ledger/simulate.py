@@ -188,60 +188,67 @@ def simulate_table(
     view = app.open_table(SYSTEM, variant, limits or {}, client_seed="simulation",
                           accepts_supplied_seeds=True)
     table_id = UUID(view["id"])
-    wallets: dict[int, UUID] = {}
-    if players > view["limits"]["max_seats"]:
-        raise InvalidInput(f"{variant} seats at most {view['limits']['max_seats']} players",
-                           field="players")
-    for seat in range(1, players + 1):
-        wallet_id = UUID(app.open_wallet(SYSTEM, f"sim-{variant}-{seat}", wallet_id=uuid4())["id"])
-        wallets[seat] = wallet_id
-        view = app.seat_player(SYSTEM, table_id, seat, wallet_id)
-    limits_now = view["limits"]
-    floor = 50 * max(limits_now["bank_min"], limits_now["ante"], limits_now["min_bet"], 10)
-    position_before = app.recorder.max_notification_id() or 0
-    reported = 0
-    bots: Counter[str] = Counter()
+    tally = RuleTally(covers=VARIANTS[variant].betting is Betting.COVER)
 
-    def done(counters: dict[str, int]) -> bool:
-        return (deals is not None and counters["deals"] >= deals) or (
-            turns is not None and counters["turns"] >= turns)
+    def observe(recordings: list[Any]) -> None:  # the table's events, as commands record them
+        for recording in recordings:
+            if recording.domain_event.originator_id == table_id:
+                tally.add(recording.domain_event)
 
-    while not done(view["counters"]):
-        if view["phase"] in ("ready", "funding"):
-            for entry in view["seats"]:
-                if (entry["balance"] or 0) < floor:
-                    app.grant(SYSTEM, wallets[entry["seat"]], 10 * floor)
-                    view = app.table(SYSTEM, table_id)
-        actions = [a for a in view["legal_actions"]
-                   if a["action"] not in ("close", "split_pot", "decline_bank")]
-        if not actions:
-            raise RuntimeError(f"the bots are stuck: {view['phase']}")
-        action = _bot_choice(rng, actions)
-        kind = action["action"]
-        if kind == "deal":
-            view = app.start_deal(SYSTEM, table_id, seed_source=seeds)
-        elif kind == "fund_bank":
-            amount = _bot_amount(rng, action["min"], action["max"])
-            bots.update(_extremes("banks", amount, action))
-            view = app.fund_bank(SYSTEM, table_id, amount)
-        elif kind == "bet":
-            amount = _bot_amount(rng, action["min"], action["max"])
-            bots.update(_extremes("bets", amount, action))
-            view = app.bet(SYSTEM, table_id, action["seat"], amount)
-        elif kind == "buy":
-            view = app.buy_centre_card(SYSTEM, table_id, action["seat"])
-        elif kind == "pass":
-            view = app.pass_turn(SYSTEM, table_id, action["seat"])
-        elif kind == "choose":
-            view = app.dealer_choice(SYSTEM, table_id, rng.choice(action["choices"]))
-        if progress is not None:
-            measure = view["counters"]["turns"] if turns is not None else view["counters"]["deals"]
-            progress(measure - reported)
-            reported = measure
+    with app.observing(observe):
+        wallets: dict[int, UUID] = {}
+        if players > view["limits"]["max_seats"]:
+            raise InvalidInput(f"{variant} seats at most {view['limits']['max_seats']} players",
+                               field="players")
+        for seat in range(1, players + 1):
+            wallet_id = UUID(app.open_wallet(SYSTEM, f"sim-{variant}-{seat}", wallet_id=uuid4())["id"])
+            wallets[seat] = wallet_id
+            view = app.seat_player(SYSTEM, table_id, seat, wallet_id)
+        limits_now = view["limits"]
+        floor = 50 * max(limits_now["bank_min"], limits_now["ante"], limits_now["min_bet"], 10)
+        position_before = app.recorder.max_notification_id() or 0
+        reported = 0
+        bots: Counter[str] = Counter()
+
+        def done(counters: dict[str, int]) -> bool:
+            return (deals is not None and counters["deals"] >= deals) or (
+                turns is not None and counters["turns"] >= turns)
+
+        while not done(view["counters"]):
+            if view["phase"] in ("ready", "funding"):
+                for entry in view["seats"]:
+                    if (entry["balance"] or 0) < floor:
+                        app.grant(SYSTEM, wallets[entry["seat"]], 10 * floor)
+                        view = app.table(SYSTEM, table_id)
+            actions = [a for a in view["legal_actions"]
+                       if a["action"] not in ("close", "split_pot", "decline_bank")]
+            if not actions:
+                raise RuntimeError(f"the bots are stuck: {view['phase']}")
+            action = _bot_choice(rng, actions)
+            kind = action["action"]
+            if kind == "deal":
+                view = app.start_deal(SYSTEM, table_id, seed_source=seeds)
+            elif kind == "fund_bank":
+                amount = _bot_amount(rng, action["min"], action["max"])
+                bots.update(_extremes("banks", amount, action))
+                view = app.fund_bank(SYSTEM, table_id, amount)
+            elif kind == "bet":
+                amount = _bot_amount(rng, action["min"], action["max"])
+                bots.update(_extremes("bets", amount, action))
+                view = app.bet(SYSTEM, table_id, action["seat"], amount)
+            elif kind == "buy":
+                view = app.buy_centre_card(SYSTEM, table_id, action["seat"])
+            elif kind == "pass":
+                view = app.pass_turn(SYSTEM, table_id, action["seat"])
+            elif kind == "choose":
+                view = app.dealer_choice(SYSTEM, table_id, rng.choice(action["choices"]))
+            if progress is not None:
+                measure = view["counters"]["turns"] if turns is not None else view["counters"]["deals"]
+                progress(measure - reported)
+                reported = measure
     counters = view["counters"]
     exact = exact_win_rate(VARIANTS[variant], limits_now["hand_size"])
-    reached = rules_reached(app.events.get(table_id),
-                            covers=VARIANTS[variant].betting is Betting.COVER)
+    reached = tally.reached
     result: dict[str, Any] = {
         "variant": variant,
         "players": players,
@@ -288,34 +295,39 @@ class Reached:
     rules: set[str] = field(default_factory=set)
 
 
-def rules_reached(events: Any, covers: bool = False) -> Reached:
-    """Tally a multi-seat table's recorded events: every rule ID they name, and the steps the
-    table's counters do not keep (covered banks XB3, passes FW3, re-antes H8, choices S6...)."""
-    reached = Reached()
-    count = reached.counts
-    bank = covered = buys = 0
-    for event in events:
+class RuleTally:
+    """A multi-seat table's recorded events tallied as they come (`add`): every rule ID they
+    name, and the steps the table's counters do not keep (covered banks XB3, passes FW3,
+    re-antes H8, choices S6...)."""
+
+    def __init__(self, covers: bool = False) -> None:
+        self.reached = Reached()
+        self.covers = covers
+        self.bank = self.covered = self.buys = 0
+
+    def add(self, event: Any) -> None:
         record = record_of(event)
         if not isinstance(record, op.Operation):
-            continue
+            return
+        reached, count = self.reached, self.reached.counts
         rule = getattr(record, "rule", None)  # a plain field: what `to_data` would store
         if isinstance(rule, str):
             reached.rules.add(rule)
         reached.rules.update(r for kind, r in NAMED_BY_EVENT.items() if isinstance(record, kind))
         if isinstance(record, op.BankFunded):
-            bank = record.transfer["amount"]
+            self.bank = record.transfer["amount"]
         elif isinstance(record, op.Committed):
-            covered = buys = 0
+            self.covered = self.buys = 0
         elif isinstance(record, op.BetPlaced):
-            covered += record.amount
-            if covers and covered == bank:
+            self.covered += record.amount
+            if self.covers and self.covered == self.bank:
                 count["banks_covered"] += 1
                 reached.rules.add("XB3")
         elif isinstance(record, op.CentreBought):
-            buys += 1
-            count["second_centre_cards"] += buys == 2
+            self.buys += 1
+            count["second_centre_cards"] += self.buys == 2
         elif isinstance(record, op.Passed | op.TurnSkipped | op.PaidOut):
-            buys = 0
+            self.buys = 0
         if isinstance(record, op.TurnSkipped):
             count["turns_skipped"] += 1
             count["turns_skipped_covered"] += "covered" in record.reason
@@ -326,7 +338,14 @@ def rules_reached(events: Any, covers: bool = False) -> Reached:
         count["dealer_choices"] += isinstance(record, op.DealerChose)
         count["fourth_deals"] += (isinstance(record, op.DealerChose)
                                   and record.choice == "deal_fourth")
-    return reached
+
+
+def rules_reached(events: Any, covers: bool = False) -> Reached:
+    """Tally a multi-seat table's recorded events (`RuleTally`), read from its log."""
+    tally = RuleTally(covers)
+    for event in events:
+        tally.add(event)
+    return tally.reached
 
 
 def _extremes(kind: str, amount: int, action: dict[str, Any]) -> Counter[str]:

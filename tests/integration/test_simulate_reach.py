@@ -8,8 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from ledger.rules.variants import VARIANTS, Betting
 from ledger.services.application import LedgerApplication
-from ledger.simulate import _bot_amount, simulate_table
+from ledger.simulate import REACHED, _bot_amount, rules_reached, simulate_table
 from tests.conftest import app_factory
 
 
@@ -54,3 +55,17 @@ def test_simulations_are_repeatable_with_a_seed():
                                       seed="53" * 8))
         factory.close()
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_what_the_simulation_tallied_as_commands_applied_is_what_its_tables_log_shows(
+        memory_app, variant):
+    """The simulation tallies the rules its table reached from the events its commands record,
+    as they are applied; the same tally over the table's whole log, read back, agrees."""
+    result = simulate_table(memory_app, variant, 4, deals=12, seed="53" * 8)
+    [table_id] = {n.originator_id for n in memory_app.recorder.select_notifications(1, 100_000)
+                  if n.topic.startswith("ledger.domain.highcard:HighCardTable")}
+    logged = rules_reached(memory_app.events.get(table_id),
+                           covers=VARIANTS[variant].betting is Betting.COVER)
+    assert result["rules_reached"] == sorted(logged.rules) and logged.rules
+    assert {key: result[key] for key in REACHED} == {key: logged.counts[key] for key in REACHED}
