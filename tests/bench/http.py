@@ -218,6 +218,13 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def first_error(log: str) -> str:
+    """What to show of a server's log when it exited: from its first traceback (the cause;
+    later ones follow from it), else its end."""
+    start = log.find("Traceback")
+    return log[start:start + 3000] if start >= 0 else log[-3000:]
+
+
 def rss_bytes(pid: int) -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -282,7 +289,7 @@ class Server:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"the server exited: {self.log.read_text()[-3000:]}")
+                raise RuntimeError(f"the server exited: {first_error(self.log.read_text())}")
             # gunicorn answers as soon as one worker does: wait for all of them (waitress: one)
             if self.workers == 1 or len(children(self.process.pid)) >= self.workers:
                 try:
