@@ -25,6 +25,7 @@ event and snapshot of every variant.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from datetime import datetime
 from enum import Enum
@@ -87,6 +88,7 @@ def _json_may_differ(values: Any) -> bool:
     return False
 
 
+@functools.cache
 def _written_like_json(default: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """`default` for orjson: what `json` would write for a value orjson hands over (a time, a
     dataclass, a subclass of text or of an integer, anything `default` writes)."""
@@ -102,19 +104,13 @@ def _written_like_json(default: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return written
 
 
-_WRITERS: dict[Callable[[Any], Any], Callable[[Any], Any]] = {}
-
-
 def canonical_json(obj: Any, default: Callable[[Any], Any]) -> bytes | None:
     """`json.dumps(obj, sort_keys=True, separators=(",", ":"), default=default).encode()`, or
     None where it cannot be sure to write the same bytes."""
     if _json_may_differ(obj.values() if type(obj) is dict else (obj,)):
         return None
-    writer = _WRITERS.get(default)
-    if writer is None:
-        writer = _WRITERS[default] = _written_like_json(default)
     try:
-        data = orjson.dumps(obj, default=writer, option=_CANONICAL_OPTIONS)
+        data = orjson.dumps(obj, default=_written_like_json(default), option=_CANONICAL_OPTIONS)
     except (orjson.JSONEncodeError, TypeError):
         return None
     # `json` escapes everything outside printable ASCII (DEL included); orjson writes it raw.
@@ -128,7 +124,6 @@ class FastJSONTranscoder(JSONTranscoder):
 
     def __init__(self) -> None:
         super().__init__()
-        self._uuid_name: str | None = None
         self._json_only = False
 
     def register(self, transcoding: Any) -> None:
@@ -136,10 +131,6 @@ class FastJSONTranscoder(JSONTranscoder):
         if issubclass(transcoding.type, (str, int, float, dict, list, tuple, Enum)):
             # `json` writes these itself and never asks the transcoding; orjson would.
             self._json_only = True
-        uuid_transcoding = self.types.get(UUID)
-        # orjson writes a UUID as text itself; `_prepared` wraps it as the library would.
-        self._uuid_name = uuid_transcoding.name if uuid_transcoding is not None else None
-        self._uuid_encode = uuid_transcoding.encode if uuid_transcoding is not None else None
 
     def _prepared(self, value: Any) -> Any:
         kind = type(value)
@@ -149,15 +140,11 @@ class FastJSONTranscoder(JSONTranscoder):
                 item_kind = type(item)
                 if item_kind is str or item_kind is int or item_kind is bool or item is None:
                     prepared[key] = item
-                elif item_kind is UUID and self._uuid_name is not None:
-                    prepared[key] = {"_type_": self._uuid_name, "_data_": self._uuid_encode(item)}
                 else:
                     prepared[key] = self._prepared(item)
             return prepared
-        if kind is UUID:
-            if self._uuid_name is None:
-                raise _Refused
-            return {"_type_": self._uuid_name, "_data_": self._uuid_encode(value)}
+        if kind is UUID:  # orjson writes a UUID as text itself: wrapped as the library wraps it
+            return self._encode_obj(value)
         if kind is list or kind is tuple:
             return [self._prepared(item) for item in value]
         if kind is float or (kind not in _PLAIN and _kind_differs(kind)):
