@@ -340,14 +340,6 @@ class RuleTally:
                                   and record.choice == "deal_fourth")
 
 
-def rules_reached(events: Any, covers: bool = False) -> Reached:
-    """Tally a multi-seat table's recorded events (`RuleTally`), read from its log."""
-    tally = RuleTally(covers)
-    for event in events:
-        tally.add(event)
-    return tally.reached
-
-
 def _extremes(kind: str, amount: int, action: dict[str, Any]) -> Counter[str]:
     return Counter({f"{kind}_at_min": amount == action["min"],
                     f"{kind}_at_max": amount == action["max"]})

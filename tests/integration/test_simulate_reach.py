@@ -10,7 +10,7 @@ import pytest
 
 from ledger.rules.variants import VARIANTS, Betting
 from ledger.services.application import LedgerApplication
-from ledger.simulate import REACHED, _bot_amount, rules_reached, simulate_table
+from ledger.simulate import REACHED, RuleTally, _bot_amount, simulate_table
 from tests.conftest import app_factory
 
 
@@ -65,7 +65,9 @@ def test_what_the_simulation_tallied_as_commands_applied_is_what_its_tables_log_
     result = simulate_table(memory_app, variant, 4, deals=12, seed="53" * 8)
     [table_id] = {n.originator_id for n in memory_app.recorder.select_notifications(1, 100_000)
                   if n.topic.startswith("ledger.domain.highcard:HighCardTable")}
-    logged = rules_reached(memory_app.events.get(table_id),
-                           covers=VARIANTS[variant].betting is Betting.COVER)
+    tally = RuleTally(covers=VARIANTS[variant].betting is Betting.COVER)
+    for event in memory_app.events.get(table_id):
+        tally.add(event)
+    logged = tally.reached
     assert result["rules_reached"] == sorted(logged.rules) and logged.rules
     assert {key: result[key] for key in REACHED} == {key: logged.counts[key] for key in REACHED}
