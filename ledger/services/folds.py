@@ -43,7 +43,6 @@ from ledger.services.folds_events import TABLE_EVENTS, Facts, facts, named_docum
 from ledger.services.folds_series import deal_finished, track_pot
 from ledger.services.folds_verify import fold_checkpoint, fold_run
 from ledger.services.views import REVEALS
-from ledger.transfers import Transfer, wallet_movements
 
 RECALL_KEPT = 50
 TOP_WINS = 5
@@ -127,9 +126,8 @@ class Fold:
         self.put(name, row)
         return row
 
-    def fold(self, position: int, event: Any, known: Facts | None = None) -> None:
-        """Fold one event, at its position in the log (`known`: its facts, when worked out)."""
-        known = known or facts(event)
+    def fold(self, position: int, event: Any, known: Facts) -> None:
+        """Fold one event, at its position in the log (`known`: its `facts`)."""
         count_chips(self, event, known.transfers)
         if isinstance(event, ApiKey.Event):
             self._key(event, known.data)
@@ -245,8 +243,8 @@ class Fold:
                 isinstance(record, op.Committed) and record.purpose == op.Committed.DEAL):
             self._start_deal(deal_id, table_id, table, record, data, when, day, variant)
         deal = self.get(f"d|{deal_id}") if deal_id else None
+        self._move(known.wallets, record, deal, table_id, day, variant)
         for transfer in transfers:
-            self._move(transfer, record, deal, table_id, day, variant)
             track_pot(table, table_id, transfer)
         if deal is not None:
             self._deal_fact(record, data, deal, day, variant, table_id)
@@ -307,11 +305,14 @@ class Fold:
                                   "client_seed": data["client_seed"], "nonce": data["nonce"]})
         self.row(day, table_id, TABLE_ROW, variant)["deals"] += 1
 
-    def _move(self, transfer: Transfer, record: Any, deal: dict[str, Any] | None,
-              table_id: str, day: str, variant: str) -> None:
+    def _move(self, movements: list[tuple[str, int]], record: Any,
+              deal: dict[str, Any] | None, table_id: str, day: str, variant: str) -> None:
+        """Each wallet side of the event's transfers (its facts' `wallets`, in order)."""
+        if not movements:
+            return
         bets, returns = isinstance(record, BETS), isinstance(record, RETURNS)
         funds, collects = isinstance(record, op.BankFunded), isinstance(record, op.BankCollected)
-        for wallet_id, signed in wallet_movements([transfer]):
+        for wallet_id, signed in movements:
             wallet = self.get(f"w|{wallet_id}")
             wallet["balance"] += signed
             self.put(f"w|{wallet_id}", wallet)
