@@ -347,12 +347,12 @@ class HighCardState:
 def _keys_to_str(deal: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(deal)
     for key in ("hands", "bets", "shown"):
-        out[key] = {str(k): v for k, v in deal[key].items()}
+        out[key] = {str(k): v for k, v in out[key].items()}
     return out
 
 
 def _keys_to_int(deal: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(deal)
     for key in ("hands", "bets", "shown"):
-        out[key] = {int(k): v for k, v in deal[key].items()}
+        out[key] = {int(k): v for k, v in out[key].items()}
     return out
