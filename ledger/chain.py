@@ -27,7 +27,6 @@ import secrets
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -44,8 +43,6 @@ if TYPE_CHECKING:
 
 GENESIS = "0" * 64
 _NOT_HASHED = frozenset({"chain_mac"})
-#: Attributes every event has whose value JSON cannot write (`canonical` writes them first).
-_HEADER_OBJECTS = {"originator_id": UUID, "timestamp": datetime}
 
 
 #: Objects written by a form of their own rather than by `str()`: the same form whether the
@@ -74,10 +71,8 @@ def canonical(state: dict[str, Any]) -> bytes:
     """One byte string for an event's attributes, the same when written and when read back.
 
     The same bytes as `json.dumps(..., sort_keys=True, default=_plain, separators=(",", ":"))`
-    of the attributes but `chain_mac`, made faster for the log's readers, which digest every
-    event: a copy of the attributes with `chain_mac` taken out (not a new dict built key by
-    key), and the aggregate id and timestamp, which every event has, written by `_plain` here
-    rather than by a call back from the encoder."""
+    of the attributes but `chain_mac`, written by orjson wherever it writes exactly those
+    (`ledger.fastjson.canonical_json`), else by `json` itself."""
     plain = dict(state)
     for name in _NOT_HASHED:
         plain.pop(name, None)
@@ -85,10 +80,6 @@ def canonical(state: dict[str, Any]) -> bytes:
         data = canonical_json(plain, _plain)
         if data is not None:
             return data
-    for name, kind in _HEADER_OBJECTS.items():
-        value = plain.get(name)
-        if type(value) is kind:
-            plain[name] = _plain(value)
     return _CANONICAL.encode(plain).encode("utf-8")
 
 
