@@ -44,18 +44,19 @@ class TamperCheck:
         self.check_decoded(position, stored, state, event)
 
     def check_decoded(self, position: int, stored: Any, state: dict[str, Any] | None,
-                      event: Any) -> None:
+                      event: Any) -> str:
         """Check one position whose sealed state the caller decoded (`read_stored_event`):
-        None when its bytes cannot be decoded."""
-        aggregate = str(stored.originator_id)  # written once for every check below
+        None when its bytes cannot be decoded. Answers its aggregate's id as text, written once
+        for every check here and for the caller's own."""
+        aggregate = str(stored.originator_id)
         self.digests[position] = stored_digest(position, stored, aggregate)
         if state is None:
             self.fail(position, aggregate, "the stored event cannot be read: its bytes were altered")
-            return
+            return aggregate
         if event is None:
             self.fail(position, aggregate, "the stored event cannot be read as its class: a class "
                       "renamed without its old topic, or no upcaster from its stored version")
-            return
+            return aggregate
         digest = state_digest(state)
         if not mac_matches(self.key, stored, state, digest, aggregate):
             self.fail(position, aggregate, "the event does not match its MAC: altered, or written "
@@ -69,6 +70,7 @@ class TamperCheck:
         self.heads[aggregate] = (stored.originator_version, digest)
         if stored.topic.endswith("Checkpoints.Recorded"):
             self._check_checkpoint(position, event)
+        return aggregate
 
     def _check_checkpoint(self, position: int, event: Any) -> None:
         """Compare a checkpoint with the log: every position it names must hold the event it

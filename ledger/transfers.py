@@ -86,9 +86,10 @@ def wallet_of(account: str) -> str | None:
 
 
 def owner_of(account: str) -> str | None:
-    """The id of the aggregate that holds an account (wallet, stake or pot), else None."""
-    kind, owner = parse_account(account)
-    return owner if kind in HELD_KINDS else None
+    """The id of the aggregate that holds an account (wallet, stake or pot), else None (taken
+    apart as `wallet_of` does: verification asks it of both sides of every transfer)."""
+    kind, _, owner = account.partition(":")
+    return (owner or None) if kind in HELD_KINDS else None
 
 
 def transfers_of(data: Mapping[str, Any]) -> list[Transfer]:

@@ -225,7 +225,6 @@ def _verify(app: LedgerApplication, progress: Callable[[int], None] | None,
     recorded_by: dict[str, set[str]] = defaultdict(set)
     deal_events: dict[str, list[Any]] = defaultdict(list)
     adjustments: dict[str, tuple[int, str, Transfer]] = {}
-    owners = _Owners()
     last_position = 0
 
     def fail(position: int, aggregate_id: Any, problem: str) -> None:
@@ -240,11 +239,10 @@ def _verify(app: LedgerApplication, progress: Callable[[int], None] | None,
         for position, stored, state, event in page:
             report.positions += 1
             last_position = position
-            tamper.check_decoded(position, stored, state, event)
+            aggregate_id = tamper.check_decoded(position, stored, state, event)
             if event is None:
                 continue
             report.events += 1
-            aggregate_id = str(event.originator_id)
             record = record_of(event)  # an operation is built once per event
             if isinstance(event, Dispute.Resolved) and event.adjustment:
                 adjustments[event.adjustment["id"]] = (position, aggregate_id, event.adjustment)
@@ -254,7 +252,7 @@ def _verify(app: LedgerApplication, progress: Callable[[int], None] | None,
                     fail(position, aggregate_id, problem)
                     continue
                 source, destination = transfer["source"], transfer["destination"]
-                if aggregate_id not in (owners[source], owners[destination]):
+                if aggregate_id not in (owner_of(source), owner_of(destination)):
                     fail(position, aggregate_id,
                          f"transfer {transfer['id']} recorded by an aggregate it does not touch")
                 recorded_by[transfer["id"]].add(aggregate_id)
@@ -288,7 +286,7 @@ def _verify(app: LedgerApplication, progress: Callable[[int], None] | None,
         if any(isinstance(e, CasinoDeal.Settled) for e in events):
             fail(last_position, deal_id, "deal settled but its seed was never revealed (G2)")
     for transfer_id, transfer in first_copy.items():
-        holders = {o for o in (owners[transfer["source"]], owners[transfer["destination"]]) if o}
+        holders = {o for o in (owner_of(transfer["source"]), owner_of(transfer["destination"])) if o}
         missing = holders - recorded_by[transfer_id]
         if missing:
             fail(last_position, ",".join(sorted(missing)),
@@ -310,15 +308,6 @@ def _verify(app: LedgerApplication, progress: Callable[[int], None] | None,
     report.first, report.last = (1 if report.positions else 0), last_position
     report.failures.sort(key=lambda failure: failure.position)
     return report
-
-
-class _Owners(dict[str, str | None]):
-    """`owner_of` each account, worked out once: verification asks it twice at every transfer,
-    mostly about accounts it has seen already."""
-
-    def __missing__(self, account: str) -> str | None:
-        owner = self[account] = owner_of(account)
-        return owner
 
 
 def _shape_problem(transfer: Transfer) -> str | None:
