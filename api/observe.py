@@ -23,7 +23,6 @@ import logging
 import os
 import re
 import sys
-import threading
 import time
 import uuid
 from datetime import UTC, datetime
@@ -100,9 +99,11 @@ def multiprocess_dir() -> str | None:
 
 class Metrics:
     """The app's metrics, in a registry of its own. The counters of what this process did
-    (requests, commands, events, group commits) are the client library's, so that with
-    several worker processes a scrape, whichever worker answers it, sums every worker's
-    (`prometheus_client.multiprocess`); the store's figures come from `LedgerCollector`."""
+    (requests, commands, events, group commits) are the client library's, counted as each
+    happens (commands through the ledger's `Telemetry`, groups through the group-commit
+    recorder), so that with several worker processes a scrape, whichever worker answers it,
+    sums every worker's (`prometheus_client.multiprocess`); the store's figures come from
+    `LedgerCollector`."""
 
     def __init__(self, ledger: Any) -> None:
         self.ledger = ledger
@@ -117,47 +118,42 @@ class Metrics:
                                 registry=self.registry)
         self.events = Counter("reddog_events_appended", "Events appended",
                               registry=self.registry)
-        self.group_counts = getattr(ledger.recorder, "group_counts", None)
         self.groups: dict[str, Counter] = {}
-        if self.group_counts is not None:  # group commit on a SQLite file (ledger.groupcommit)
+        committed = getattr(ledger.recorder, "committed", None)
+        if committed is not None:  # group commit on a SQLite file (ledger.groupcommit)
             self.groups = {
                 "groups": Counter("reddog_group_commits", "Transactions that committed a group "
                                   "of saves (group commit on SQLite)", registry=self.registry),
                 "saves": Counter("reddog_group_saves", "Saves written in committed groups "
                                  "(group commit on SQLite)", registry=self.registry)}
-        self._lock = threading.Lock()
-        self._counted: dict[str, float] = {}
-        self.registry.register(LedgerCollector(ledger))
-        # With several workers each must count as it goes (another may answer the scrape), and
-        # a scrape sums every worker's counters from their files; one process counts when
-        # scraped.
-        self.shared = multiprocess_dir() is not None
-        self.scraped = self.registry
-        if self.shared:
+            counts = ledger.recorder.group_counts()
+            self._count_group(counts["groups"], counts["saves"])
+            committed.append(lambda saves: self._count_group(1, saves))
+        # Counted where it happens, as it happens (from what the process counted before):
+        # with several workers each counts into its files, and a scrape, whichever worker
+        # answers it, sums every worker's (`prometheus_client.multiprocess`).
+        counts = ledger.telemetry.snapshot()
+        for outcome, n in counts["commands"].items():
+            self.commands.labels(outcome).inc(n)
+        self.events.inc(counts["events_appended"])
+        ledger.telemetry.listen(self._count_command)
+        if multiprocess_dir() is None:
+            self.scraped = self.registry
+        else:
             self.scraped = CollectorRegistry()
             multiprocess.MultiProcessCollector(self.scraped)
-            self.scraped.register(LedgerCollector(ledger))
+        self.scraped.register(LedgerCollector(ledger))
 
-    def count(self) -> None:
-        """Add to the counters what the ledger has counted since the last call (its telemetry
-        counts in the process; the counters are what a scrape reads)."""
-        counts = self.ledger.telemetry.snapshot()
-        now: dict[str, tuple[float, Any]] = {
-            outcome: (n, self.commands.labels(outcome))
-            for outcome, n in counts["commands"].items()}
-        now["events"] = (counts["events_appended"], self.events)
-        if self.group_counts is not None:
-            groups = self.group_counts()
-            now.update((name, (groups[name], counter)) for name, counter in self.groups.items())
-        with self._lock:
-            for name, (value, counter) in now.items():
-                added = value - self._counted.get(name, 0)
-                if added > 0:
-                    counter.inc(added)
-                    self._counted[name] = value
+    def _count_command(self, outcome: str, recordings: list[Any]) -> None:
+        self.commands.labels(outcome).inc()
+        if recordings:
+            self.events.inc(len(recordings))
+
+    def _count_group(self, groups: int, saves: int) -> None:
+        self.groups["groups"].inc(groups)
+        self.groups["saves"].inc(saves)
 
     def exposition(self) -> Response:
-        self.count()
         return Response(generate_latest(self.scraped),
                         mimetype="text/plain", content_type="text/plain; version=0.0.4")
 
@@ -180,8 +176,6 @@ def init_app(app: Flask, ledger: Any) -> Metrics:
         route = request.url_rule.rule if request.url_rule is not None else "(unmatched)"
         metrics.requests.labels(request.method, route, str(response.status_code)).inc()
         metrics.latency.labels(request.method, route).observe(seconds)
-        if metrics.shared:
-            metrics.count()
         if not access.isEnabledFor(logging.INFO):  # nobody reads the line: do not build it
             return response
         who = g.get("principal")

@@ -29,7 +29,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,6 +122,8 @@ class GroupCommitRecorder(SQLiteApplicationRecorder):
         self._queued = threading.Condition(self._lock)  # a request joined the queue
         self._leading = False
         self._counts = GroupCounts()
+        #: Called with the number of saves of each group once it has committed (the metrics).
+        self.committed: list[Callable[[int], None]] = []
 
     # What threads call.
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any
@@ -222,6 +224,8 @@ class GroupCommitRecorder(SQLiteApplicationRecorder):
                 request.notification_ids = answer
             for request in group:
                 request.done = True
+        for listener in self.committed:
+            listener(len(written))
 
     def _write_one(self, raw: sqlite3.Connection, cursor: SQLiteCursor, request: SaveRequest
                    ) -> Sequence[int] | None:

@@ -190,12 +190,12 @@ def simulate_table(
     table_id = UUID(view["id"])
     tally = RuleTally(covers=VARIANTS[variant].betting is Betting.COVER)
 
-    def observe(recordings: list[Any]) -> None:  # the table's events, as commands record them
+    def observe(_outcome: str, recordings: list[Any]) -> None:  # as commands record them
         for recording in recordings:
             if recording.domain_event.originator_id == table_id:
                 tally.add(recording.domain_event)
 
-    with app.observing(observe):
+    with app.telemetry.listening(observe):
         wallets: dict[int, UUID] = {}
         if players > view["limits"]["max_seats"]:
             raise InvalidInput(f"{variant} seats at most {view['limits']['max_seats']} players",

@@ -15,8 +15,7 @@ import hashlib
 import json
 import pickle
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Self, TypeVar
@@ -98,7 +97,6 @@ class LedgerBase(Application[UUID]):
         self._runtime: RuntimeStore | None = None
         self._lazy = threading.Lock()
         self._checkpointed = 0
-        self._observers: tuple[Callable[[list[Recording]], None], ...] = ()
         super().__init__(env={**self.settings.store_env, **self.store.event_store_env(
             self.settings.group_commit == "on")})
         try:
@@ -302,22 +300,9 @@ class LedgerBase(Application[UUID]):
                     continue
             self._checkpoint_now_and_then(recordings)
             self.telemetry.command("applied", recordings)
-            for observer in self._observers:
-                observer(recordings)
             return answer
         self.telemetry.command("conflicted")
         raise Conflict("the command kept losing races with concurrent commands; try again")
-
-    @contextmanager
-    def observing(self, observer: Callable[[list[Recording]], None]) -> Iterator[None]:
-        """Hand `observer` what every command this process applies records, as it is applied,
-        while inside (a simulation's tally of the rules its table reached, without reading the
-        table's log back)."""
-        self._observers = (*self._observers, observer)
-        try:
-            yield
-        finally:
-            self._observers = tuple(o for o in self._observers if o is not observer)
 
     def _checkpoint_now_and_then(self, recordings: list[Any]) -> None:
         """Checkpoint once the log has grown `integrity.CHECKPOINT_EVERY` past the last one."""
