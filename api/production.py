@@ -4,7 +4,7 @@ after the fork (never before: a store's connections and threads do not survive a
 
 The master opens the store once before it forks, so a new store's tables and chain key are made
 by one process, and closes it again. Each worker then builds the app from the same settings,
-without making the tables again (`worker_settings`); on an embedded store (SQLite) every worker
+without making the tables again (`Settings.tables_made`); on an embedded store (SQLite) every worker
 folds the read models too, and the fold's lock (`ledger.readstore`) makes each page folded
 exactly once across them.
 
@@ -59,12 +59,6 @@ def gunicorn_options(host: str, port: int, workers: int, threads: int,
     return options
 
 
-def worker_settings(settings: Settings) -> Settings:
-    """A worker's settings: the master's, but the event store's tables are not made again
-    (the master made them before the fork: `Settings.tables_made`)."""
-    return settings.tables_made()
-
-
 @contextmanager
 def metrics_folder() -> Iterator[Path]:
     """The folder the workers keep their counters in while the server runs: the operator's
@@ -116,7 +110,6 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
                 if key in self.cfg.settings:  # settings an older gunicorn lacks are left out
                     self.cfg.set(key, value)
             self.cfg.set("worker_exit", self.worker_exit)
-            self.cfg.set("child_exit", self.child_exit)
 
         def load(self) -> Any:
             """Called in each worker after the fork: the worker's own application."""
@@ -124,7 +117,7 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
             from ledger.services.application import LedgerApplication
 
             count_in_files()
-            ledger = LedgerApplication(worker_settings(settings))
+            ledger = LedgerApplication(settings.tables_made())
             self.ledgers.append(ledger)
             app = create_app({"LEDGER": ledger})
             if settings.follows_in_serve:
@@ -135,12 +128,5 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
             """Close the worker's application (its store connections, its fold thread)."""
             for ledger in self.ledgers:
                 ledger.close()
-
-        def child_exit(self, _server: Any, worker: Any) -> None:
-            """In the master, a worker gone: its counters stay in the sums, its live values
-            (none here yet) are dropped."""
-            from prometheus_client import multiprocess
-
-            multiprocess.mark_process_dead(worker.pid)
 
     LedgerServer().run()

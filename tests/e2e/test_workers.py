@@ -156,12 +156,10 @@ def test_a_memory_store_is_refused_more_than_one_worker(tmp_path: Path) -> None:
 
 def test_workers_do_not_set_up_the_tables_again(tmp_path: Path) -> None:
     """The master made them; workers starting together would collide in the library's setup."""
-    from api.production import worker_settings
-
     url = f"sqlite:///{tmp_path}/ledger.sqlite3"
     settings = Settings.from_env(process_env(), store=url)
     LedgerApplication(settings).close()  # as the master does
-    worker = worker_settings(settings)
+    worker = settings.tables_made()  # as each worker does
     assert worker.store_env["CREATE_TABLE"] == "n" and worker.store == settings.store
     ledger = LedgerApplication(worker)
     try:
