@@ -12,9 +12,9 @@ command that fails half-way cannot corrupt the cache. Here:
   or loses a race leaves the cache as it was.
 - A save puts what it recorded in the cache (write-through), so the next command on the same
   aggregates loads without reading the store.
-- Other processes' writes are found in the log: before a command decides, and at the first
-  load of an API request (`looked`; any other load outside a command looks each time), the
-  repository looks at the log's head; events recorded since it last looked evict the cached
+- Other processes' writes are found in the log: before a command decides (`fresh`), and at
+  the first load of an API request (`begin_unit`; any other load outside a command looks each
+  time), the repository looks at the log's head; events recorded since it last looked evict the cached
   aggregates they are newer than. One cheap query per command or request, not one per
   aggregate it loads. A save that loses a race evicts what it tried to save, whatever the log said.
 - Aggregates are replayed by `project`, which applies events without the library's runtime
@@ -34,7 +34,7 @@ from __future__ import annotations
 import pickle
 import threading
 from collections.abc import Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from typing import Any
 from uuid import UUID
@@ -152,13 +152,19 @@ class LedgerRepository(Repository[UUID]):
                 if held.live is None and hand_over:
                     held.live = aggregate
 
-    def saved(self, aggregates: Iterable[Any], created: set[UUID]) -> None:
+    def saved(self, aggregates: Iterable[Any], events: Iterable[Any]) -> None:
         """Keep what a save recorded (write-through): inside a command's attempt
-        (`borrowing`) each aggregate the attempt loaded or `created` itself, handed over;
-        any other, and outside an attempt, their pickled state."""
+        (`borrowing`) each aggregate the attempt loaded or created itself (its first event is
+        among the save's `events`), handed over; any other, and outside an attempt, their
+        pickled state."""
         attempt = _ATTEMPT.get()
+        if attempt is None:
+            for aggregate in aggregates:
+                self.remember(aggregate)
+            return
+        created = {event.originator_id for event in events if event.originator_version == 1}
         for aggregate in aggregates:
-            self.remember(aggregate, hand_over=attempt is not None and (
+            self.remember(aggregate, hand_over=(
                 attempt.loaded.get(id(aggregate)) is aggregate or aggregate.id in created))
 
     @contextmanager
@@ -239,19 +245,10 @@ class LedgerRepository(Repository[UUID]):
                     and positions[-1] - positions[0] + 1 == len(positions)):
                 self._seen = positions[-1]
 
-    @contextmanager
-    def looked(self, now: bool = False) -> Iterator[None]:
-        """A unit of work that looks at the log once: at its first load (a request), or `now`
-        (a command's decision, whose every attempt looks again)."""
-        token = self.begin_unit(now)
-        try:
-            yield
-        finally:
-            self.end_unit(token)
-
     def begin_unit(self, now: bool = False) -> Token[list[bool] | None]:
-        """Begin a unit of work (`looked`) where a context manager does not fit (a request's
-        hooks); `end_unit` with what this returns ends it."""
+        """Begin a unit of work that looks at the log once: at its first load (a request,
+        from its hooks), or `now` (a command's decision, `fresh`); `end_unit` with what this
+        returns ends it."""
         if now:
             self.sync()
         return _LOOKED.set([now])
@@ -261,6 +258,12 @@ class LedgerRepository(Repository[UUID]):
         """End the unit of work `begin_unit` began."""
         _LOOKED.reset(token)
 
-    def fresh(self) -> AbstractContextManager[None]:
-        """Look at the log once, now, then load without looking again (a command's decision)."""
-        return self.looked(now=True)
+    @contextmanager
+    def fresh(self) -> Iterator[None]:
+        """Look at the log once, now, then load without looking again (a command's decision,
+        whose every attempt looks again)."""
+        token = self.begin_unit(now=True)
+        try:
+            yield
+        finally:
+            self.end_unit(token)

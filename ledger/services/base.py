@@ -140,8 +140,7 @@ class LedgerBase(Application[UUID]):
         self._take_snapshots(processing)
         # Last, after everything that reads them: a command's aggregates are handed over to
         # the next command that loads them (`LedgerRepository.borrowing`).
-        self.repository.saved(processing.aggregates.values(), created={
-            event.originator_id for event in processing.events if event.originator_version == 1})
+        self.repository.saved(processing.aggregates.values(), processing.events)
         self._notify(recordings)
         return recordings
 
