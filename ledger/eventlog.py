@@ -54,11 +54,12 @@ def _postgres(recorder: Any, chunk: list[int]) -> list[Notification]:
         cursor.execute(f"SELECT notification_id, originator_id, originator_version, topic, state "
                        f"FROM {table} WHERE notification_id = ANY(%s) ORDER BY notification_id",
                        (chunk,))
-        return [Notification(id=row["notification_id"], originator_id=_uuid(row["originator_id"]),
+        return [Notification(id=row["notification_id"], originator_id=as_uuid(row["originator_id"]),
                              originator_version=row["originator_version"], topic=row["topic"],
                              state=bytes(row["state"]))
                 for row in cursor.fetchall()]
 
 
-def _uuid(value: Any) -> Any:
+def as_uuid(value: Any) -> Any:
+    """An aggregate id as a store's driver returned it (a UUID, or its text), as a UUID."""
     return value if isinstance(value, UUID) else UUID(str(value))

@@ -49,8 +49,10 @@ from eventsourcing.persistence import PersistenceError, StoredEvent
 
 from ledger.chain import canonical, mac_matches, sealed_state, state_digest, stored_event_digest
 from ledger.domain.base import AFTER_NEW_EVENT
+from ledger.eventlog import as_uuid
 from ledger.repository import project as replay  # events applied in turn, no Protocol check
 from ledger.sidestore import row_tuple
+from ledger.store import POSTGRES
 
 if TYPE_CHECKING:
     from eventsourcing.application import Application, ProcessingEvent
@@ -180,10 +182,10 @@ def stored_snapshots(app: Any) -> Iterator[StoredEvent]:
         yield from every()
         return
     datastore = recorder.datastore
-    schema = getattr(datastore, "schema", None)  # PostgreSQL's; SQLite has none
-    table = (f'"{schema}"."{recorder.events_table_name}"' if schema
+    postgres = app.store.kind == POSTGRES
+    table = (f'"{datastore.schema}"."{recorder.events_table_name}"' if postgres
              else recorder.events_table_name)
-    mark = "%s" if schema else "?"
+    mark = "%s" if postgres else "?"
     after: tuple[Any, ...] = ()
     while True:
         where = f"WHERE (originator_id, originator_version) > ({mark}, {mark}) " if after else ""
@@ -193,8 +195,7 @@ def stored_snapshots(app: Any) -> Iterator[StoredEvent]:
                            f"LIMIT {SNAPSHOT_PAGE}", after)
             rows = [row_tuple(row) for row in cursor.fetchall()]
         for originator_id, version, topic, state in rows:
-            yield StoredEvent(originator_id if isinstance(originator_id, UUID)
-                              else UUID(originator_id), version, topic, bytes(state))
+            yield StoredEvent(as_uuid(originator_id), version, topic, bytes(state))
         if len(rows) < SNAPSHOT_PAGE:
             return
         after = rows[-1][:2]
