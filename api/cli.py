@@ -82,10 +82,12 @@ def serve(host: str, port: int, workers: int, threads: int, demo: bool,
     import waitress
 
     from api import create_app
+    from api.production import settle_heap
 
     app = create_app({"LEDGER": ledger})
     if ledger.settings.follows_in_serve:
         ledger.follow()
+    settle_heap()
     waitress.serve(app, host=host, port=port, threads=threads, ident="reddog-ledger")
 
 
