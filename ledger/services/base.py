@@ -97,6 +97,7 @@ class LedgerBase(Application[UUID]):
         self._runtime: RuntimeStore | None = None
         self._lazy = threading.Lock()
         self._checkpointed = 0
+        self._written = integrity.RecentlyWritten()
         super().__init__(env={**self.settings.store_env, **self.store.event_store_env(
             self.settings.group_commit == "on")})
         try:
@@ -157,6 +158,7 @@ class LedgerBase(Application[UUID]):
             self.repository.forget(processing_event.aggregates)
             raise
         self.repository.saw(r.notification.id for r in recordings)
+        self._written.wrote(r.notification for r in recordings)
         return recordings
 
     def construct_mapper(self) -> Any:
@@ -222,7 +224,7 @@ class LedgerBase(Application[UUID]):
 
     def checkpoint(self) -> dict[str, Any] | None:
         """Checkpoint the log now (`ledger.services.integrity`); None when nothing is new."""
-        return integrity.record_checkpoints(self, self.chain_key)
+        return integrity.record_checkpoints(self, self.chain_key, self._written)
 
     def close(self) -> None:
         if self._follower is not None:

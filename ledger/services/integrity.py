@@ -10,11 +10,12 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import IntegrityError, Notification
 
 from ledger.chain import ChainKey, checkpoint_mac, position_ranges, sealed_by, stored_digest
 from ledger.domain.checkpoint import ChainKeyFingerprint, Checkpoints
@@ -53,9 +54,47 @@ def _wrong_key(key: ChainKey, recorded: str | None) -> str:
             "REDDOG_CHAIN_KEY_FILE at that key; a process never seals with a different one.")
 
 
-def record_checkpoints(app: Application[Any], secret: bytes) -> dict[str, Any] | None:
+class RecentlyWritten:
+    """The stored events this process wrote since its last checkpoint, by position, so a
+    checkpoint whose every position this process wrote digests them without reading them back.
+    A checkpoint reads the log wherever any position of its range is not here (another process
+    wrote it, or it is a gap): what it digests is always every position of the log in its
+    range, and only positions. Thread-safe; holds `most` at most (the newest)."""
+
+    def __init__(self, most: int = 2 * CHECKPOINT_MOST) -> None:
+        self.most = most
+        self._by_position: dict[int, Notification] = {}
+        self._lock = threading.Lock()
+
+    def wrote(self, notifications: Iterable[Notification]) -> None:
+        with self._lock:
+            for notification in notifications:
+                self._by_position[notification.id] = notification
+            if len(self._by_position) > self.most:
+                kept = sorted(self._by_position)[-self.most:]
+                self._by_position = {p: self._by_position[p] for p in kept}
+
+    def span(self, first: int, end: int, most: int) -> list[Notification] | None:
+        """Positions `first` to `end` (at most `most` of them) if this process wrote every one,
+        else None."""
+        last = min(end, first + most - 1)
+        with self._lock:
+            found = [self._by_position.get(p) for p in range(first, last + 1)]
+        if not found or any(n is None for n in found):
+            return None
+        return found  # type: ignore[return-value]
+
+    def checkpointed(self, last: int) -> None:
+        """Forget what a checkpoint up to `last` covered."""
+        with self._lock:
+            self._by_position = {p: n for p, n in self._by_position.items() if p > last}
+
+
+def record_checkpoints(app: Application[Any], secret: bytes,
+                       written: RecentlyWritten | None = None) -> dict[str, Any] | None:
     """Checkpoint the log since the last checkpoint; None when nothing is new (or another
-    process checkpointed first: its checkpoint stands)."""
+    process checkpointed first: its checkpoint stands). `written`: what this process wrote,
+    digested from there where it covers a whole page (`RecentlyWritten`)."""
     try:
         checkpoints = app.repository.get(Checkpoints.create_id())
     except AggregateNotFoundError:
@@ -64,7 +103,10 @@ def record_checkpoints(app: Application[Any], secret: bytes) -> dict[str, Any] |
     done = {"first": checkpoints.last_position + 1, "last": 0, "events": 0}
     while checkpoints.last_position < end:
         first = checkpoints.last_position + 1
-        page = app.recorder.select_notifications(start=first, limit=CHECKPOINT_MOST, stop=end)
+        page = written.span(first, end, CHECKPOINT_MOST) if written is not None else None
+        if page is None:
+            page = app.recorder.select_notifications(start=first, limit=CHECKPOINT_MOST,
+                                                     stop=end)
         last = page[-1].id if len(page) == CHECKPOINT_MOST else end
         digests = [stored_digest(n.id, n) for n in page]
         ranges = position_ranges([n.id for n in page])
@@ -75,6 +117,8 @@ def record_checkpoints(app: Application[Any], secret: bytes) -> dict[str, Any] |
         except IntegrityError:
             return None
         done.update(last=last, events=done["events"] + len(digests))
+        if written is not None:
+            written.checkpointed(last)
     return done if done["last"] else None
 
 
