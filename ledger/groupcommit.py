@@ -34,46 +34,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eventsourcing.persistence import (
-    DatabaseError,
-    DataError,
-    IntegrityError,
-    InterfaceError,
-    InternalError,
-    NotSupportedError,
     OperationalError,
-    PersistenceError,
-    ProgrammingError,
     StoredEvent,
 )
-from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor, SQLiteFactory
+from eventsourcing.sqlite import SQLiteCursor
+
+from ledger.sqlite_store import Factory, SQLiteRecorder, translated
 
 #: The most saves written in one transaction.
 GROUP_MOST = 64
 
-_TRANSLATED: tuple[tuple[type[sqlite3.Error], type[PersistenceError]], ...] = (
-    (sqlite3.InterfaceError, InterfaceError),
-    (sqlite3.DataError, DataError),
-    (sqlite3.OperationalError, OperationalError),
-    (sqlite3.IntegrityError, IntegrityError),
-    (sqlite3.InternalError, InternalError),
-    (sqlite3.ProgrammingError, ProgrammingError),
-    (sqlite3.NotSupportedError, NotSupportedError),
-    (sqlite3.DatabaseError, DatabaseError),
-    (sqlite3.Error, PersistenceError),
-)
-
-
-def translated(error: BaseException) -> BaseException:
-    """A sqlite3 error as the library's own exception (as its SQLiteTransaction raises them);
-    anything else as it is."""
-    if isinstance(error, PersistenceError) or not isinstance(error, sqlite3.Error):
-        return error
-    for raw, ours in _TRANSLATED:
-        if isinstance(error, raw):
-            made = ours(error)
-            made.__cause__ = error
-            return made
-    return error  # pragma: no cover - sqlite3.Error is the last entry
 
 
 @dataclass(eq=False)
@@ -104,8 +74,8 @@ class GroupCounts:
         return dict(vars(self))
 
 
-class GroupCommitRecorder(SQLiteApplicationRecorder):
-    """The library's SQLite application recorder, whose `insert_events` commits the saves of
+class GroupCommitRecorder(SQLiteRecorder):
+    """The SQLite application recorder (`ledger.sqlite_store`), whose `insert_events` commits the saves of
     concurrent threads together (module docstring).
 
     The queue is first come, first served. A thread that finds no leader leads at once; a
@@ -250,7 +220,7 @@ class GroupCommitRecorder(SQLiteApplicationRecorder):
         cursor.execute("COMMIT")
 
 
-class GroupCommitFactory(SQLiteFactory):
+class GroupCommitFactory(Factory):
     """The library's SQLite infrastructure with the group-committing application recorder."""
 
     application_recorder_class = GroupCommitRecorder

@@ -24,6 +24,7 @@ from ledger.errors import ConfigurationError, InvalidInput
 MEMORY, SQLITE, POSTGRES = "memory", "sqlite", "postgresql"
 #: The infrastructure factory of a SQLite file with group commit (`ledger.groupcommit`).
 GROUP_COMMIT_FACTORY = "ledger.groupcommit:GroupCommitFactory"
+SQLITE_FACTORY = "ledger.sqlite_store:Factory"
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class StoreLocation:
     def event_store_env(self, group_commit: bool = True) -> dict[str, str]:
         """The event store library's settings for an application on this store: on a SQLite
         file with `group_commit`, the group-committing recorder (`ledger.groupcommit`); else
-        the library's own recorders as `env` names them."""
+        the recorders `env` names (`ledger.sqlite_store` on SQLite)."""
         env = dict(self.env)
         if group_commit and self.groups_commits:
             env["PERSISTENCE_MODULE"] = GROUP_COMMIT_FACTORY
@@ -87,7 +88,7 @@ def locate(url: str) -> StoreLocation:
             raise InvalidInput(f"SQLite store URL needs a path: {url!r}", field="store")
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        return StoreLocation(url, SQLITE, {"PERSISTENCE_MODULE": "eventsourcing.sqlite",
+        return StoreLocation(url, SQLITE, {"PERSISTENCE_MODULE": SQLITE_FACTORY,
                                            "SQLITE_DBNAME": path})
     if url.startswith(("postgresql://", "postgres://")):
         if importlib.util.find_spec("psycopg") is None:

@@ -15,13 +15,13 @@ from uuid import UUID
 
 import pytest
 from eventsourcing.persistence import IntegrityError, OperationalError
-from eventsourcing.sqlite import SQLiteApplicationRecorder
 
 from ledger.domain.wallet import Wallet
 from ledger.groupcommit import GroupCommitRecorder
 from ledger.services.access import SYSTEM
 from ledger.services.application import LedgerApplication
 from ledger.settings import Settings
+from ledger.sqlite_store import SQLiteRecorder
 from ledger.verify import verify_store
 
 #: The longest a test waits for its threads (a deadline for a broken run, never a pause).
@@ -117,11 +117,11 @@ def start(target: Callable[[], Any]) -> tuple[threading.Thread, list[Any]]:
     return thread, result
 
 
-def test_the_setting_picks_the_grouping_recorder_on_a_sqlite_file_and_the_library_s_when_off(
+def test_the_setting_picks_the_grouping_recorder_on_a_sqlite_file_and_the_plain_one_when_off(
         make_sqlite_app):
     on, off = make_sqlite_app("on", "on"), make_sqlite_app("off", "off")
     assert type(on.recorder) is GroupCommitRecorder
-    assert type(off.recorder) is SQLiteApplicationRecorder
+    assert type(off.recorder) is SQLiteRecorder
     # Snapshots keep the library's aggregate recorder either way.
     assert not isinstance(on.snapshots.recorder, GroupCommitRecorder)
     assert Settings.from_env({}).group_commit == "on"
