@@ -59,7 +59,9 @@ class RecentlyWritten:
     checkpoint whose every position this process wrote digests them without reading them back.
     A checkpoint reads the log wherever any position of its range is not here (another process
     wrote it, or it is a gap): what it digests is always every position of the log in its
-    range, and only positions. Thread-safe; holds `most` at most (the newest)."""
+    range, and only positions. Thread-safe; holds `most` at most: past that (no checkpoint for
+    a while: saves outside commands, or another process checkpointing first), it keeps the
+    newest half, so a save almost never pays for the pruning."""
 
     def __init__(self, most: int = 2 * CHECKPOINT_MOST) -> None:
         self.most = most
@@ -71,7 +73,7 @@ class RecentlyWritten:
             for notification in notifications:
                 self._by_position[notification.id] = notification
             if len(self._by_position) > self.most:
-                kept = sorted(self._by_position)[-self.most:]
+                kept = sorted(self._by_position)[-(self.most // 2):]
                 self._by_position = {p: self._by_position[p] for p in kept}
 
     def span(self, first: int, end: int, most: int) -> list[Notification] | None:

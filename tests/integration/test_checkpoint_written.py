@@ -75,6 +75,21 @@ def test_positions_another_process_wrote_are_read_from_the_log(make_shared_app) 
     assert report.ok, report.failures[:3]
 
 
+def test_after_another_processs_checkpoint_its_events_are_read(make_shared_app) -> None:
+    ours, theirs = make_shared_app(), make_shared_app()
+    simulate_casino(ours, 6, seed="c5" * 16, bet=10)
+    head = ours.recorder.max_notification_id()
+    assert theirs.checkpoint() is not None  # theirs checkpoints what ours wrote
+    simulate_casino(ours, 2, seed="c6" * 16, bet=10)
+    spy = ReadsSpy(ours)
+    done = ours.checkpoint()
+    assert done is not None and done["first"] == head + 1  # from where theirs stopped
+    assert spy.read(done["first"], done["last"])  # theirs wrote its checkpoint in the range
+    assert digests_recorded(ours) == digests_read_back(ours, done["first"], done["last"])
+    report = verify_store(ours)
+    assert report.ok, report.failures[:3]
+
+
 class Stored:
     """A stand-in for a stored event: its position is all `RecentlyWritten` looks at."""
 
@@ -92,8 +107,8 @@ def test_recently_written_answers_only_a_whole_span_and_forgets_what_is_checkpoi
     assert written.span(1, 1, most=1) is None
     assert [n.id for n in written.span(5, 5, most=1)] == [5]
     written.wrote(Stored(p) for p in range(6, 30))
-    assert written.span(5, 19, most=100) is None  # the oldest went: it holds the newest 10
-    assert [n.id for n in written.span(20, 29, most=100)] == list(range(20, 30))
+    assert written.span(5, 24, most=100) is None  # past 10, it kept the newest 5
+    assert [n.id for n in written.span(25, 29, most=100)] == list(range(25, 30))
 
 
 @pytest.mark.parametrize("end", [0, 3])
