@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
@@ -26,21 +26,6 @@ from ledger.verify import verify_store
 
 #: The longest a test waits for its threads (a deadline for a broken run, never a pause).
 WAIT = 60.0
-
-
-@pytest.fixture
-def make_sqlite_app(tmp_path) -> Iterator[Callable[..., LedgerApplication]]:  # type: ignore[no-untyped-def]
-    apps: list[LedgerApplication] = []
-
-    def make(group_commit: str = "on", name: str = "ledger") -> LedgerApplication:
-        app = LedgerApplication(Settings.from_env(
-            {}, store=f"sqlite:///{tmp_path / name}.sqlite3", group_commit=group_commit))
-        apps.append(app)
-        return app
-
-    yield make
-    for app in apps:
-        app.close()
 
 
 class HeldLeader:

@@ -5,7 +5,7 @@ next read (no read transaction left open), and the library's errors for SQLite's
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from uuid import UUID
 
@@ -17,21 +17,6 @@ from ledger.services.access import SYSTEM
 from ledger.services.application import LedgerApplication
 from ledger.settings import Settings
 from ledger.sqlite_store import SQLiteRecorder
-
-
-@pytest.fixture
-def make_sqlite_app(tmp_path: Path) -> Iterator[Callable[..., LedgerApplication]]:
-    apps: list[LedgerApplication] = []
-
-    def make(group_commit: str = "on") -> LedgerApplication:
-        app = LedgerApplication(Settings.from_env(
-            {}, store=f"sqlite:///{tmp_path / 'ledger'}.sqlite3", group_commit=group_commit))
-        apps.append(app)
-        return app
-
-    yield make
-    for app in apps:
-        app.close()
 
 
 @pytest.mark.parametrize("group_commit", ["on", "off"])
