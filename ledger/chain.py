@@ -262,17 +262,41 @@ def find_chain_key(
 
 def write_key_file(path: Path, text: str) -> bool:
     """Write a key file readable by its owner only, unless one is there already (another
-    process made it first: theirs is used, never overwritten). Whether this call wrote it."""
+    process made it first: theirs is used, never overwritten). Whether this call wrote it.
+
+    The key is written and flushed to a file of its own beside the path, then linked to the
+    path, which fails if the path exists: so the path appears whole or not at all, and a
+    process that starts at the same moment never reads it half written (or empty)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return False
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(partial, path)
+        except FileExistsError:
+            return False
+    finally:
+        partial.unlink(missing_ok=True)
+    _sync_folder(path.parent)
     return True
+
+
+def _sync_folder(folder: Path) -> None:
+    """Flush a folder's entries (a new file's name survives a crash), where the system can."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def mac_matches(key: bytes, stored: StoredEvent, state: dict[str, Any], digest: str,

@@ -116,3 +116,26 @@ def test_workers_started_from_any_directory_share_the_store_key(postgres_schema,
     refused = reddog(["verify"], there, {**env, "REDDOG_CHAIN_KEY_FILE": str(tmp_path / "other.key")})
     assert refused.returncode == 1 and "not this store's key" in refused.stderr
     assert reddog(["verify"], here, env).returncode == 0
+
+
+def test_a_key_file_appears_whole_or_not_at_all(tmp_path, monkeypatch):
+    """Processes that start together on a new store race to make its key: one reading the path
+    while another writes it must never find it empty. The path appears once the key is flushed."""
+    from ledger import chain
+
+    path = tmp_path / "keys" / "store.key"
+    seen_while_flushing: list[bool] = []
+    fsync = os.fsync
+
+    def watching_fsync(fd: int) -> None:
+        seen_while_flushing.append(path.exists())
+        fsync(fd)
+
+    monkeypatch.setattr(chain.os, "fsync", watching_fsync)
+    assert chain.write_key_file(path, "k" * 64)
+    assert seen_while_flushing and not seen_while_flushing[0]  # the key's flush: no path yet
+    assert path.read_text() == "k" * 64
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert not chain.write_key_file(path, "other")  # made already: kept, never overwritten
+    assert path.read_text() == "k" * 64
+    assert sorted(p.name for p in path.parent.iterdir()) == ["store.key"]  # nothing left over
