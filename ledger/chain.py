@@ -279,9 +279,24 @@ def write_key_file(path: Path, text: str) -> bool:
             os.link(partial, path)
         except FileExistsError:
             return False
+        except OSError:  # a file system without hard links: create the path itself, once
+            return _write_exclusively(path, text)
     finally:
         partial.unlink(missing_ok=True)
     _sync_folder(path.parent)
+    return True
+
+
+def _write_exclusively(path: Path, text: str) -> bool:
+    """Create the path and write it, unless it exists (visible, empty, while it is written)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
     return True
 
 

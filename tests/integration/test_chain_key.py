@@ -139,3 +139,18 @@ def test_a_key_file_appears_whole_or_not_at_all(tmp_path, monkeypatch):
     assert not chain.write_key_file(path, "other")  # made already: kept, never overwritten
     assert path.read_text() == "k" * 64
     assert sorted(p.name for p in path.parent.iterdir()) == ["store.key"]  # nothing left over
+
+
+def test_without_hard_links_the_key_file_is_still_made_once(tmp_path, monkeypatch):
+    from ledger import chain
+
+    def no_links(_source: object, _target: object) -> None:
+        raise OSError(1, "hard links are not supported here")
+
+    monkeypatch.setattr(chain.os, "link", no_links)
+    path = tmp_path / "store.key"
+    assert chain.write_key_file(path, "k" * 64)
+    assert not chain.write_key_file(path, "other")
+    assert path.read_text() == "k" * 64
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store.key"]
