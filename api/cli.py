@@ -81,13 +81,9 @@ def serve(host: str, port: int, workers: int, threads: int, demo: bool,
         return
     import waitress
 
-    from api import create_app
-    from api.production import settle_heap
+    from api.production import serving_app
 
-    app = create_app({"LEDGER": ledger})
-    if ledger.settings.follows_in_serve:
-        ledger.follow()
-    settle_heap()
+    app = serving_app(ledger)
     waitress.serve(app, host=host, port=port, threads=threads, ident="reddog-ledger")
 
 

@@ -110,18 +110,24 @@ def settle_heap() -> None:
     gc.freeze()
 
 
-def worker_app(settings: Settings) -> Any:
-    """A worker's own Flask app over its own ledger (the store's tables made already), folding
-    the read models when the settings say the server does, its start-up heap settled."""
+def serving_app(ledger: Any) -> Any:
+    """The Flask app a server process serves over its ledger: folding the read models when
+    its settings say the server does, its start-up heap settled (`reddog serve` alone, or a
+    worker: `worker_app`)."""
     from api import create_app
-    from ledger.services.application import LedgerApplication
 
-    ledger = LedgerApplication(settings.tables_made())
     app = create_app({"LEDGER": ledger})
-    if settings.follows_in_serve:
+    if ledger.settings.follows_in_serve:
         ledger.follow()
     settle_heap()
     return app
+
+
+def worker_app(settings: Settings) -> Any:
+    """A worker's own app over its own ledger (the store's tables made already by the master)."""
+    from ledger.services.application import LedgerApplication
+
+    return serving_app(LedgerApplication(settings.tables_made()))
 
 
 def serve_workers(settings: Settings, host: str, port: int, workers: int, threads: int) -> None:
