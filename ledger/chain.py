@@ -269,18 +269,13 @@ def write_key_file(path: Path, text: str) -> bool:
     process that starts at the same moment never reads it half written (or empty)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    _write_exclusively(partial, text)  # a name of this call's own: it never exists already
     try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(partial, path)
-        except FileExistsError:
-            return False
-        except OSError:  # a file system without hard links: create the path itself, once
-            return _write_exclusively(path, text)
+        os.link(partial, path)
+    except FileExistsError:
+        return False
+    except OSError:  # a file system without hard links: create the path itself, once
+        return _write_exclusively(path, text)
     finally:
         partial.unlink(missing_ok=True)
     _sync_folder(path.parent)
