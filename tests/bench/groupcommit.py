@@ -35,7 +35,7 @@ from typing import Any
 from uuid import UUID, uuid4
 
 from tests.bench.http import ROOT, child_env
-from tests.bench.slowsync import DEFAULT_MICROS, build, environment
+from tests.bench.slowsync import build, environment, requested_micros
 
 RUNS = ("raw", "raw_grouped", "off", "on")
 
@@ -190,7 +190,7 @@ def run(ctx: Any) -> list[Any]:
         return []
     threads = int(ctx.options.get("groupcommit_threads", 16))
     seconds = float(ctx.options.get("groupcommit_seconds", 1.0 if ctx.quick else 5.0))
-    micros = int(ctx.options.get("flush_micros", 0 if ctx.quick else DEFAULT_MICROS))
+    micros = requested_micros(ctx)
     with tempfile.TemporaryDirectory(prefix="reddog-bench-") as tmp:
         got = measure(Path(tmp) / "ledger.sqlite3", threads, seconds)
         library = build(Path(tmp)) if micros > 0 else None

@@ -626,10 +626,9 @@ class Bench:
         server's and the raw writers' processes alike): the one-commit-per-save ceiling there,
         and the mix with group commit on and off. Not with --quick unless `flush_micros` is
         set; `flush_micros=0` leaves it out."""
-        from tests.bench.slowsync import DEFAULT_MICROS, build, environment
+        from tests.bench.slowsync import build, environment, requested_micros
 
-        micros = int(self.ctx.options.get("flush_micros", 0 if self.ctx.quick
-                                          else DEFAULT_MICROS))
+        micros = requested_micros(self.ctx)
         library = build(self.tmp) if micros > 0 else None
         if library is None:
             if micros > 0:

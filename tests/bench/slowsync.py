@@ -10,7 +10,9 @@ that flushes like one without a cache: the figures say both.
 
 `build(folder)` compiles it with the machine's C compiler (None where there is none, or it
 fails);
-`environment(library, micros)` is what a process needs to run with it.
+`environment(library, micros)` is what a process needs to run with it; `requested_micros(ctx)`
+how much slower a bench run asks for (`--set flush_micros=N`; 0, and by default with `--quick`,
+leaves the slow disk out).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 #: Microseconds a flush takes longer: about what a disk without a write cache takes to flush.
 DEFAULT_MICROS = 2_000
@@ -58,6 +61,12 @@ static void wait_as_a_slow_disk(void) {
 SLOWED(fsync)
 SLOWED(fdatasync)
 """
+
+
+def requested_micros(ctx: Any) -> int:
+    """The flush's added microseconds a bench run asks for: `flush_micros`, else the default
+    (none with `--quick`)."""
+    return int(ctx.options.get("flush_micros", 0 if ctx.quick else DEFAULT_MICROS))
 
 
 def build(folder: Path) -> Path | None:
