@@ -11,7 +11,6 @@ in one statement and copies its index rows in (`COPY`); SQLite runs a statement 
 from __future__ import annotations
 
 import itertools
-import json
 import sqlite3
 from abc import abstractmethod
 from collections.abc import Iterator, Sequence
@@ -31,6 +30,7 @@ from ledger.readstore import (
     ReadStore,
     digest_rows,
     document_texts,
+    document_value,
 )
 from ledger.sidestore import (
     ThreadConnections,
@@ -135,7 +135,7 @@ class _SqlReadStore(ReadStore):
 
     def read(self, name: str) -> Any:
         rows = self._all(f"SELECT doc FROM {self.documents} WHERE name = ?", (name,))
-        return json.loads(rows[0][0]) if rows else None
+        return document_value(rows[0][0]) if rows else None
 
     def read_range(self, first: str, last: str, limit: int | None = None) -> dict[str, Any]:
         sql = f"SELECT name, doc FROM {self.documents} WHERE name >= ? AND name < ? ORDER BY name"
@@ -143,7 +143,7 @@ class _SqlReadStore(ReadStore):
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        return {name: json.loads(doc) for name, doc in self._all(sql, params)}
+        return {name: document_value(doc) for name, doc in self._all(sql, params)}
 
     def has_key(self, key: str) -> bool:
         return bool(self._all(f"SELECT 1 FROM {self.feed_keys} WHERE key = ? LIMIT 1", (key,)))
@@ -212,7 +212,7 @@ class _SqlSession(ReadSession):
         self.cursor.execute(f"SELECT doc FROM {self.store.documents} WHERE name = "
                             f"{self.store.mark}", (name,))
         row = self.cursor.fetchone()
-        return None if row is None else json.loads(_first(row))
+        return None if row is None else document_value(_first(row))
 
 
 class _PostgresSession(_SqlSession):
@@ -225,7 +225,7 @@ class _PostgresSession(_SqlSession):
     def read_many(self, names: Sequence[str]) -> dict[str, Any]:
         self.cursor.execute(f"SELECT name, doc FROM {self.store.documents} WHERE name = ANY(%b)",
                             (list(names),))
-        return {name: json.loads(doc) for name, doc in map(row_tuple, self.cursor.fetchall())}
+        return {name: document_value(doc) for name, doc in map(row_tuple, self.cursor.fetchall())}
 
 
 class SQLiteReadStore(_SqlReadStore):
