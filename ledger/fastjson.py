@@ -33,7 +33,7 @@ from typing import Any
 from uuid import UUID
 
 import orjson
-from eventsourcing.persistence import JSONTranscoder
+from eventsourcing.persistence import DatetimeAsISO, JSONTranscoder
 
 _CANONICAL_OPTIONS = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
                       | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_SUBCLASS)
@@ -43,6 +43,8 @@ _STORED_OPTIONS = (orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATA
 #: Kinds both write alike and hold nothing to look into.
 _PLAIN = frozenset({str, int, bool, type(None), UUID, datetime})
 _CONTAINERS = frozenset({dict, list, tuple})
+#: Kinds orjson writes as `json` does, with nothing to wrap or look into.
+_SCALARS = frozenset({str, int, bool, type(None)})
 
 
 class _Refused(Exception):
@@ -125,27 +127,36 @@ class FastJSONTranscoder(JSONTranscoder):
     def __init__(self) -> None:
         super().__init__()
         self._json_only = False
+        #: The name times are wrapped under when the library's own `DatetimeAsISO` writes them
+        #: (wrapped here, not handed back by orjson one at a time), else None.
+        self._iso_times: str | None = None
 
     def register(self, transcoding: Any) -> None:
         super().register(transcoding)
         if issubclass(transcoding.type, (str, int, float, dict, list, tuple, Enum)):
             # `json` writes these itself and never asks the transcoding; orjson would.
             self._json_only = True
+        if transcoding.type is datetime:
+            self._iso_times = (transcoding.name if type(transcoding) is DatetimeAsISO
+                               else None)
 
     def _prepared(self, value: Any) -> Any:
+        """What orjson is given for `value`: the value itself where it holds only text,
+        integers, booleans and None (orjson writes those as `json` does), else a copy with
+        each UUID (and time) wrapped as the library wraps it."""
         kind = type(value)
         if kind is dict:
-            prepared = {}
-            for key, item in value.items():
-                item_kind = type(item)
-                if item_kind is str or item_kind is int or item_kind is bool or item is None:
-                    prepared[key] = item
-                else:
-                    prepared[key] = self._prepared(item)
-            return prepared
+            if _SCALARS.issuperset(map(type, value.values())):
+                return value
+            return {key: item if type(item) in _SCALARS else self._prepared(item)
+                    for key, item in value.items()}
         if kind is UUID:  # orjson writes a UUID as text itself: wrapped as the library wraps it
             return self._encode_obj(value)
+        if kind is datetime and self._iso_times is not None:
+            return {"_type_": self._iso_times, "_data_": value.isoformat()}
         if kind is list or kind is tuple:
+            if _SCALARS.issuperset(map(type, value)):
+                return value
             return [self._prepared(item) for item in value]
         if kind is float or (kind not in _PLAIN and _kind_differs(kind)):
             raise _Refused
