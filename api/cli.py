@@ -14,7 +14,7 @@ from api.cli_common import bad_parameter, open_ledger, print_result, progress, s
 from api.cli_disputes import disputes
 from api.cli_keys import keys
 from api.cli_stores import backup, migrate, restore
-from ledger import fairness, validation
+from ledger import fairness, heap, validation
 from ledger.cards import format_cards
 from ledger.errors import LedgerError
 from ledger.services.access import SYSTEM
@@ -165,9 +165,14 @@ def simulate(variant: str, count: int | None, turns: int | None, players: int, s
     ledger = open_ledger(store)
     started = time.perf_counter()
     length, unit = run.length
-    with progress(length, f"{variant} {unit}") as bar:
+    # A long run keeps its heap settled: above all the in-memory store's rows (`ledger.heap`).
+    with progress(length, f"{variant} {unit}") as bar, heap.settling() as settle:
+        def done(units: int) -> None:
+            bar.update(units)
+            settle(units)
+
         try:
-            result = play(ledger, run, players, strategy, seed, bet, progress=bar.update)
+            result = play(ledger, run, players, strategy, seed, bet, progress=done)
         except LedgerError as error:
             raise click.BadParameter(error.detail) from None
     elapsed = time.perf_counter() - started
