@@ -10,9 +10,8 @@ the process runs. Two heaps here are mostly objects that can never be cyclic gar
 - a long batch's growing data, above all the in-memory store's rows: `reddog simulate --store
   memory` keeps every event it records. Full runs come each time the tracked heap has grown by a
   quarter, and each walks all of it, so their cost grows with the run: measured over 100,000
-  casino deals in memory, 18 full runs took 10.2 s of an 83 s run, and the rate fell by a
-  sixth from its first fifth to its last. `settling` settles such a batch's heap every
-  `every` units of work: 1.44 s of full runs over the same deals, and the rate flat.
+  casino deals in memory, 18 full runs took 10.2 s of an 83 s run. `settling` settles such a
+  batch's heap every `every` units of work: 1.44 s of full runs over the same deals.
 
 Settling is `gc.collect()` then `gc.freeze()`: garbage is collected first, and what survives is
 never walked again. It is still freed by reference counting; only a cycle among those objects
