@@ -33,8 +33,6 @@ PROJECTION = "ledger"
 PAGE = 5000
 #: How long `catch_up(wait=True)` waits for another folder before it gives up.
 WAIT_SECONDS = 60.0
-#: How long a follower lets the next page gather after it has folded one (`Follower`).
-GATHER_SECONDS = 0.1
 
 
 class Projection:
@@ -157,20 +155,11 @@ def _fold_into(session: Any, write: Any, events: list[tuple[int, Any]], last: in
 
 class Follower:
     """Keeps a projection folded: folds whenever this process records events (told through
-    `notify`) and polls for other processes' events every `poll` seconds.
+    `notify`) and polls for other processes' events every `poll` seconds."""
 
-    After a page it lets the next one gather for `gather` seconds. A page costs a transaction
-    and a write of every document it changes (a player's recall, a table, the day's totals),
-    however many of its events change them: a page a command, as a busy server would fold
-    without the pause, cost twice the CPU an event of pages of a hundred (measured, SQLite).
-    An event recorded when the follower is idle is folded at once; under load, the read models
-    trail the log by at most the pause and a page."""
-
-    def __init__(self, projection: Projection, poll: float = 0.25,
-                 gather: float = GATHER_SECONDS) -> None:
+    def __init__(self, projection: Projection, poll: float = 0.25) -> None:
         self.projection = projection
         self.poll = poll
-        self.gather = gather
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -202,14 +191,8 @@ class Follower:
                 self._stop.wait(1.0)
                 continue
             self.folded += folded
-            if folded:
-                self._gathering()
-            else:
+            if not folded:
                 self._wake.wait(self.poll)
-
-    def _gathering(self) -> None:
-        """The pause after a page, while the next one gathers (cut short by `stop`)."""
-        self._stop.wait(self.gather)
 
 
 __all__ = ["PROJECTION", "Follower", "LostRace", "Projection", "listed_topic"]

@@ -17,7 +17,7 @@ from ledger.domain.casino import CasinoDeal
 from ledger.domain.highcard import HighCardTable
 from ledger.domain.records import kind_of as event_name
 from ledger.domain.wallet import Wallet
-from ledger.projection import PROJECTION, Follower, Projection
+from ledger.projection import PROJECTION, Projection
 from ledger.readstore import LostRace, MemoryReadStore
 from ledger.readstore_sql import SQLiteReadStore
 from ledger.services.access import SYSTEM, Principal
@@ -106,63 +106,6 @@ def test_a_follower_keeps_reports_current_without_folding_in_the_read(app):
     # length (it adds a page to its count just after committing the page) and stays there.
     wait_until(lambda: follower.folded >= app.projection.head())
     assert follower.folded == app.projection.head()
-
-
-
-class HeldFollower(Follower):
-    """A follower whose pause after a page lasts until the test lets it go on."""
-
-    def __init__(self, projection: Projection) -> None:
-        super().__init__(projection, poll=3600.0)  # woken by stop alone once idle
-        self.paused = threading.Event()
-        self.resume = threading.Event()
-
-    def _gathering(self) -> None:
-        self.paused.set()
-        self.resume.wait(30)
-
-
-def test_a_follower_folds_what_gathered_during_its_pause_in_one_page(app):
-    pages: list[int] = []
-    fold_page = app.projection.fold_page
-
-    def counted(*args: Any, **kwargs: Any) -> int:
-        folded = fold_page(*args, **kwargs)
-        if folded:
-            pages.append(folded)
-        return folded
-
-    app.projection.fold_page = counted
-    simulate_casino(app, 2, seed="6a" * 16, bet=20)
-    first = app.projection.head()
-    follower = HeldFollower(app.projection).start()
-    try:
-        assert follower.paused.wait(30)
-        assert pages == [first]
-        # Check what is recorded during the pause waits for it: not folded, not paged.
-        simulate_casino(app, 5, seed="6b" * 16, bet=20)
-        head = app.projection.head()
-        assert head > first and app.projection.status()["behind"] == head - first
-        assert pages == [first]
-        follower.resume.set()
-        wait_until(lambda: follower.folded == head)
-        # Check the whole gathered stretch went in as one page, each event folded once.
-        assert pages == [first, head - first]
-        assert app.projection.status()["behind"] == 0
-    finally:
-        follower.resume.set()
-        follower.stop()
-
-
-def test_stopping_a_follower_cuts_its_pause_short(app):
-    simulate_casino(app, 1, seed="6c" * 16, bet=20)
-    before = set(threading.enumerate())
-    follower = app.follow(gather=3600.0)
-    [thread] = [t for t in threading.enumerate()
-                if t not in before and t.name == "reddog-projection"]
-    wait_until(lambda: follower.folded == app.projection.head())
-    follower.stop()  # joins the thread for at most 10 s: far less than the pause
-    assert not thread.is_alive()
 
 
 # The feed index against a scan of the log with rules of its own.
