@@ -1,19 +1,25 @@
-"""A long batch settles its heap as it goes (`ledger.heap.settling`): every so many units of
-work what exists is collected and frozen, so the cycle collector's full runs walk what the batch
-made since, and when the batch ends the collector gets it all back (a server's start-up heap,
-frozen before, stays frozen)."""
+"""What lives as long as the process is left out of the cycle collector's runs (`ledger.heap`):
+a server process's start-up heap (`settle_heap`), so a full collection under load walks what the
+requests made, not the whole app; and a long batch's heap as it goes (`settling`): every so many
+units of work what exists is collected and frozen, so the full runs walk what the batch made
+since, and when the batch ends the collector gets it all back (a server's start-up heap, frozen
+before, stays frozen)."""
 
 from __future__ import annotations
 
 import gc
 import weakref
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from api.cli import main
+from api.production import settle_heap, worker_app
 from ledger import heap
+from ledger.services.application import LedgerApplication
+from ledger.settings import Settings
 
 
 @pytest.fixture
@@ -82,3 +88,29 @@ def test_reddog_simulate_settles_as_it_plays(unfrozen: None, monkeypatch: pytest
     assert result.exit_code == 0, result.output
     assert len(settled) == 2  # after the 4th and the 8th deal
     assert gc.get_freeze_count() == 0
+
+
+# A server process's start-up heap.
+def test_settle_heap_takes_what_exists_out_of_the_collectors_runs(unfrozen: None) -> None:
+    before = {"kept": [1, 2, 3]}
+    assert tracked(before)
+    settle_heap()
+    assert not tracked(before)
+    assert gc.get_freeze_count() > 0
+    after = {"made": [4, 5, 6]}  # made while serving: collected as ever
+    assert tracked(after)
+
+
+def test_a_worker_app_is_settled_before_it_serves(unfrozen: None, tmp_path: Path) -> None:
+    settings = Settings.from_env(store=f"sqlite:///{tmp_path / 'ledger.db'}", projections="off")
+    LedgerApplication(settings).close()  # the store's tables, made once as the master does
+    app = worker_app(settings)
+    try:
+        ledger = app.config["LEDGER"]
+        assert not tracked(app) and not tracked(ledger)
+        assert app.test_client().get("/health/live").status_code == 200
+        walked = len(gc.get_objects())
+        gc.unfreeze()
+        assert len(gc.get_objects()) > 10 * walked  # the app's heap is what freezing left out
+    finally:
+        app.config["LEDGER"].close()
