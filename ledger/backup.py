@@ -31,6 +31,7 @@ from typing import Any
 from ledger.chain import ChainKey, key_fingerprint, write_key_file
 from ledger.clock import utcnow
 from ledger.domain.checkpoint import CHAIN_KEY_ID
+from ledger.durable import fsync_path
 from ledger.rawrows import fingerprint_in, store_files
 from ledger.sidestore import side_file
 
@@ -50,14 +51,6 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def online_copy(source: Path, destination: Path) -> tuple[int, int]:
     """Copy a SQLite database consistently while others write to it; the copy's last position
     and count of events."""
@@ -75,7 +68,7 @@ def online_copy(source: Path, destination: Path) -> tuple[int, int]:
     finally:
         dst.close()
         src.close()
-    _fsync(destination)
+    fsync_path(destination)
     return int(last or 0), int(count)
 
 
@@ -127,7 +120,7 @@ def backup_sqlite(store: Path, key: ChainKey, destination: Path, source_url: str
     text = json.dumps(manifest, indent=2) + "\n"
     manifest_partial = destination / f".{MANIFEST}.partial"
     manifest_partial.write_text(text)
-    _fsync(manifest_partial)
+    fsync_path(manifest_partial)
     os.replace(manifest_partial, destination / MANIFEST)
     return manifest
 
@@ -182,7 +175,7 @@ def restore_sqlite(backup: Path, target: Path, overwrite: bool = False) -> Resto
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.partial")
     shutil.copyfile(backup / manifest["store_file"], partial)
-    _fsync(partial)
+    fsync_path(partial)
     key_path = Path(f"{target}.key")
     key_text = (backup / manifest["key_file"]).read_text().strip()
     replaced = None

@@ -34,6 +34,7 @@ from uuid import UUID
 from eventsourcing.persistence import Mapper, StoredEvent
 from eventsourcing.utils import get_topic
 
+from ledger.durable import fsync_folder
 from ledger.errors import ConfigurationError
 from ledger.fastjson import canonical_json
 
@@ -278,7 +279,7 @@ def write_key_file(path: Path, text: str) -> bool:
         return _write_exclusively(path, text)
     finally:
         partial.unlink(missing_ok=True)
-    _sync_folder(path.parent)
+    fsync_folder(path.parent)
     return True
 
 
@@ -293,20 +294,6 @@ def _write_exclusively(path: Path, text: str) -> bool:
         handle.flush()
         os.fsync(handle.fileno())
     return True
-
-
-def _sync_folder(folder: Path) -> None:
-    """Flush a folder's entries (a new file's name survives a crash), where the system can."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def mac_matches(key: bytes, stored: StoredEvent, state: dict[str, Any], digest: str,
