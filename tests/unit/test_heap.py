@@ -1,5 +1,5 @@
 """What lives as long as the process is left out of the cycle collector's runs (`ledger.heap`):
-a server process's start-up heap (`settle_heap`), so a full collection under load walks what the
+a server process's start-up heap (`settle`, as it starts to serve), so a full collection under load walks what the
 requests made, not the whole app; and a long batch's heap as it goes (`settling`): every so many
 units of work what exists is collected and frozen, so the full runs walk what the batch made
 since, and when the batch ends the collector gets it all back (a server's start-up heap, frozen
@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from api.cli import main
-from api.production import settle_heap, worker_app
+from api.production import worker_app
 from ledger import heap
 from ledger.services.application import LedgerApplication
 from ledger.settings import Settings
@@ -91,10 +91,10 @@ def test_reddog_simulate_settles_as_it_plays(unfrozen: None, monkeypatch: pytest
 
 
 # A server process's start-up heap.
-def test_settle_heap_takes_what_exists_out_of_the_collectors_runs(unfrozen: None) -> None:
+def test_settling_takes_what_exists_out_of_the_collectors_runs(unfrozen: None) -> None:
     before = {"kept": [1, 2, 3]}
     assert tracked(before)
-    settle_heap()
+    heap.settle()
     assert not tracked(before)
     assert gc.get_freeze_count() > 0
     after = {"made": [4, 5, 6]}  # made while serving: collected as ever
