@@ -93,7 +93,7 @@ class RecentlyWritten:
 
 
 def record_checkpoints(app: Application[Any], secret: bytes,
-                       written: RecentlyWritten | None = None) -> dict[str, Any] | None:
+                       written: RecentlyWritten) -> dict[str, Any] | None:
     """Checkpoint the log since the last checkpoint; None when nothing is new (or another
     process checkpointed first: its checkpoint stands). `written`: what this process wrote,
     digested from there where it covers a whole page (`RecentlyWritten`)."""
@@ -105,7 +105,7 @@ def record_checkpoints(app: Application[Any], secret: bytes,
     done = {"first": checkpoints.last_position + 1, "last": 0, "events": 0}
     while checkpoints.last_position < end:
         first = checkpoints.last_position + 1
-        page = written.span(first, end, CHECKPOINT_MOST) if written is not None else None
+        page = written.span(first, end, CHECKPOINT_MOST)
         if page is None:
             page = app.recorder.select_notifications(start=first, limit=CHECKPOINT_MOST,
                                                      stop=end)
@@ -119,8 +119,7 @@ def record_checkpoints(app: Application[Any], secret: bytes,
         except IntegrityError:
             return None
         done.update(last=last, events=done["events"] + len(digests))
-        if written is not None:
-            written.checkpointed(last)
+        written.checkpointed(last)
     return done if done["last"] else None
 
 
