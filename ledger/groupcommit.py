@@ -45,7 +45,6 @@ from ledger.sqlite_store import Factory, SQLiteRecorder, translated
 GROUP_MOST = 64
 
 
-
 @dataclass(eq=False)
 class SaveRequest:
     """One thread's `insert_events`: its rows, and once its group is written, its answer (or
@@ -75,8 +74,8 @@ class GroupCounts:
 
 
 class GroupCommitRecorder(SQLiteRecorder):
-    """The SQLite application recorder (`ledger.sqlite_store`), whose `insert_events` commits the saves of
-    concurrent threads together (module docstring).
+    """The SQLite application recorder (`ledger.sqlite_store`), whose `insert_events` commits
+    the saves of concurrent threads together (module docstring).
 
     The queue is first come, first served. A thread that finds no leader leads at once; a
     leader writes one group (the oldest `group_most` requests, its own first among them), wakes
@@ -227,5 +226,5 @@ class GroupCommitFactory(Factory):
 
 
 __all__ = ["GROUP_MOST", "GroupCommitFactory", "GroupCommitRecorder", "GroupCounts",
-           "SaveRequest", "translated"]
+           "SaveRequest"]
 

@@ -24,6 +24,7 @@ from ledger.errors import ConfigurationError, InvalidInput
 MEMORY, SQLITE, POSTGRES = "memory", "sqlite", "postgresql"
 #: The infrastructure factory of a SQLite file with group commit (`ledger.groupcommit`).
 GROUP_COMMIT_FACTORY = "ledger.groupcommit:GroupCommitFactory"
+#: The infrastructure factory of a SQLite store without it (`ledger.sqlite_store`).
 SQLITE_FACTORY = "ledger.sqlite_store:Factory"
 
 
