@@ -39,14 +39,20 @@ def commitment(server_seed: str) -> str:
     return hashlib.sha256(bytes.fromhex(check_server_seed(server_seed))).hexdigest()
 
 
+#: A block of HMAC-SHA256 as eight big-endian unsigned 32-bit integers.
+_WORDS = struct.Struct(">8I")
+
+
 def random_stream(server_seed: str, client_seed: str, nonce: int) -> Iterator[int]:
     """Yield the unsigned 32-bit integers of HMAC-SHA256 blocks, counter 0, 1, 2, ..."""
     key = bytes.fromhex(server_seed)
+    prefix = f"{client_seed}:{nonce}:"
     counter = 0
     while True:
-        message = f"{client_seed}:{nonce}:{counter}".encode("ascii")
-        block = hmac.new(key, message, hashlib.sha256).digest()
-        yield from struct.unpack(">8I", block)
+        # The one-shot `hmac.digest`: the same bytes as `hmac.new(...).digest()`, without
+        # building an HMAC object for each block (a shuffle takes about seven blocks).
+        block = hmac.digest(key, f"{prefix}{counter}".encode("ascii"), "sha256")
+        yield from _WORDS.unpack(block)
         counter += 1
 
 
@@ -70,6 +76,12 @@ def _shuffle_inputs(server_seed: str, client_seed: str, nonce: int) -> tuple[str
     return server_seed, client_seed, nonce
 
 
+#: The Fisher-Yates draws of a 52-card shuffle: each place i from 51 down to 1, with the bound a
+#: 32-bit word must be under for `word % (i + 1)` to be unbiased (words at or above it are
+#: drawn again).
+_DRAWS = tuple((i, _TWO_32 - (_TWO_32 % (i + 1))) for i in range(51, 0, -1))
+
+
 @functools.lru_cache(maxsize=1024)
 def _shuffled(server_seed: str, client_seed: str, nonce: int) -> tuple[tuple[Card, ...],
                                                                        tuple[str, ...]]:
@@ -79,13 +91,11 @@ def _shuffled(server_seed: str, client_seed: str, nonce: int) -> tuple[tuple[Car
     written again."""
     order = list(range(len(CANONICAL_PACK)))
     stream = random_stream(server_seed, client_seed, nonce)
-    for i in range(51, 0, -1):
-        n = i + 1
-        limit = _TWO_32 - (_TWO_32 % n)
+    for i, limit in _DRAWS:
         r = next(stream)
         while r >= limit:
             r = next(stream)
-        j = r % n
+        j = r % (i + 1)
         order[i], order[j] = order[j], order[i]
     return (tuple(CANONICAL_PACK[k] for k in order), tuple(_CARD_NAMES[k] for k in order))
 
