@@ -27,6 +27,7 @@ import secrets
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -74,9 +75,11 @@ def canonical(state: dict[str, Any]) -> bytes:
     The same bytes as `json.dumps(..., sort_keys=True, default=_plain, separators=(",", ":"))`
     of the attributes but `chain_mac`, written by orjson wherever it writes exactly those
     (`ledger.fastjson.canonical_json`), else by `json` itself."""
-    plain = dict(state)
-    for name in _NOT_HASHED:
-        plain.pop(name, None)
+    # Times written as `_plain` writes them (`str()`), here rather than handed back by the
+    # encoder one at a time: an event's time is among its attributes.
+    times = datetime not in _FORMS
+    plain = {name: str(value) if times and type(value) is datetime else value
+             for name, value in state.items() if name not in _NOT_HASHED}
     if UUID not in _FORMS:  # orjson writes a UUID itself, as `str()` does
         data = canonical_json(plain, _plain)
         if data is not None:
