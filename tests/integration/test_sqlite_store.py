@@ -47,3 +47,44 @@ def test_sqlites_errors_are_the_librarys(tmp_path: Path) -> None:
         assert "stored_events" in str(raised.value)
     finally:
         app.close()
+
+
+@pytest.mark.parametrize("group_commit", ["on", "off"])
+def test_a_save_that_outwaits_sqlites_lock_is_retried_then_refused_as_a_conflict_recording_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, group_commit: str) -> None:
+    """`SQLITE_LOCK_TIMEOUT`: a command whose save cannot get the file's write lock in time is
+    run again, and after its last attempt answers a conflict (409); nothing is recorded. The
+    same command succeeds once the lock is free."""
+    from ledger.errors import Conflict
+    from ledger.services import base
+
+    monkeypatch.setattr(base, "MAX_ATTEMPTS", 2)  # each attempt waits the whole timeout
+    path = tmp_path / "locked.sqlite3"
+    app = LedgerApplication(Settings.from_env(
+        {"SQLITE_LOCK_TIMEOUT": "1"}, store=f"sqlite:///{path}", group_commit=group_commit))
+    try:
+        wallet = UUID(app.open_wallet(SYSTEM, "ada")["id"])
+        head = app.recorder.max_notification_id()
+        attempts: list[int] = []
+        save = app.save
+
+        def counted(*aggregates: object, **kwargs: object) -> object:
+            attempts.append(1)
+            return save(*aggregates, **kwargs)
+
+        monkeypatch.setattr(app, "save", counted)
+        holder = sqlite3.connect(path, isolation_level=None)
+        try:
+            holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+            with pytest.raises(Conflict):
+                app.grant(SYSTEM, wallet, 50)
+            assert len(attempts) == 2
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert app.recorder.max_notification_id() == head
+        assert app.wallet(SYSTEM, wallet)["balance"] == 0
+        app.grant(SYSTEM, wallet, 50)
+        assert app.wallet(SYSTEM, wallet)["balance"] == 50
+    finally:
+        app.close()
