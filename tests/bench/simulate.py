@@ -15,8 +15,8 @@ raw, ...), and each side's fastest run counts: the machine's speed drifts during
 bench, and taking the best of both sides alike keeps the drift out of the ratio. The note gives
 every pair.
 The figure is the simulation's events/s; its ceiling the raw rate; the goal a ratio of 0.70.
-Options (`--set`): `casino_deals=N` (default 1,500; 200 with --quick), `polish_deals=N`
-(default 400; 40 with --quick), `pairs=N` (default 2; 1 with --quick).
+Options (`--set`): `casino_deals=N` (default 1,000; 200 with --quick), `polish_deals=N`
+(default 250; 40 with --quick), `pairs=N` (default 2; 1 with --quick).
 """
 
 from __future__ import annotations
@@ -151,8 +151,8 @@ def bench_game(kind: str, postgres: str, game: str, deals: int, pairs: int,
 def run(ctx: Context) -> list[Figure]:
     progress = ctx.progress(SECTION)
     sizes = {
-        "casino": int(ctx.options.get("casino_deals", 200 if ctx.quick else 1_500)),
-        "polish": int(ctx.options.get("polish_deals", 40 if ctx.quick else 400)),
+        "casino": int(ctx.options.get("casino_deals", 200 if ctx.quick else 1_000)),
+        "polish": int(ctx.options.get("polish_deals", 40 if ctx.quick else 250)),
     }
     pairs = int(ctx.options.get("pairs", 1 if ctx.quick else 2))
     figures: list[Figure] = []
