@@ -75,7 +75,7 @@ def test_a_save_that_outwaits_sqlites_lock_is_retried_then_refused_as_a_conflict
         monkeypatch.setattr(app, "save", counted)
         holder = sqlite3.connect(path, isolation_level=None)
         try:
-            holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+            holder.execute("BEGIN IMMEDIATE")  # another connection holds the write lock
             with pytest.raises(Conflict):
                 app.grant(SYSTEM, wallet, 50)
             assert len(attempts) == 2
