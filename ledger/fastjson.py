@@ -33,7 +33,7 @@ from typing import Any
 from uuid import UUID
 
 import orjson
-from eventsourcing.persistence import DatetimeAsISO, JSONTranscoder
+from eventsourcing.persistence import JSONTranscoder
 
 _CANONICAL_OPTIONS = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
                       | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_SUBCLASS)
@@ -127,33 +127,31 @@ class FastJSONTranscoder(JSONTranscoder):
     def __init__(self) -> None:
         super().__init__()
         self._json_only = False
-        #: The name times are wrapped under when the library's own `DatetimeAsISO` writes them
-        #: (wrapped here, not handed back by orjson one at a time), else None.
-        self._iso_times: str | None = None
 
     def register(self, transcoding: Any) -> None:
         super().register(transcoding)
         if issubclass(transcoding.type, (str, int, float, dict, list, tuple, Enum)):
             # `json` writes these itself and never asks the transcoding; orjson would.
             self._json_only = True
-        if transcoding.type is datetime:
-            self._iso_times = (transcoding.name if type(transcoding) is DatetimeAsISO
-                               else None)
 
     def _prepared(self, value: Any) -> Any:
         """What orjson is given for `value`: the value itself where it holds only text,
         integers, booleans and None (orjson writes those as `json` does), else a copy with
-        each UUID (and time) wrapped as the library wraps it."""
+        each value of a registered kind (a UUID, a time) wrapped as the library wraps it, here
+        rather than handed back by orjson one at a time."""
         kind = type(value)
         if kind is dict:
             if _SCALARS.issuperset(map(type, value.values())):
                 return value
             return {key: item if type(item) in _SCALARS else self._prepared(item)
                     for key, item in value.items()}
-        if kind is UUID:  # orjson writes a UUID as text itself: wrapped as the library wraps it
-            return self._encode_obj(value)
-        if kind is datetime and self._iso_times is not None:
-            return {"_type_": self._iso_times, "_data_": value.isoformat()}
+        transcoding = self.types.get(kind)
+        if transcoding is not None:  # wrapped as the library's `_encode_obj` wraps it
+            data = transcoding.encode(value)
+            return {"_type_": transcoding.name,
+                    "_data_": data if type(data) in _SCALARS else self._prepared(data)}
+        if kind is UUID:  # not registered: orjson would write it as text, the library refuses
+            raise _Refused
         if kind is list or kind is tuple:
             if _SCALARS.issuperset(map(type, value)):
                 return value
@@ -162,10 +160,10 @@ class FastJSONTranscoder(JSONTranscoder):
             raise _Refused
         return value
 
-    def _default(self, obj: Any) -> Any:
-        if type(obj) in self.types:
-            # What a transcoding returns is written as json would: its UUIDs wrapped too.
-            return self._prepared(self._encode_obj(obj))
+    @staticmethod
+    def _default(obj: Any) -> Any:
+        # What orjson hands back: `_prepared` wrapped every value of a registered kind already,
+        # so here only a subclass of text or of an integer is written (as `json` writes it).
         if isinstance(obj, (str, int)):
             return _as_json_writes(obj)
         raise _Refused
