@@ -75,10 +75,9 @@ def canonical(state: dict[str, Any]) -> bytes:
     The same bytes as `json.dumps(..., sort_keys=True, default=_plain, separators=(",", ":"))`
     of the attributes but `chain_mac`, written by orjson wherever it writes exactly those
     (`ledger.fastjson.canonical_json`), else by `json` itself."""
-    # Times written as `_plain` writes them (`str()`), here rather than handed back by the
-    # encoder one at a time: an event's time is among its attributes.
-    times = datetime not in _FORMS
-    plain = {name: str(value) if times and type(value) is datetime else value
+    # Times written by `_plain` here rather than handed back by the encoder one at a time: an
+    # event's time is among its attributes.
+    plain = {name: _plain(value) if type(value) is datetime else value
              for name, value in state.items() if name not in _NOT_HASHED}
     if UUID not in _FORMS:  # orjson writes a UUID itself, as `str()` does
         data = canonical_json(plain, _plain)
