@@ -275,14 +275,16 @@ def write_key_file(path: Path, text: str) -> bool:
     _write_exclusively(partial, text)  # a name of this call's own: it never exists already
     try:
         os.link(partial, path)
+        wrote = True
     except FileExistsError:
-        return False
+        wrote = False
     except OSError:  # a file system without hard links: create the path itself, once
-        return _write_exclusively(path, text)
+        wrote = _write_exclusively(path, text)
     finally:
         partial.unlink(missing_ok=True)
-    fsync_folder(path.parent)
-    return True
+    if wrote:  # the new name survives a crash, however it was made
+        fsync_folder(path.parent)
+    return wrote
 
 
 def _write_exclusively(path: Path, text: str) -> bool:
