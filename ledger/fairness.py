@@ -76,10 +76,10 @@ def _shuffle_inputs(server_seed: str, client_seed: str, nonce: int) -> tuple[str
     return server_seed, client_seed, nonce
 
 
-#: The Fisher-Yates draws of a 52-card shuffle: each place i from 51 down to 1, with the bound a
-#: 32-bit word must be under for `word % (i + 1)` to be unbiased (words at or above it are
-#: drawn again).
-_DRAWS = tuple((i, _TWO_32 - (_TWO_32 % (i + 1))) for i in range(51, 0, -1))
+#: The Fisher-Yates draws of a shuffle of the pack: each place i from its last down to 1, with
+#: the bound a 32-bit word must be under for `word % (i + 1)` to be unbiased (words at or above
+#: it are drawn again).
+_DRAWS = tuple((i, _TWO_32 - (_TWO_32 % (i + 1))) for i in range(len(CANONICAL_PACK) - 1, 0, -1))
 
 
 @functools.lru_cache(maxsize=1024)
