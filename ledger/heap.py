@@ -39,9 +39,8 @@ def settle() -> None:
 def settling(every: int | None = None) -> Iterator[Callable[[int], None]]:
     """A batch that settles its heap every `every` units of work (`SETTLE_EVERY` when not
     given): yields the function to call with each count of units done (a progress callback).
-    When the batch ends, what it froze
-    is handed back to the collector, unless the process had frozen objects before it (a
-    server's start-up heap), which stay frozen."""
+    When the batch ends, what it froze is handed back to the collector, unless the process had
+    frozen objects before it (a server's start-up heap), which stay frozen."""
     every = every or SETTLE_EVERY
     frozen_before = gc.get_freeze_count()
     done = 0

@@ -13,6 +13,8 @@ import pytest
 from eventsourcing.persistence import OperationalError
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 
+from ledger.errors import Conflict
+from ledger.services import base
 from ledger.services.access import SYSTEM
 from ledger.services.application import LedgerApplication
 from ledger.settings import Settings
@@ -55,9 +57,6 @@ def test_a_save_that_outwaits_sqlites_lock_is_retried_then_refused_as_a_conflict
     """`SQLITE_LOCK_TIMEOUT`: a command whose save cannot get the file's write lock in time is
     run again, and after its last attempt answers a conflict (409); nothing is recorded. The
     same command succeeds once the lock is free."""
-    from ledger.errors import Conflict
-    from ledger.services import base
-
     monkeypatch.setattr(base, "MAX_ATTEMPTS", 2)  # each attempt waits the whole timeout
     path = tmp_path / "locked.sqlite3"
     app = LedgerApplication(Settings.from_env(
