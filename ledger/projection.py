@@ -33,12 +33,6 @@ PROJECTION = "ledger"
 PAGE = 5000
 #: How long `catch_up(wait=True)` waits for another folder before it gives up.
 WAIT_SECONDS = 60.0
-#: After folding a page, how long a follower lets new events gather before it folds again.
-#: Under a steady stream of commands it then folds one page of many events every so often,
-#: instead of a page per command: each page is a transaction with a fixed cost (about a
-#: millisecond on SQLite), which a server's workers paid for every command they answered.
-#: After a quiet spell the first event is folded as soon as it is recorded.
-GATHER_SECONDS = 0.1
 
 
 class Projection:
@@ -163,19 +157,15 @@ def _fold_into(session: Any, write: Any, events: list[tuple[int, Any]], last: in
 
 class Follower:
     """Keeps a projection folded: folds whenever this process records events (told through
-    `notify`) and polls for other processes' events every `poll` seconds; after a page it
-    lets events gather for `gather` seconds before the next (`GATHER_SECONDS`)."""
+    `notify`) and polls for other processes' events every `poll` seconds."""
 
-    def __init__(self, projection: Projection, poll: float = 0.25,
-                 gather: float = GATHER_SECONDS) -> None:
+    def __init__(self, projection: Projection, poll: float = 0.25) -> None:
         self.projection = projection
         self.poll = poll
-        self.gather = gather
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.folded = 0
-        self.folds = 0  # catch-ups that folded anything
 
     def notify(self) -> None:
         """New events were recorded: fold them soon."""
@@ -202,11 +192,8 @@ class Follower:
                 log.exception("the projection could not fold; trying again")
                 self._stop.wait(1.0)
                 continue
-            if folded:
-                self.folds += 1  # before the events: whoever sees them counted sees the page
-                self.folded += folded
-                self._stop.wait(self.gather)
-            else:
+            self.folded += folded
+            if not folded:
                 self._wake.wait(self.poll)
 
 

@@ -36,7 +36,7 @@ from ledger.domain.highcard import HighCardStateAsDict, HighCardTable
 from ledger.domain.wallet import Wallet
 from ledger.errors import Conflict, LedgerError, NotFound
 from ledger.fastjson import FastJSONTranscoder
-from ledger.projection import GATHER_SECONDS, Follower, Projection
+from ledger.projection import Follower, Projection
 from ledger.repository import LedgerRepository
 from ledger.runtime import RuntimeStore, runtime_store_for
 from ledger.services import integrity
@@ -207,10 +207,10 @@ class LedgerBase(Application[UUID]):
         """Fold the log into the read models up to its end now; returns events folded."""
         return self.projection.catch_up()
 
-    def follow(self, poll: float = 0.25, gather: float = GATHER_SECONDS) -> Follower:
+    def follow(self, poll: float = 0.25) -> Follower:
         """Keep the read models folded from a thread of this process (`ledger.projection`)."""
         if self._follower is None:
-            self._follower = Follower(self.projection, poll, gather).start()
+            self._follower = Follower(self.projection, poll).start()
         return self._follower
 
     def _take_snapshots(self, processing_event: Any) -> None:

@@ -108,24 +108,6 @@ def test_a_follower_keeps_reports_current_without_folding_in_the_read(app):
     assert follower.folded == app.projection.head()
 
 
-@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
-def test_a_follower_folds_a_stream_of_commands_in_one_page_per_gathering(app):
-    """Each page is a transaction with a fixed cost: after a page, a follower lets the events
-    of the next `gather` seconds gather and folds them as one page, instead of a page per
-    command it is told of. On SQLite, whose servers fold in a thread of each worker (and where
-    a follower without the pause folds most grants on their own page, measured)."""
-    wallet = UUID(app.open_wallet(SYSTEM, "gatherer")["id"])
-    follower = app.follow(poll=60.0, gather=3.0)  # a long poll: only `notify` wakes it early
-    wait_until(lambda: follower.folded == app.projection.head())
-    assert follower.folds == 1
-    for _ in range(40):  # each save tells the follower
-        app.grant(SYSTEM, wallet, 5)
-    wait_until(lambda: follower.folded == app.projection.head())
-    # Check the forty grants were folded as one page, and folded right.
-    assert follower.folds == 2
-    assert app.projection.store.read(f"w|{wallet}")["balance"] == 200
-
-
 def test_a_caught_up_projection_opens_no_page_to_fold_nothing(app, monkeypatch):
     simulate_casino(app, 2, seed="5f" * 16, bet=30)
     assert app.project() > 0
