@@ -261,15 +261,15 @@ class LedgerBase(Application[UUID]):
                  ) -> dict[str, Any]:
         """Decide and save atomically; retry a lost race; answer a repeated key with its first
         answer."""
-        for attempt in range(MAX_ATTEMPTS):
-            # One attempt, on fresh state (one look at the log, which the first attempt's
-            # search for a recorded answer shares): its loads take the aggregates the cache
-            # holds as saved, and its save hands them back (`LedgerRepository.borrowing`).
+        for _attempt in range(MAX_ATTEMPTS):
+            # One attempt, on fresh state (one look at the log): its loads take the aggregates
+            # the cache holds as saved, and its save hands them back
+            # (`LedgerRepository.borrowing`). A repeated Idempotency-Key is not looked for
+            # first: its record is found when the repeat is refused (below) or when its save
+            # meets the record itself (a CommandRecord's id is its key's), and the first answer
+            # is returned then, so a first attempt (nearly every command) reads no record.
             with self.repository.borrowing(), self.repository.fresh(), \
                     snapshots.capturing(self):
-                if attempt == 0 and command is not None and (
-                        first := self._recorded_answer(command)) is not None:
-                    return first
                 try:
                     aggregates, answer = decide()
                 except LedgerError:

@@ -2,15 +2,19 @@
 
 Found by the load tests with clients that give up on an answer after a fraction of a second
 and send the same command, with the same Idempotency-Key, to the other server while the first
-attempt is still running. The retry looks for a recorded answer, finds none yet, and then the
-first attempt commits before the retry decides: the rules then refuse the retry (422, G8: "the
-current deal has not finished"; a bet out of turn), and the client is told its applied command
-was refused. These tests put the retry's look-up in exactly that window, with two applications
-on one shared store as two server processes would be, so it happens every time.
+attempt is still running. The first attempt may commit before the retry decides, so the rules
+refuse the retry (422, G8: "the current deal has not finished"; a bet out of turn), or after
+the retry decided on state without it, so the retry's save conflicts with it; either way the
+client must not be told its applied command was refused. These tests make the first attempt
+commit at each of those two moments of the retry's attempt (just before and just after its look
+at the log, where it takes its state), with two applications on one shared store as two server
+processes would be, so the race happens every time.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 from uuid import UUID
 
@@ -21,25 +25,36 @@ from ledger.services.application import CommandKey, LedgerApplication
 from tests.api.helpers import seed_for, spread
 
 
-def first_attempt_commits_after_the_look_up(monkeypatch: pytest.MonkeyPatch,
-                                            retrying: LedgerApplication, first: Any) -> list:
-    """Make `retrying`'s first look for a recorded answer miss, and the first attempt (`first`,
-    a call) commit right after it, as when the look-up runs a moment before that commit."""
+def first_attempt_commits_as_the_retry_begins(monkeypatch: pytest.MonkeyPatch,
+                                              retrying: LedgerApplication, first: Any,
+                                              before_its_look: bool) -> list:
+    """Make the first attempt (`first`, a call) commit as `retrying`'s first attempt begins:
+    just before its look at the log (it then decides on state that holds the first attempt,
+    and the rules refuse it), or just after (it decides on state without it, and its save
+    conflicts with it)."""
     answers: list[Any] = []
-    look_up = retrying._recorded_answer
+    fresh = retrying.repository.fresh
 
-    def look_up_then_the_first_attempt_commits(command: CommandKey) -> Any:
-        found = look_up(command)
-        if not answers:
+    @contextlib.contextmanager
+    def fresh_as_the_first_attempt_commits() -> Iterator[None]:
+        if before_its_look and not answers:
             answers.append(first())
-        return found
+        with fresh():
+            if not answers:
+                answers.append(first())
+            yield
 
-    monkeypatch.setattr(retrying, "_recorded_answer", look_up_then_the_first_attempt_commits)
+    monkeypatch.setattr(retrying.repository, "fresh", fresh_as_the_first_attempt_commits)
     return answers
 
 
+MOMENTS = pytest.mark.parametrize("before_its_look", [True, False],
+                                  ids=["refused-then-found", "conflict-then-found"])
+
+
+@MOMENTS
 def test_a_retried_casino_deal_racing_its_first_attempt_gets_the_first_answer(
-        make_shared_app, monkeypatch):
+        make_shared_app, monkeypatch, before_its_look):
     server_a, server_b = make_shared_app(), make_shared_app()
     wallet = UUID(server_a.open_wallet(SYSTEM, "racer")["id"])
     server_a.grant(SYSTEM, wallet, 1000)
@@ -49,17 +64,20 @@ def test_a_retried_casino_deal_racing_its_first_attempt_gets_the_first_answer(
     body = {"bet": 10, "server_seed": seed}
     key = CommandKey.of(SYSTEM, "deal-1", "POST", f"/tables/{table}/deals", body)
 
-    answers = first_attempt_commits_after_the_look_up(
+    answers = first_attempt_commits_as_the_retry_begins(
         monkeypatch, server_b,
-        lambda: server_a.deal(SYSTEM, table, 10, server_seed=seed, command=key))
+        lambda: server_a.deal(SYSTEM, table, 10, server_seed=seed, command=key),
+        before_its_look)
     retried = server_b.deal(SYSTEM, table, 10, server_seed=seed, command=key)
 
     assert retried == answers[0]
     assert server_a.table(SYSTEM, table)["deals"] == 1
 
 
+@MOMENTS
 def test_a_retried_bet_racing_its_first_attempt_gets_the_first_answer(make_shared_app,
-                                                                       monkeypatch):
+                                                                       monkeypatch,
+                                                                       before_its_look):
     server_a, server_b = make_shared_app(), make_shared_app()
     table = UUID(server_a.open_table(SYSTEM, "polish", client_seed="race")["id"])
     for seat, name in enumerate(("ann", "bob", "cat"), start=1):
@@ -77,9 +95,10 @@ def test_a_retried_bet_racing_its_first_attempt_gets_the_first_answer(make_share
     body = {"seat": bet["seat"], "amount": bet["min"]}
     key = CommandKey.of(SYSTEM, "bet-1", "POST", f"/tables/{table}/bets", body)
 
-    answers = first_attempt_commits_after_the_look_up(
+    answers = first_attempt_commits_as_the_retry_begins(
         monkeypatch, server_b,
-        lambda: server_a.bet(SYSTEM, table, bet["seat"], bet["min"], command=key))
+        lambda: server_a.bet(SYSTEM, table, bet["seat"], bet["min"], command=key),
+        before_its_look)
     retried = server_b.bet(SYSTEM, table, bet["seat"], bet["min"], command=key)
 
     assert retried == answers[0]
