@@ -12,11 +12,12 @@ command that fails half-way cannot corrupt the cache. Here:
   or loses a race leaves the cache as it was.
 - A save puts what it recorded in the cache (write-through), so the next command on the same
   aggregates loads without reading the store.
-- Other processes' writes are found in the log: before a command decides (`fresh`), and at
-  the first load of an API request (`begin_unit`; any other load outside a command looks each
-  time), the repository looks at the log's head; events recorded since it last looked evict the cached
-  aggregates they are newer than. One cheap query per command or request, not one per
-  aggregate it loads. A save that loses a race evicts what it tried to save, whatever the log said.
+- Other processes' writes are found in the log: at the first load of an API request
+  (`begin_unit`; any other load outside a command looks each time), and before a command
+  decides (`fresh`) unless its request looked moments before (its first attempt; every retry
+  looks again), the repository looks at the log's head; events recorded since it last looked
+  evict the cached aggregates they are newer than. One cheap query per request or command, not
+  one per aggregate it loads. A save that loses a race evicts what it tried to save, whatever the log said.
 - Aggregates are replayed by `project`, which applies events without the library's runtime
   check of each event against a typing Protocol (a slow `isinstance`).
 - A command hands its aggregates over instead of copying them (`borrowing`). Inside a command's
@@ -259,10 +260,16 @@ class LedgerRepository(Repository[UUID]):
         _LOOKED.reset(token)
 
     @contextmanager
-    def fresh(self) -> Iterator[None]:
+    def fresh(self, again: bool = True) -> Iterator[None]:
         """Look at the log once, now, then load without looking again (a command's decision,
-        whose every attempt looks again)."""
-        token = self.begin_unit(now=True)
+        whose every attempt looks again). `again=False`: a look the enclosing unit of work made
+        already stands (a request's first attempt at its command: its authentication loaded
+        the key, and looked, moments before), so the attempt makes none of its own."""
+        enclosing = _LOOKED.get()
+        if not again and enclosing is not None and enclosing[0]:
+            token = _LOOKED.set([True])
+        else:
+            token = self.begin_unit(now=True)
         try:
             yield
         finally:

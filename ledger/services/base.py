@@ -261,14 +261,15 @@ class LedgerBase(Application[UUID]):
                  ) -> dict[str, Any]:
         """Decide and save atomically; retry a lost race; answer a repeated key with its first
         answer."""
-        for _attempt in range(MAX_ATTEMPTS):
-            # One attempt, on fresh state (one look at the log): its loads take the aggregates
+        for attempt in range(MAX_ATTEMPTS):
+            # One attempt, on fresh state (one look at the log; for a request's first attempt,
+            # the look its authentication made moments before): its loads take the aggregates
             # the cache holds as saved, and its save hands them back
             # (`LedgerRepository.borrowing`). A repeated Idempotency-Key is not looked for
             # first: its record is found when the repeat is refused (below) or when its save
             # meets the record itself (a CommandRecord's id is its key's), and the first answer
             # is returned then, so a first attempt (nearly every command) reads no record.
-            with self.repository.borrowing(), self.repository.fresh(), \
+            with self.repository.borrowing(), self.repository.fresh(again=attempt > 0), \
                     snapshots.capturing(self):
                 try:
                     aggregates, answer = decide()

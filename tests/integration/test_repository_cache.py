@@ -5,12 +5,15 @@ answer is its caller's own, which later commands never change."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from copy import deepcopy
 from uuid import UUID, uuid4
 
 import pytest
 
+from api import create_app
 from ledger.domain.wallet import Wallet
 from ledger.errors import LedgerError
 from ledger.services.access import SYSTEM
@@ -129,6 +132,45 @@ def test_a_save_that_loses_a_race_is_retried_from_the_store(make_shared_app) -> 
         two.save(stale)
     # The losing save forgot the wallet: the next command loads it from the store.
     assert two.grant(SYSTEM, wallet_id, 100)["balance"] == 111
+
+
+def test_a_request_looks_at_the_log_once_and_its_command_decides_on_that_look(
+        make_shared_app, monkeypatch) -> None:
+    app = make_shared_app(rate_limit=0)
+    wallet_id = open_wallet(app, 500)
+    operator = {"Authorization": f"Bearer {app.issue_key('operator')[0]}"}
+    client = create_app({"LEDGER": app}).test_client()
+    looks = []
+    head = app.recorder.max_notification_id
+    monkeypatch.setattr(app.recorder, "max_notification_id",
+                        lambda: looks.append(head()) or looks[-1])
+    answer = client.post(f"/wallets/{wallet_id}/grants", json={"amount": 100}, headers=operator)
+    # Check authentication's load looked, and the grant decided on that look without another.
+    assert answer.status_code == 201 and answer.get_json()["balance"] == 600
+    assert len(looks) == 1
+
+
+def test_a_command_that_decided_on_its_requests_look_before_another_write_is_retried_fresh(
+        make_shared_app, monkeypatch) -> None:
+    one, two = make_shared_app(rate_limit=0), make_shared_app(rate_limit=0)
+    wallet_id = open_wallet(one, 500)
+    operator = {"Authorization": f"Bearer {two.issue_key('operator')[0]}"}
+    assert two.wallet(SYSTEM, wallet_id)["balance"] == 500  # cached in `two` now
+    fresh = two.repository.fresh
+
+    @contextlib.contextmanager
+    def the_other_application_grants_after_the_look(again: bool = True) -> Iterator[None]:
+        if not again:  # the first attempt, on the look the request made
+            one.grant(SYSTEM, wallet_id, 1_000)
+        with fresh(again):
+            yield
+
+    monkeypatch.setattr(two.repository, "fresh", the_other_application_grants_after_the_look)
+    answer = create_app({"LEDGER": two}).test_client().post(
+        f"/wallets/{wallet_id}/grants", json={"amount": 100}, headers=operator)
+    # Check the stale first attempt lost its race and the retry, on a fresh look, kept both.
+    assert answer.status_code == 201 and answer.get_json()["balance"] == 1_600
+    assert one.wallet(SYSTEM, wallet_id)["balance"] == 1_600
 
 
 def test_many_threads_granting_one_wallet_lose_no_chips(make_shared_app) -> None:

@@ -36,10 +36,10 @@ def first_attempt_commits_as_the_retry_begins(monkeypatch: pytest.MonkeyPatch,
     fresh = retrying.repository.fresh
 
     @contextlib.contextmanager
-    def fresh_as_the_first_attempt_commits() -> Iterator[None]:
+    def fresh_as_the_first_attempt_commits(again: bool = True) -> Iterator[None]:
         if before_its_look and not answers:
             answers.append(first())
-        with fresh():
+        with fresh(again):
             if not answers:
                 answers.append(first())
             yield
