@@ -274,9 +274,8 @@ class LedgerBase(Application[UUID]):
                 try:
                     aggregates, answer = decide()
                 except LedgerError:
-                    # The same command may have been applied since its record was looked for
-                    # (a retry racing its own first attempt): that answer stands, not this
-                    # refusal.
+                    # The same command may have been applied already (a repeat, or a retry
+                    # racing its own first attempt): that answer stands, not this refusal.
                     if command is not None and (
                             first := self._recorded_answer(command)) is not None:
                         return first
@@ -293,9 +292,9 @@ class LedgerBase(Application[UUID]):
                     ))
                 try:
                     recordings = self.save(*aggregates)
-                except OperationalError:  # e.g. SQLite's lock timeout: nothing was written
-                    continue
-                except IntegrityError:
+                except (OperationalError, IntegrityError):
+                    # A lost race, or a save that wrote nothing (SQLite's lock timeout): a repeat
+                    # whose decision went through finds its first answer here.
                     if command is not None and (
                             first := self._recorded_answer(command)) is not None:
                         return first

@@ -104,14 +104,17 @@ class TableService(LedgerBase):
         supplied = server_seed is not None or seed_source is not None
         if supplied:
             require(actor, Action.SUPPLY_SEED)
+        unused: list[str] = []  # the supplied seed, until this attempt's first shuffle takes it
         if server_seed is not None:
             fairness.check_server_seed(server_seed)
-            supplied = iter([server_seed])
-            seed_source = lambda: next(supplied, None) or fairness.new_server_seed()
+            seed_source = lambda: unused.pop() if unused else fairness.new_server_seed()
+
         def start(game: HighCardGame, ctx: Context, table: HighCardTable) -> None:
             if supplied and not table.accepts_supplied_seeds:
                 raise RuleViolation("G2", "this table draws its own server seeds",
                                     field="server_seed")
+            if server_seed is not None:  # every attempt, a retry after a lost race included
+                unused[:] = [server_seed]
             game.start(ctx)
 
         return self._on_table(actor, table_id, (Action.PLAY, _dealer_owner), start, command,

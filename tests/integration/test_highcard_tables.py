@@ -13,9 +13,10 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid5
 
 import pytest
+from eventsourcing.persistence import IntegrityError
 
 from ledger.domain.access import Role
 from ledger.domain.casino import SealedSeed
@@ -580,6 +581,26 @@ def test_G2_a_table_that_draws_its_own_seeds_refuses_a_supplied_seed(app):
         app.start_deal(SYSTEM, table_id, server_seed="ab" * 32)
     assert caught.value.rule == "G2"
     assert position(app) == before
+
+
+def test_G2_a_supplied_seed_deals_the_deal_even_when_the_first_attempt_loses_a_race(
+        app, monkeypatch):
+    table = open_seated(app, "polish", seats=(1, 2))
+    save = app.save
+    lost: list[bool] = []
+
+    def lose_the_first_race(*aggregates):  # type: ignore[no-untyped-def]
+        if not lost:
+            lost.append(True)
+            raise IntegrityError("another command wrote the table first")
+        return save(*aggregates)
+
+    monkeypatch.setattr(app, "save", lose_the_first_race)
+    view = app.start_deal(SYSTEM, table.id, server_seed="cd" * 32)
+    # Check the retry shuffled from the supplied seed, not from one the service drew itself
+    # (the first shuffle of a table chooses its first dealer, G7).
+    deal_id = uuid5(table.id, f"deal:{view['next_nonce'] - 1}")
+    assert lost and app.repository.get(SealedSeed.create_id(deal_id)).server_seed == "cd" * 32
 
 
 @pytest.mark.parametrize("amount", [150.5, 150.0, "150", None])

@@ -19,6 +19,7 @@ from typing import Any
 from uuid import UUID
 
 import pytest
+from eventsourcing.persistence import OperationalError
 
 from ledger.services.access import SYSTEM
 from ledger.services.application import CommandKey, LedgerApplication
@@ -63,6 +64,7 @@ def test_a_retried_casino_deal_racing_its_first_attempt_gets_the_first_answer(
     seed, _ = seed_for("race", 1, spread)  # the deal waits for the player's decision
     body = {"bet": 10, "server_seed": seed}
     key = CommandKey.of(SYSTEM, "deal-1", "POST", f"/tables/{table}/deals", body)
+    server_b.table(SYSTEM, table)  # cached there: a decision after its look does not see `first`
 
     answers = first_attempt_commits_as_the_retry_begins(
         monkeypatch, server_b,
@@ -94,6 +96,7 @@ def test_a_retried_bet_racing_its_first_attempt_gets_the_first_answer(make_share
     bet = next(a for a in view["legal_actions"] if a["action"] == "bet")
     body = {"seat": bet["seat"], "amount": bet["min"]}
     key = CommandKey.of(SYSTEM, "bet-1", "POST", f"/tables/{table}/bets", body)
+    server_b.table(SYSTEM, table)  # cached there: a decision after its look does not see `first`
 
     answers = first_attempt_commits_as_the_retry_begins(
         monkeypatch, server_b,
@@ -104,3 +107,21 @@ def test_a_retried_bet_racing_its_first_attempt_gets_the_first_answer(make_share
     assert retried == answers[0]
     bets = [e for e in server_a.events.get(table) if type(e).__name__ == "BetPlaced"]
     assert len(bets) == 1
+
+
+def test_a_repeat_whose_save_writes_nothing_gets_the_first_answer(app, monkeypatch):
+    """A repeat is not looked for before its decision: one that the rules let through meets its
+    record at the save. A save that writes nothing at all (SQLite's lock timeout, an
+    OperationalError) must find the record too, not retry until it answers 409."""
+    wallet = UUID(app.open_wallet(SYSTEM, "repeater")["id"])
+    body = {"amount": 25}
+    key = CommandKey.of(SYSTEM, "grant-1", "POST", f"/wallets/{wallet}/grants", body)
+    first = app.grant(SYSTEM, wallet, 25, command=key)
+
+    def nothing_written(*aggregates: Any) -> None:
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(app, "save", nothing_written)
+    assert app.grant(SYSTEM, wallet, 25, command=key) == first
+    monkeypatch.undo()
+    assert app.wallet(SYSTEM, wallet)["balance"] == 25
