@@ -246,7 +246,11 @@ class LedgerBase(Application[UUID]):
             raise NotFound(f"no {name} {aggregate_id}")
         return aggregate
 
-    def _recorded_answer(self, command: CommandKey) -> dict[str, Any] | None:
+    def _recorded_answer(self, command: CommandKey | None) -> dict[str, Any] | None:
+        """The first answer recorded for this command's Idempotency-Key; None without a key or
+        a record. Conflict when the key was used for a different request."""
+        if command is None:
+            return None
         try:
             record = self.repository.get(CommandRecord.create_id(command.principal, command.key))
         except AggregateNotFoundError:
@@ -276,8 +280,7 @@ class LedgerBase(Application[UUID]):
                 except LedgerError:
                     # The same command may have been applied already (a repeat, or a retry
                     # racing its own first attempt): that answer stands, not this refusal.
-                    if command is not None and (
-                            first := self._recorded_answer(command)) is not None:
+                    if (first := self._recorded_answer(command)) is not None:
                         return first
                     self.telemetry.command("refused")
                     raise
@@ -295,8 +298,7 @@ class LedgerBase(Application[UUID]):
                 except (OperationalError, IntegrityError):
                     # A lost race, or a save that wrote nothing (SQLite's lock timeout): a repeat
                     # whose decision went through finds its first answer here.
-                    if command is not None and (
-                            first := self._recorded_answer(command)) is not None:
+                    if (first := self._recorded_answer(command)) is not None:
                         return first
                     continue
             self._checkpoint_now_and_then(recordings)

@@ -101,7 +101,7 @@ class KeyService(LedgerBase):
         if kind == "link" and parse_instant(expiry) > now + MAX_LINK_TTL:
             raise InvalidInput("a sign-in link must expire within a day", field="expires_at")
         rate_limit = _rate(rate_limit)
-        if command is not None and (first := self._recorded_answer(command)) is not None:
+        if (first := self._recorded_answer(command)) is not None:
             raise _already_issued(first)
         key = "rdl_" + secrets.token_urlsafe(32)
         made: list[ApiKey] = []
