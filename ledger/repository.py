@@ -266,10 +266,9 @@ class LedgerRepository(Repository[UUID]):
         already stands (a request's first attempt at its command: its authentication loaded
         the key, and looked, moments before), so the attempt makes none of its own."""
         enclosing = _LOOKED.get()
-        if not again and enclosing is not None and enclosing[0]:
-            token = _LOOKED.set([True])
-        else:
-            token = self.begin_unit(now=True)
+        if again or not (enclosing and enclosing[0]):
+            self.sync()
+        token = _LOOKED.set([True])  # looked, whichever look it was
         try:
             yield
         finally:
