@@ -98,13 +98,15 @@ def count_in_files() -> None:
 
 def serving_app(ledger: Any) -> Any:
     """The Flask app a server process serves over its ledger: folding the read models when
-    its settings say the server does, its start-up heap settled (`reddog serve` alone, or a
+    its settings say the server does, checkpointing the log in the background, its start-up
+    heap settled (`reddog serve` alone, or a
     worker: `worker_app`)."""
     from api import create_app
 
     app = create_app({"LEDGER": ledger})
     if ledger.settings.follows_in_serve:
         ledger.follow()
+    ledger.checkpoint_in_background()  # no request waits for a checkpoint of the log
     heap.settle()  # once ready to serve: its full collections walk what requests make
     return app
 

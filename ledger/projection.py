@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import gc
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ledger.background import Background
 from ledger.readstore import LostRace, MemoryReadStore, ReadStore, same_documents
 from ledger.readstore_sql import read_store_for
 from ledger.services.folds import Fold, folded_topic, listed_topic
@@ -155,32 +155,17 @@ def _fold_into(session: Any, write: Any, events: list[tuple[int, Any]], last: in
     write.position = last
 
 
-class Follower:
+class Follower(Background):
     """Keeps a projection folded: folds whenever this process records events (told through
     `notify`) and polls for other processes' events every `poll` seconds."""
 
+    thread_name = "reddog-projection"
+
     def __init__(self, projection: Projection, poll: float = 0.25) -> None:
+        super().__init__()
         self.projection = projection
         self.poll = poll
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self.folded = 0
-
-    def notify(self) -> None:
-        """New events were recorded: fold them soon."""
-        self._wake.set()
-
-    def start(self) -> Follower:
-        self._thread = threading.Thread(target=self.run, name="reddog-projection", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
 
     def run(self) -> None:
         """Fold until stopped. A failed page is logged and tried again after a pause."""

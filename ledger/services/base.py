@@ -97,6 +97,7 @@ class LedgerBase(Application[UUID]):
         self._runtime: RuntimeStore | None = None
         self._lazy = threading.Lock()
         self._checkpointed = 0
+        self._checkpointer: integrity.Checkpointer | None = None
         self._written = integrity.RecentlyWritten()
         super().__init__(env={**self.settings.store_env, **self.store.event_store_env(
             self.settings.group_commit == "on")})
@@ -226,7 +227,22 @@ class LedgerBase(Application[UUID]):
         """Checkpoint the log now (`ledger.services.integrity`); None when nothing is new."""
         return integrity.record_checkpoints(self, self.chain_key, self._written)
 
+    def checkpoint_in_background(self) -> integrity.Checkpointer:
+        """Write the log's checkpoints from a thread of this process, so that no command waits
+        for one (`integrity.Checkpointer`): what every server process does."""
+        with self._lazy:
+            if self._checkpointer is None:
+                self._checkpointer = integrity.Checkpointer(self.checkpoint).start()
+            return self._checkpointer
+
+    @property
+    def checkpointer(self) -> integrity.Checkpointer | None:
+        """The thread writing this process's checkpoints, if it writes them in the background."""
+        return self._checkpointer
+
     def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
         if self._follower is not None:
             self._follower.stop()
         if self._projection is not None:
@@ -308,13 +324,20 @@ class LedgerBase(Application[UUID]):
         raise Conflict("the command kept losing races with concurrent commands; try again")
 
     def _checkpoint_now_and_then(self, recordings: list[Any]) -> None:
-        """Checkpoint once the log has grown `integrity.CHECKPOINT_EVERY` past the last one."""
+        """Checkpoint once the log has grown `integrity.CHECKPOINT_EVERY` past this process's
+        last mark: in the background where the process checkpoints there (a server), else now.
+        A checkpoint that fails is logged and never fails the command, which was applied."""
         if not recordings:
             return
         position = recordings[-1].notification.id
-        if position - self._checkpointed >= integrity.CHECKPOINT_EVERY:
-            self.checkpoint()
-            self._checkpointed = position
+        if position - self._checkpointed < integrity.CHECKPOINT_EVERY:
+            return
+        self._checkpointed = position
+        checkpointer = self._checkpointer
+        if checkpointer is not None and checkpointer.running:
+            checkpointer.notify()
+        else:
+            integrity.checkpoint_logged(self.checkpoint)
 
     # Versions by time: an aggregate's event times never decrease.
     def _balance_at(self, wallet_id: UUID, version: int) -> int:

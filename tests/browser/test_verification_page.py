@@ -3,6 +3,7 @@ as the last run; the checkpoints are listed; a bad range is refused visibly; pla
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from tests.browser.play import casino_deals, caught_up
 pytestmark = pytest.mark.browser
 #: A checkpoint is written once the log has grown this far (ledger.services.integrity).
 CHECKPOINT_EVERY = 1000
+CHECKPOINT_SECONDS = 30
 RANGE = 120
 
 
@@ -29,9 +31,12 @@ def checkpointed(server) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     player = server.player(grant=10_000)
     while server.api("GET", "/verification", key["key"])["head"] < CHECKPOINT_EVERY + 20:
         casino_deals(server, player, 10, bet=10)
+    # The server writes the checkpoint in a thread of its own once a command passes the mark.
+    deadline = time.monotonic() + CHECKPOINT_SECONDS
+    while server.api("GET", "/verification", key["key"])["checkpoint_count"] < 1:
+        assert time.monotonic() < deadline, "no checkpoint written past the mark"
+        time.sleep(0.05)  # poll the condition, not a guess at how long a checkpoint takes
     caught_up(server, key["key"])
-    state = server.api("GET", "/verification", key["key"])
-    assert state["checkpoint_count"] >= 1
     return {"key": key["key"], "player": player}
 
 

@@ -1,0 +1,160 @@
+"""Who writes the log's checkpoints, and when (`ledger.services.integrity`): in a server process
+its `Checkpointer` thread, woken by the command that takes the log past the mark, which is
+answered without waiting for it; on the command line the command itself, before it returns.
+Either way a checkpoint that fails never fails the command (it was applied), and the next mark
+checkpoints from where the checkpoints end, so every position is still covered."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from eventsourcing.application import AggregateNotFoundError
+from eventsourcing.persistence import OperationalError
+
+from api.production import worker_app
+from ledger.domain.checkpoint import Checkpoints
+from ledger.services import integrity
+from ledger.services.application import LedgerApplication
+from ledger.settings import Settings
+from ledger.simulate import simulate_casino
+from ledger.verify import verify_store
+
+#: A mark this small is passed within a few deals.
+MARK = 40
+WAIT = 30.0
+
+
+@pytest.fixture(autouse=True)
+def small_mark(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(integrity, "CHECKPOINT_EVERY", MARK)
+
+
+def checkpointed_to(app: Any) -> int:
+    """The last position the store's checkpoints cover (0 before the first)."""
+    try:
+        return int(app.repository.get(Checkpoints.create_id()).last_position)
+    except AggregateNotFoundError:
+        return 0
+
+
+def play_past(app: Any, position: int) -> None:
+    """Casino deals until the log is past `position`."""
+    seed = 0
+    while (app.recorder.max_notification_id() or 0) <= position:
+        seed += 1
+        simulate_casino(app, 2, seed=f"{seed:02x}" * 32, bet=10)
+
+
+class Gated:
+    """A checkpoint that waits for `release` before it writes, noting the thread it ran in."""
+
+    def __init__(self, checkpoint: Callable[[], Any]) -> None:
+        self._checkpoint = checkpoint
+        self.release = threading.Event()
+        self.started = threading.Event()
+        self.finished = threading.Event()
+        self.threads: list[str] = []
+
+    def __call__(self) -> Any:
+        self.threads.append(threading.current_thread().name)
+        self.started.set()
+        self.release.wait(WAIT)
+        try:
+            return self._checkpoint()
+        finally:
+            self.finished.set()
+
+
+def test_a_command_past_the_mark_is_answered_while_the_checkpoint_is_written_behind_it(
+        make_app) -> None:
+    app = make_app()
+    gated = Gated(app.checkpoint)
+    app.checkpoint = gated  # what the checkpointer is built with
+    checkpointer = app.checkpoint_in_background()
+    assert checkpointer.running
+    play_past(app, MARK)
+    # The commands past the mark were all answered while the checkpoint was held back.
+    assert gated.started.wait(WAIT)
+    assert not gated.finished.is_set()
+    assert checkpointed_to(app) == 0
+    gated.release.set()
+    assert gated.finished.wait(WAIT)
+    assert gated.threads == ["reddog-checkpoints"]
+    assert checkpointed_to(app) > MARK
+    report = verify_store(app)
+    assert report.ok, report.failures[:3]
+
+
+def test_on_the_command_line_the_command_writes_the_checkpoint_before_it_returns(
+        make_app) -> None:
+    app = make_app()
+    play_past(app, MARK)
+    assert checkpointed_to(app) > MARK
+
+
+@pytest.mark.parametrize("where", ["background", "in the command"])
+def test_a_checkpoint_that_fails_never_fails_the_command_and_the_next_mark_covers_it(
+        make_app, where: str, caplog: pytest.LogCaptureFixture) -> None:
+    app = make_app()
+    real = app.checkpoint
+    calls: list[str] = []
+    wrote = threading.Event()
+
+    def failing_once() -> Any:
+        calls.append(threading.current_thread().name)
+        if len(calls) == 1:
+            raise OperationalError("database is locked")
+        try:
+            return real()
+        finally:
+            wrote.set()
+
+    app.checkpoint = failing_once
+    if where == "background":
+        app.checkpoint_in_background()
+    with caplog.at_level(logging.ERROR, logger="ledger.services.integrity"):
+        play_past(app, MARK)  # every command is answered, the one that failed to checkpoint too
+        first_mark = app.recorder.max_notification_id()
+        play_past(app, first_mark + MARK)
+        assert wrote.wait(WAIT)
+    assert any("could not be checkpointed" in r.getMessage() for r in caplog.records)
+    assert len(set(calls)) == 1
+    assert calls[0] == ("reddog-checkpoints" if where == "background" else "MainThread")
+    # The first checkpoint written covers the log from its start, the range that failed too.
+    checkpoint, *_ = [e for e in app.events.get(Checkpoints.create_id()) if hasattr(e, "digests")]
+    assert checkpoint.first == 1
+    assert checkpoint.last >= first_mark
+    report = verify_store(app)
+    assert report.ok, report.failures[:3]
+
+
+def test_stopping_writes_the_checkpoint_it_was_woken_for_and_no_other() -> None:
+    calls: list[int] = []
+    woken = integrity.Checkpointer(lambda: calls.append(1) or {"last": 1}).start()
+    woken.notify()
+    woken.stop()
+    assert calls == [1] and woken.written == 1 and not woken.running
+    idle = integrity.Checkpointer(lambda: calls.append(2) or {"last": 1}).start()
+    idle.stop()
+    assert calls == [1] and not idle.running
+
+
+def test_a_server_process_checkpoints_in_the_background(tmp_path: Path) -> None:
+    settings = Settings.from_env(store=f"sqlite:///{tmp_path / 'ledger.db'}", projections="off")
+    LedgerApplication(settings).close()  # the store's tables, made once as the master does
+    app = worker_app(settings)
+    gc.unfreeze()  # the worker settled its heap: the test process gets its collector back
+    ledger = app.config["LEDGER"]
+    try:
+        checkpointer = ledger.checkpointer  # the one the worker started as it began to serve
+        assert checkpointer is not None and checkpointer.running
+        assert ledger.checkpoint_in_background() is checkpointer
+    finally:
+        ledger.close()
+    assert not checkpointer.running
