@@ -96,7 +96,6 @@ class LedgerBase(Application[UUID]):
         self._follower: Follower | None = None
         self._runtime: RuntimeStore | None = None
         self._lazy = threading.Lock()
-        self._checkpointed = 0
         self._checkpointer: integrity.Checkpointer | None = None
         self._written = integrity.RecentlyWritten()
         super().__init__(env={**self.settings.store_env, **self.store.event_store_env(
@@ -324,15 +323,19 @@ class LedgerBase(Application[UUID]):
         raise Conflict("the command kept losing races with concurrent commands; try again")
 
     def _checkpoint_now_and_then(self, recordings: list[Any]) -> None:
-        """Checkpoint once the log has grown `integrity.CHECKPOINT_EVERY` past this process's
-        last mark: in the background where the process checkpoints there (a server), else now.
-        A checkpoint that fails is logged and never fails the command, which was applied."""
+        """Checkpoint when this command's events take the log past a multiple of
+        `integrity.CHECKPOINT_EVERY`: one command of one process does, whichever process or
+        server wrote it (positions are the log's own), so two workers never checkpoint the same
+        range at the same moment. In the background where the process checkpoints there (a
+        server), else now. A multiple that no command's events reach (another save took it, or
+        a gap) waits for the next one: a checkpoint covers everything since the last. A
+        checkpoint that fails is logged and never fails the command, which was applied."""
         if not recordings:
             return
-        position = recordings[-1].notification.id
-        if position - self._checkpointed < integrity.CHECKPOINT_EVERY:
+        every = integrity.CHECKPOINT_EVERY
+        first, last = recordings[0].notification.id, recordings[-1].notification.id
+        if (first - 1) // every == last // every:
             return
-        self._checkpointed = position
         checkpointer = self._checkpointer
         if checkpointer is not None and checkpointer.running:
             checkpointer.notify()

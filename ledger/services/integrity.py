@@ -4,11 +4,12 @@
   another key refuses to start (`ConfigurationError`) and names both fingerprints.
 - Checkpoints record the positions of the log since the last one, as runs, and the digest of
   the event at each, chained by MAC (`ledger.chain`), at most CHECKPOINT_MOST positions each.
-  A command whose events take the log CHECKPOINT_EVERY past this process's last mark has one
-  written: by the process's `Checkpointer` thread where one runs (every server process), so
-  that no request waits for it; else (the command line) before the command returns. Either
-  way a checkpoint that fails never fails the command that was applied: it is logged, and the
-  next mark tries again from where the checkpoints end.
+  The command whose events take the log past a multiple of CHECKPOINT_EVERY (one command of
+  one process, whichever process wrote it) has one written: by its process's `Checkpointer`
+  thread where one runs (every server process), so that no request waits for it; else (the
+  command line) before the command returns. Either way a checkpoint that fails never fails
+  the command that was applied: it is logged, and the next multiple tries again from where
+  the checkpoints end.
 - Readiness: the store answers and this process's key still seals it (`readiness`).
 """
 
@@ -133,11 +134,12 @@ def record_checkpoints(app: Application[Any], secret: bytes,
 
 class Checkpointer(Background):
     """Writes the log's checkpoints from a thread of its own, woken (`notify`) by the command
-    that took the log past the mark, which is answered without waiting. Under the HTTP bench's
-    load on SQLite, writing one in the request took 80 to 130 ms of that request's answer (25
-    ms of CPU, reading back a thousand rows the other worker had a share of) once every second
-    or two: most of the latency's tail at half the maximum rate. A failed checkpoint is logged;
-    the next wake tries again. `stop` writes the one it was woken for, if any, first."""
+    that took the log past a multiple, which is answered without waiting. Under the HTTP
+    bench's load on SQLite, writing one in the request took 50 to 130 ms of that request's
+    answer (25 ms of CPU, reading back a thousand rows the other worker had a share of) once
+    every second or two: most of the latency's tail at half the maximum rate. A failed
+    checkpoint is logged; the next wake tries again. `stop` writes the one it was woken for, if
+    any, first."""
 
     thread_name = "reddog-checkpoints"
 
@@ -167,7 +169,7 @@ def checkpoint_logged(checkpoint: Callable[[], dict[str, Any] | None]) -> dict[s
     try:
         return checkpoint()
     except Exception:
-        log.exception("the log could not be checkpointed; the next mark tries again")
+        log.exception("the log could not be checkpointed; the next one covers its range")
         return None
 
 

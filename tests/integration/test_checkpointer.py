@@ -158,3 +158,31 @@ def test_a_server_process_checkpoints_in_the_background(tmp_path: Path) -> None:
     finally:
         ledger.close()
     assert not checkpointer.running
+
+
+def test_two_processes_on_one_store_write_one_checkpoint_for_each_multiple_they_pass(
+        make_shared_app) -> None:
+    """The command whose events pass a multiple of the mark checkpoints, in whichever process
+    it ran: two workers do not both checkpoint the same range at the same moment."""
+    apps = [make_shared_app(), make_shared_app()]
+    calls: list[int] = []
+    for number, app in enumerate(apps):
+        real = app.checkpoint
+
+        def counted(real: Callable[[], Any] = real, number: int = number) -> Any:
+            calls.append(number)
+            return real()
+
+        app.checkpoint = counted
+    for turn in range(12):  # each in turn: both write across the multiples they pass
+        simulate_casino(apps[turn % 2], 1, seed=f"{turn + 0x40:02x}" * 32, bet=10)
+    head = apps[0].recorder.max_notification_id()
+    # One call for each multiple a command's events reached, none twice (a checkpoint's own
+    # event may hold a multiple: no command passed that one).
+    log = apps[0].recorder.select_notifications(start=1, limit=head)
+    reached = [n for n in log if n.id % MARK == 0 and not n.topic.endswith("Checkpoints.Recorded")]
+    assert len(calls) == len(reached) >= head // MARK - 2
+    assert set(calls) == {0, 1}  # both processes took their share
+    assert checkpointed_to(apps[0]) >= (head // MARK) * MARK
+    report = verify_store(apps[1])
+    assert report.ok, report.failures[:3]
