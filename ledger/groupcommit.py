@@ -52,6 +52,11 @@ from eventsourcing.sqlite import SQLiteCursor
 
 from ledger.sqlite_store import Factory, SQLiteRecorder, translated
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not Unix: no turns
+    fcntl = None  # type: ignore[assignment]
+
 log = logging.getLogger(__name__)
 #: The most saves written in one transaction.
 GROUP_MOST = 64
@@ -61,19 +66,14 @@ TURNS_SUFFIX = "-writers"
 
 class WriterTurns:
     """Turns at one SQLite file's write lock for the processes that write it: an exclusive
-    `flock` on the file `<store>-writers` (module docstring). None to take where there is no
-    file (an in-memory database) or no `flock` (not Unix), or the file cannot be opened: then
+    `flock` on the file `<store>-writers` (module docstring). None to take without a file (None:
+    an in-memory database), without `flock` (not Unix), or when the file cannot be opened: then
     writers meet at SQLite's lock alone, as without turns."""
 
-    def __init__(self, db_name: str) -> None:
+    def __init__(self, db_name: str | None) -> None:
         self.path: str | None = None
         self._fd: int | None = None
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - not Unix
-            return
-        self._fcntl = fcntl
-        if not db_name or ":memory:" in db_name or "mode=memory" in db_name:
+        if db_name is None or fcntl is None:
             return
         path = db_name.removeprefix("file:").split("?", 1)[0] + TURNS_SUFFIX
         try:
@@ -90,11 +90,11 @@ class WriterTurns:
         if self._fd is None:
             yield
             return
-        self._fcntl.flock(self._fd, self._fcntl.LOCK_EX)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            self._fcntl.flock(self._fd, self._fcntl.LOCK_UN)
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
         if self._fd is not None:
@@ -149,7 +149,7 @@ class GroupCommitRecorder(SQLiteRecorder):
         self._leading = False
         self._counts = GroupCounts()
         #: The factory gives the recorder the store's turns (`GroupCommitFactory`).
-        self.turns = WriterTurns("")
+        self.turns = WriterTurns(None)
         #: Called with the number of saves of each group once it has committed (the metrics).
         self.committed: list[Callable[[int], None]] = []
 
@@ -285,18 +285,19 @@ class GroupCommitFactory(Factory):
 
     application_recorder_class = GroupCommitRecorder
 
+    def __init__(self, env: Any) -> None:
+        super().__init__(env)
+        pool = self.datastore.pool
+        self.turns = WriterTurns(None if pool.is_sqlite_memory_mode else pool.db_name)
+
     def application_recorder(self) -> Any:
         recorder = super().application_recorder()
         if isinstance(recorder, GroupCommitRecorder):
-            if getattr(self, "_turns", None) is None:
-                self._turns = WriterTurns(self.datastore.pool.db_name)
-            recorder.turns = self._turns
+            recorder.turns = self.turns
         return recorder
 
     def close(self) -> None:
-        turns = getattr(self, "_turns", None)
-        if turns is not None:
-            turns.close()
+        self.turns.close()
         super().close()
 
 
