@@ -150,8 +150,13 @@ class DealArgs(Schema):
 class WalletSchema(Schema):
     id = fields.UUID()
     player_id = fields.String()
-    balance = fields.Integer()
+    balance = fields.Integer(metadata={"description": (
+        "Chips in the wallet as the caller may see them: with the chips of its sealed six-spot "
+        "bets not shown yet still in it, to anyone but its own player (X4)")})
     granted = fields.Integer()
+    sealed_bets = fields.Integer(metadata={"description": (
+        "Sealed six-spot bets the wallet has laid that the caller may not see yet (their chips "
+        "are still in `balance`); 0 for its own player (X4)")})
     version = fields.Integer()
 
 

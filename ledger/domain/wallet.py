@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID, uuid5
 
 from eventsourcing.domain import event
@@ -25,6 +26,16 @@ class Wallet(LedgerAggregate):
     @property
     def account(self) -> str:
         return wallet_account(self.id)
+
+    @property
+    def sealed_bets(self) -> dict[str, dict[str, Any]]:
+        """The bets this wallet laid sealed (X4) that may not be shown yet, by deal id: the
+        table, the amount, the transfer's id and the wallet's version that debited it. One is
+        kept from its debit until the wallet's next movement at that table for another deal,
+        or the deal's payout to it; whether a kept one is still sealed is its table's to say
+        (`ledger.services.sealed`). Kept only while there is one: a wallet that never bet
+        sealed has the state it always had."""
+        return self.__dict__.get("_sealed_bets", {})
 
     def grant(self, amount: int, granted_by: str) -> Transfer:
         """Add play credits from the operator (C1): the only way chips enter the ledger."""
@@ -61,10 +72,28 @@ class Wallet(LedgerAggregate):
     @event("Debited")
     def _debited(self, transfer: Transfer) -> None:
         self.balance -= transfer["amount"]
+        self._keep_sealed_bets(transfer, debited=True)
 
     @event("Credited")
     def _credited(self, transfer: Transfer) -> None:
         self.balance += transfer["amount"]
+        self._keep_sealed_bets(transfer, debited=False)
+
+    def _keep_sealed_bets(self, transfer: Transfer, debited: bool) -> None:
+        """Note a sealed bet's debit; forget the ones this movement shows are over."""
+        cause: dict[str, Any] = transfer.get("cause") or {}
+        table, deal = cause.get("table"), cause.get("deal")
+        kept = self.sealed_bets
+        if kept and table is not None:
+            kept = {bet: held for bet, held in kept.items()
+                    if held["table"] != table or (bet == deal and debited)}
+        if debited and cause.get("sealed") and deal is not None:
+            kept = {**kept, deal: {"table": table, "amount": transfer["amount"],
+                                   "transfer": transfer["id"], "version": self.version + 1}}
+        if kept:
+            self.__dict__["_sealed_bets"] = kept
+        else:
+            self.__dict__.pop("_sealed_bets", None)
 
 
 # The version of every stored event class (docs/events.md): 1 until its shape changes.

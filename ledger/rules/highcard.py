@@ -172,11 +172,11 @@ class HighCardGame(DealFlow):
         self.verify_bet(seat, amount, ctx.balances.get(seat, 0))
         s, v = self.state, self.variant
         ends_turn = v.betting is not Betting.SEQUENTIAL
+        sealed = v.betting is Betting.SEALED
         self._emit(BetPlaced(
-            deal_id=s.deal["id"], seat=seat, amount=amount,
-            sealed=v.betting is Betting.SEALED, ends_turn=ends_turn,
+            deal_id=s.deal["id"], seat=seat, amount=amount, sealed=sealed, ends_turn=ends_turn,
             transfer=self._transfer(s.wallet_account(seat), s.stake_account, amount,
-                                       BetPlaced),
+                                    BetPlaced, sealed=sealed),
         ))
         if v.betting is Betting.SEQUENTIAL:
             self._settle_turn(seat)

@@ -361,12 +361,16 @@ class DealFlow:
         return self.ctx.shuffle.pack[position]
 
     def _transfer(self, source: str, destination: str, amount: int,
-                  cause: type[Operation], offset: int = 0) -> Transfer:
+                  cause: type[Operation], offset: int = 0, sealed: bool = False) -> Transfer:
+        """A transfer of this table; `sealed`: a bet laid sealed (X4), which its cause says, so
+        that the wallet it leaves knows its amount is not to be shown yet."""
         s = self.state
         number = s.transfers_made + offset + 1
         why: dict[str, Any] = {"table": s.table_id, "event": cause.__name__}
         if s.deal is not None:
             why["deal"] = s.deal["id"]
+        if sealed:
+            why["sealed"] = True
         return make_transfer(uuid5(UUID(s.table_id), f"transfer:{number}"), source,
                              destination, amount, why)
 

@@ -16,18 +16,18 @@ from typing import Any
 from uuid import UUID
 
 from ledger import validation
-from ledger.domain.records import aggregate_type, kind_of, record_of
+from ledger.domain.records import aggregate_type, kind_of
 from ledger.domain.wallet import Wallet
 from ledger.errors import InvalidInput, NotFound
 from ledger.eventlog import select_positions
 from ledger.readstore import SCAN, FeedQuery
-from ledger.rules import operations as op
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
 from ledger.services.base import LedgerBase
 from ledger.services.deals import TABLES, table_as_audited
 from ledger.services.feed_entries import FeedEntries
 from ledger.services.folds import listed_topic
+from ledger.services.sealed import SealedBets, shown_balance
 from ledger.snapshots import events_after
 from ledger.transfers import net_effect
 
@@ -103,14 +103,14 @@ class AuditService(LedgerBase):
         if version is not None and at is not None:
             raise InvalidInput("give a version or an instant, not both", field="at")
         if at is not None:
-            version = self._last_version_at_or_before(aggregate_id, current.version, at)
+            version = self.versions.last_at_or_before(aggregate_id, current.version, at)
             if version is None:
                 raise NotFound(f"{aggregate_id} did not exist at {at.isoformat()}")
         if version is not None and not 1 <= version <= current.version:
             raise InvalidInput(f"version must be 1 to {current.version}", field="version")
         past = self.repository.get(aggregate_id, version=version) if version else current
-        view = (views.wallet_view(past) if isinstance(past, Wallet)
-                else table_as_audited(past))
+        view = (views.wallet_view(past, SealedBets(self.repository).hidden(actor, current))
+                if isinstance(past, Wallet) else table_as_audited(past))
         return {"as_of_version": past.version, "as_of": past.modified_on.isoformat(),
                 "state": view}
 
@@ -120,19 +120,27 @@ class AuditService(LedgerBase):
         limit: int = validation.MAX_PAGE, seconds: float | None = None,
     ) -> dict[str, Any]:
         """A wallet's transfers in a period, a page at a time, with causes and the running
-        balance; the balances at the period's start and end; `next_version` continues it."""
+        balance; the balances at the period's start and end; `next_version` continues it. A
+        sealed bet not shown yet is left out for every reader but the wallet's player, and its
+        chips counted in the balances (`ledger.services.sealed`)."""
         wallet = self._get(wallet_id, Wallet, "wallet")
         require(actor, Action.READ_WALLET, owner=wallet.player_id)
         validation.check_page(limit)
         if since is not None and until is not None and until <= since:
             raise InvalidInput("until must be after since", field="until")
-        first = self._first_version_at_or_after(wallet_id, wallet.version, since) if since else 1
-        last = (self._last_version_before(wallet_id, wallet.version, until) if until
+        first = self.versions.first_at_or_after(wallet_id, wallet.version, since) if since else 1
+        last = (self.versions.last_before(wallet_id, wallet.version, until) if until
                 else wallet.version)
-        opening = self._balance_at(wallet_id, first - 1)
-        closing = self._balance_at(wallet_id, last) if last >= first - 1 else opening
+        hidden = SealedBets(self.repository).hidden(actor, wallet)
+        unshown = {hold.transfer for hold in hidden}
+
+        def balance_at(version: int) -> int:
+            return shown_balance(self.versions.balance_at(wallet_id, version), hidden, version)
+
+        opening = balance_at(first - 1)
+        closing = balance_at(last) if last >= first - 1 else opening
         start = max(first, after_version + 1)
-        balance = self._balance_at(wallet_id, start - 1)
+        balance = balance_at(start - 1)
         rows: list[dict[str, Any]] = []
         next_version = None
         budget = Budget(seconds)
@@ -141,7 +149,7 @@ class AuditService(LedgerBase):
                 next_version = event.originator_version - 1
                 break
             transfer = getattr(event, "transfer", None)
-            if not isinstance(transfer, dict):
+            if not isinstance(transfer, dict) or transfer["id"] in unshown:
                 continue
             balance += net_effect(transfer, wallet.account)
             rows.append({
@@ -171,6 +179,7 @@ class AuditService(LedgerBase):
         position = after
         last = self.recorder.max_notification_id() or 0
         examined = 0
+        sealed = SealedBets(self.repository)
         while position < last and len(entries) < limit and examined < SCAN:
             page = self.recorder.select_notifications(
                 start=position + 1, limit=min(limit + limit // 4 + 8, SCAN - examined))
@@ -182,7 +191,7 @@ class AuditService(LedgerBase):
                 position = notification.id
                 examined += 1
                 if listed_topic(notification.topic):
-                    entries.append(self._entry(notification))
+                    entries.append(self._entry(notification, sealed))
             else:
                 continue
             break
@@ -194,35 +203,26 @@ class AuditService(LedgerBase):
         """The entries at these listed positions; stops early (with where to continue) when
         the budget is spent."""
         entries: list[dict[str, Any]] = []
+        sealed = SealedBets(self.repository)
         for notification in select_positions(self.store, self.recorder, positions):
             if budget.spent():
                 return entries, (entries[-1]["position"] if entries else None)
-            entries.append(self._entry(notification))
+            entries.append(self._entry(notification, sealed))
         return entries, None
 
-    def _entry(self, notification: Any) -> dict[str, Any]:
-        entry = self._feed_entries.entry(notification)
+    def _entry(self, notification: Any, sealed: SealedBets) -> dict[str, Any]:
+        """One listed event as the feed shows it, a sealed bet without its amount (X4)."""
+        entry = self._feed_entries.entry(notification, sealed)
         if entry is not None:
             return entry
         event = self.mapper.to_domain_event(notification)
-        return {"position": notification.id,
-                "aggregate_type": aggregate_type(event),
-                **self._listed(event)}
+        return {"position": notification.id, "aggregate_type": aggregate_type(event),
+                **views.event_view(event, sealed=sealed)}
 
     @cached_property
     def _feed_entries(self) -> FeedEntries:
         """Entries straight from stored events, where their stored JSON allows it."""
-        return FeedEntries(self.mapper, self._revealed)
-
-    def _revealed(self, deal_id: Any) -> bool:
-        """Whether a deal's seed has been revealed, so its sealed bets may be shown."""
-        return self.projection.store.has_key(f"revealed:{deal_id}")
-
-    def _listed(self, event: Any) -> dict[str, Any]:
-        record = record_of(event)
-        if isinstance(record, op.BetPlaced) and record.sealed:
-            return views.event_view(event, self._revealed(record.deal_id), record)
-        return views.event_view(event, record=record)
+        return FeedEntries(self.mapper)
 
 
 def _microseconds(at: datetime | None) -> int | None:

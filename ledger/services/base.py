@@ -17,7 +17,7 @@ import pickle
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from functools import cached_property
 from typing import Any, Self, TypeVar
 from uuid import UUID
 
@@ -41,6 +41,7 @@ from ledger.repository import LedgerRepository
 from ledger.runtime import RuntimeStore, runtime_store_for
 from ledger.services import integrity
 from ledger.services.access import Principal
+from ledger.services.versions import Versions
 from ledger.settings import Settings
 from ledger.store import locate
 from ledger.telemetry import Telemetry
@@ -342,39 +343,10 @@ class LedgerBase(Application[UUID]):
         else:
             integrity.checkpoint_logged(self.checkpoint)
 
-    # Versions by time: an aggregate's event times never decrease.
-    def _balance_at(self, wallet_id: UUID, version: int) -> int:
-        if version < 1:
-            return 0
-        return self.repository.get(wallet_id, version=version).balance
-
-    def _timestamp(self, aggregate_id: UUID, version: int) -> datetime:
-        [event] = self.events.get(aggregate_id, gt=version - 1, lte=version)
-        return event.timestamp
-
-    def _last_version(self, aggregate_id: UUID, newest: int, at: datetime,
-                      inclusive: bool) -> int:
-        """Binary search over an aggregate's versions, whose times never decrease: the last
-        one recorded before `at` (or at it, when `inclusive`); 0 when there is none."""
-        low, high, found = 1, newest, 0
-        while low <= high:
-            middle = (low + high) // 2
-            when = self._timestamp(aggregate_id, middle)
-            if when < at or (inclusive and when == at):
-                found, low = middle, middle + 1
-            else:
-                high = middle - 1
-        return found
-
-    def _last_version_at_or_before(self, aggregate_id: UUID, newest: int,
-                                   at: datetime) -> int | None:
-        return self._last_version(aggregate_id, newest, at, inclusive=True) or None
-
-    def _last_version_before(self, aggregate_id: UUID, newest: int, at: datetime) -> int:
-        return self._last_version(aggregate_id, newest, at, inclusive=False)
-
-    def _first_version_at_or_after(self, aggregate_id: UUID, newest: int, at: datetime) -> int:
-        return self._last_version_before(aggregate_id, newest, at) + 1
+    @cached_property
+    def versions(self) -> Versions:
+        """An aggregate's versions by time, a wallet's balance at a version."""
+        return Versions(self)
 
     def _store_is_empty(self) -> bool:
         return not (self.recorder.max_notification_id() or 0)

@@ -18,6 +18,7 @@ from ledger.errors import RuleViolation
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
 from ledger.services.base import CommandKey, Decision, LedgerBase
+from ledger.services.sealed import SealedBets
 
 
 class CasinoService(LedgerBase):
@@ -42,7 +43,7 @@ class CasinoService(LedgerBase):
                 wallet_id=wallet.id, player_id=wallet.player_id, client_seed=client_seed,
                 accepts_supplied_seeds=accepts_supplied_seeds, id=table_id or uuid4(),
             )
-            return [table], views.table_view(table, None, wallet.balance)
+            return [table], views.table_view(table, None, self._shown(actor, wallet))
 
         return self._execute(command, decide)
 
@@ -60,7 +61,7 @@ class CasinoService(LedgerBase):
                                     field="client_seed")
             table.change_client_seed(client_seed)
             wallet = self._get(table.wallet_id, Wallet, "wallet")
-            return [table], views.table_view(table, current, wallet.balance)
+            return [table], views.table_view(table, current, self._shown(actor, wallet))
 
         return self._execute(command, decide)
 
@@ -90,7 +91,7 @@ class CasinoService(LedgerBase):
         deal.open(bet, wallet, pack)
         if not deal.needs_decision:
             deal.finish(wallet, pack, seed)
-        return [table, deal, sealed, wallet], views.deal_view(deal, wallet.balance)
+        return [table, deal, sealed, wallet], views.deal_view(deal, self._shown(actor, wallet))
 
     def stand(
         self, actor: Principal, deal_id: UUID, command: CommandKey | None = None
@@ -108,7 +109,7 @@ class CasinoService(LedgerBase):
         """A casino table as its player sees it, with the actions legal now."""
         require(actor, Action.READ_TABLE, owner=table.player_id)
         wallet = self._get(table.wallet_id, Wallet, "wallet")
-        return views.table_view(table, self._current_deal(table), wallet.balance)
+        return views.table_view(table, self._current_deal(table), self._shown(actor, wallet))
 
     def _decide_on(
         self, actor: Principal, deal_id: UUID, raise_bet: bool, command: CommandKey | None
@@ -123,9 +124,14 @@ class CasinoService(LedgerBase):
                 deal.stand()
             seed = self._get(SealedSeed.create_id(deal.id), SealedSeed, "sealed seed").server_seed
             deal.finish(wallet, fairness.shuffled_pack(seed, deal.client_seed, deal.nonce), seed)
-            return [deal, wallet], views.deal_view(deal, wallet.balance)
+            return [deal, wallet], views.deal_view(deal, self._shown(actor, wallet))
 
         return self._execute(command, decide)
+
+    def _shown(self, actor: Principal, wallet: Wallet) -> int:
+        """The balance of the table's wallet as the actor may see it: a sealed bet the wallet
+        has laid at a six-spot table is the player's alone (`ledger.services.sealed`)."""
+        return SealedBets(self.repository).balance(actor, wallet)
 
     def _current_deal(self, table: CasinoTable) -> CasinoDeal | None:
         if table.current_deal_id is None:

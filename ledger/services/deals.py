@@ -34,6 +34,7 @@ from ledger.services import views
 from ledger.services.access import Action, Principal, may, require
 from ledger.services.base import CommandKey, Decision
 from ledger.services.casino import CasinoService
+from ledger.services.sealed import SealedBets, own_wallet, shown_balance
 from ledger.services.tables import TableService, seated_players
 from ledger.services.views import REVEALS
 from ledger.snapshots import events_after
@@ -49,7 +50,7 @@ class Family:
 
     variant_of: Any = None
 
-    def event_view(self, event: Any, finished: bool) -> dict[str, Any]:
+    def event_view(self, event: Any, sealed: SealedBets | None) -> dict[str, Any]:
         raise NotImplementedError
 
     def state_view(self, aggregate: Any) -> dict[str, Any]:
@@ -67,7 +68,7 @@ class Family:
 class CasinoFamily(Family):
     """Casino deals: a `CasinoDeal` aggregate each."""
 
-    def event_view(self, event: Any, finished: bool) -> dict[str, Any]:
+    def event_view(self, event: Any, sealed: SealedBets | None) -> dict[str, Any]:
         return views.event_view(event)
 
     def state_view(self, aggregate: Any) -> dict[str, Any]:
@@ -78,10 +79,10 @@ class CasinoFamily(Family):
 
 
 class TableFamily(Family):
-    """Multi-seat deals: a run of the table's events; sealed bets stay sealed until the end."""
+    """Multi-seat deals: a run of the table's events; sealed bets stay sealed until shown."""
 
-    def event_view(self, event: Any, finished: bool) -> dict[str, Any]:
-        return views.event_view(event, finished)
+    def event_view(self, event: Any, sealed: SealedBets | None) -> dict[str, Any]:
+        return views.event_view(event, sealed=sealed)
 
     def of_deal(self, event: Any, deal_id: UUID) -> bool:
         record = record_of(event)
@@ -125,6 +126,9 @@ class DealLog:
     before: Any = None
     owners: frozenset[str] = frozenset()
     variant: str = "casino"
+    #: The gate of a deal read from the store, for its sealed bets (none from a hand history,
+    #: which holds finished deals only).
+    sealed: SealedBets | None = None
 
     @property
     def finished(self) -> bool:
@@ -147,10 +151,9 @@ class DealLog:
         """Each event with the state after it, applying the events in turn to the state before
         the first (the same for a deal read from the store and one read from a hand history)."""
         aggregate = copy.deepcopy(self.before)
-        finished = self.finished
         for event in self.events:
             aggregate = event.mutate(aggregate)
-            yield {"event": self.family.event_view(event, finished),
+            yield {"event": self.family.event_view(event, self.sealed),
                    "state": self.family.state_view(aggregate)}
 
     def replay(self) -> dict[str, Any]:
@@ -239,7 +242,8 @@ class DealService(CasinoService, TableService):
         log = self.deal_log(actor, deal_id)
         if log.family is CASINO:
             deal = self._get(deal_id, CasinoDeal, "deal")
-            return views.deal_view(deal, self._get(deal.wallet_id, Wallet, "wallet").balance)
+            return views.deal_view(deal, self._shown(actor, self._get(deal.wallet_id, Wallet,
+                                                                      "wallet")))
         return {"id": str(deal_id), "table_id": str(log.table_id),
                 "phase": "finished" if log.finished else "in_progress",
                 "state": log.steps()[-1]["state"]}
@@ -247,8 +251,7 @@ class DealService(CasinoService, TableService):
     def deal_events(self, actor: Principal, deal_id: UUID) -> list[dict[str, Any]]:
         """List a deal's events in order, with nothing the rules have not revealed."""
         log = self.deal_log(actor, deal_id)
-        finished = log.finished
-        return [log.family.event_view(event, finished) for event in log.events]
+        return [log.family.event_view(event, log.sealed) for event in log.events]
 
     def replay(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
         """Every step of a deal with the state after it, rebuilt from the stored events, and
@@ -262,33 +265,44 @@ class DealService(CasinoService, TableService):
         commitment) and, to each step, `balances`: that balance moved by the deal's transfers
         up to and including the step. Chips the wallet moved elsewhere meanwhile (another table,
         a grant) are not counted. A balance the caller may not read (another player's, for a
-        player: as the table view hides it) is null."""
+        player: as the table view hides it) is null; a sealed bet not shown yet moves only its
+        bettor's own (`ledger.services.sealed`)."""
         started = log.events[0].timestamp
+        sealed = log.sealed or SealedBets(self.repository)
         running: dict[int, int | None] = {}
         seat_of: dict[str, int] = {}
+        owner_of: dict[int, str] = {}
         for entry in replay["seats"]:
             wallet_id, seat = entry["wallet_id"], entry["seat"]
-            seat_of[wallet_id] = seat
+            seat_of[wallet_id], owner_of[seat] = seat, entry["player_id"]
             visible = may(actor, Action.READ_WALLET, owner=entry["player_id"])
-            running[seat] = self._balance_before(UUID(wallet_id), started) if visible else None
+            running[seat] = (self._balance_before(actor, UUID(wallet_id), started, sealed)
+                             if visible else None)
             entry["balance_before"] = running[seat]
         for step, event in zip(replay["steps"], log.events, strict=True):
-            for wallet_id, signed in wallet_movements(transfers_in(event)):
-                seat = seat_of.get(wallet_id)
-                if seat is not None and running[seat] is not None:
+            for transfer in transfers_in(event):
+                for wallet_id, signed in wallet_movements([transfer]):
+                    seat = seat_of.get(wallet_id)
+                    if seat is None or running[seat] is None or (
+                            sealed.transfer_hidden(transfer)
+                            and not own_wallet(actor, owner_of[seat])):
+                        continue
                     running[seat] += signed
             step["balances"] = [{"seat": seat, "balance": balance}
                                 for seat, balance in running.items()]
         return replay
 
-    def _balance_before(self, wallet_id: UUID, at: datetime) -> int:
-        """A wallet's balance after its last event strictly before `at` (0 before it opened)."""
+    def _balance_before(self, actor: Principal, wallet_id: UUID, at: datetime,
+                        sealed: SealedBets) -> int:
+        """A wallet's balance after its last event strictly before `at` (0 before it opened),
+        as the actor may see it."""
         try:
             wallet = self.repository.get(wallet_id)
         except AggregateNotFoundError:
             return 0
-        return self._balance_at(wallet_id, self._last_version_before(wallet_id, wallet.version,
-                                                                     at))
+        version = self.versions.last_before(wallet_id, wallet.version, at)
+        return shown_balance(self.versions.balance_at(wallet_id, version),
+                             sealed.hidden(actor, wallet), version)
 
     def check_fairness(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
         """Check a finished deal against its commitment (fairness.md)."""
@@ -327,7 +341,8 @@ class DealService(CasinoService, TableService):
             events.append(event)
         before = self.repository.get(table.id, version=sealed.table_version - 1)
         return DealLog(TABLE, deal_id, table.id, events, before=before,
-                       owners=seated_players(table), variant=table.variant)
+                       owners=seated_players(table), variant=table.variant,
+                       sealed=SealedBets(self.repository))
 
     def lobby_entry(self, actor: Principal, table_id: UUID) -> dict[str, Any] | None:
         """A table of either family as the lobby lists it, if the caller may see it."""

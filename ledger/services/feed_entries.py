@@ -16,7 +16,6 @@ same entries, event for event.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,8 +25,10 @@ from eventsourcing.utils import resolve_topic
 from ledger.chain import stored_as_sealed
 from ledger.domain.highcard import HighCardTable
 from ledger.domain.records import HEADER, aggregate_type_of
+from ledger.domain.wallet import Wallet
 from ledger.fastjson import FastJSONTranscoder
 from ledger.rules import operations as op
+from ledger.services.sealed import SealedBets, leave_out_amount
 from ledger.services.views import REVEALS, SECRET_FIELDS
 
 
@@ -57,6 +58,7 @@ class _Kind:
     operation: bool  # a high-card table's operation: its fields are its `data`
     hidden: frozenset[str]  # fields never shown (secrets, unless the event reveals them)
     bet: bool  # an operation that may be a sealed bet (X4)
+    debit: bool  # a wallet's debit, which may be of a sealed bet
 
 
 def _kind_of(cls: type) -> _Kind | None:
@@ -73,22 +75,23 @@ def _kind_of(cls: type) -> _Kind | None:
     return _Kind(name=cls.__name__, aggregate_type=aggregate_type_of(cls),
                  operation=operation,
                  hidden=frozenset() if reveals else frozenset(SECRET_FIELDS),
-                 bet=issubclass(record_class, op.BetPlaced))
+                 bet=issubclass(record_class, op.BetPlaced),
+                 debit=issubclass(record_class, Wallet.Debited))
 
 
 class FeedEntries:
-    """Feed entries of stored events for one mapper; `revealed(deal_id)` says whether a deal's
-    seed has been revealed (a sealed bet shows its amount only then)."""
+    """Feed entries of stored events for one mapper."""
 
-    def __init__(self, mapper: Mapper, revealed: Callable[[str], bool]) -> None:
+    def __init__(self, mapper: Mapper) -> None:
         self.direct = type(mapper.transcoder) in (JSONTranscoder, FastJSONTranscoder)
         self._mapper = mapper
-        self._revealed = revealed
         self._decoder = json.JSONDecoder(object_hook=_json_ready)
         self._kinds: dict[str, _Kind | None] = {}
 
-    def entry(self, notification: Any) -> dict[str, Any] | None:
-        """The entry of one stored event, or None when it must go through its domain event."""
+    def entry(self, notification: Any, sealed: SealedBets) -> dict[str, Any] | None:
+        """The entry of one stored event, a sealed bet not shown yet (and its debit) without
+        its amount (`sealed`: the gate of this answer), or None when the event must go through
+        its domain event."""
         if not self.direct or not stored_as_sealed(self._mapper, notification):
             return None
         kind = self._kind(notification.topic)
@@ -106,8 +109,10 @@ class FeedEntries:
                        if k not in HEADER and k not in kind.hidden}
         if kind.bet:
             record = op.operation_of(kind.name, fields)
-            if record.sealed and not self._revealed(record.deal_id):
-                payload.update(amount=None, transfer=None)
+            if sealed.bet_hidden(record, notification.originator_id):
+                leave_out_amount(payload, record)
+        elif kind.debit and sealed.transfer_hidden(payload.get("transfer")):
+            leave_out_amount(payload, None)
         return {"position": notification.id, "aggregate_type": kind.aggregate_type,
                 "aggregate_id": str(notification.originator_id),
                 "version": notification.originator_version, "type": kind.name,

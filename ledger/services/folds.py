@@ -9,12 +9,15 @@ Documents (JSON, by name):
 - `a|<day>|<table>|<player>`: one UTC day's totals at a table for a player; the player `#`
   (which no player id can be) holds the table's own counts: deals, stitch rounds, pot splits.
 - `r|<player>`: the player's most recent deals, newest first.
-- `k|<key id>`: an API key's record (role, player, label, expiry, revocation), never the key.
+- `k|<key id>`: an API key's record (role, player, label, expiry, revocation), never the key
+  (`ledger.services.folds_keys`).
 - `x|`, `q|`, `s|`: disputes, their lists and day totals (`ledger.services.folds_disputes`).
 - `c|chips`: chips by account kind (`ledger.services.folds_chips`).
 - `p|`, `b|`: the report's series, deals and banks (`ledger.services.folds_series`).
 - `v|`: verification runs and checkpoints (`ledger.services.folds_verify`).
 - `g|`, `gi|`: finished deals and the index `GET /deals` searches (`ledger.services.folds_deals`).
+- `u|<table>`: the sealed six-spot bets laid at a table and not shown yet (X4), whose chips
+  are folded only once their table shows them (`ledger.services.folds_sealed`).
 
 The feed index: each listed event's time, and the keys it is found by (`ledger.readstore`).
 """
@@ -40,6 +43,8 @@ from ledger.services.folds_chips import count_chips
 from ledger.services.folds_deals import index_deal
 from ledger.services.folds_disputes import dispute_doc, facts_of, fold_dispute
 from ledger.services.folds_events import TABLE_EVENTS, Facts, facts, named_documents
+from ledger.services.folds_keys import fold_key
+from ledger.services.folds_sealed import UNSEALS, fold_unsealed_bets, hold_sealed_bet
 from ledger.services.folds_series import deal_finished, track_pot
 from ledger.services.folds_verify import fold_checkpoint, fold_run
 from ledger.services.views import REVEALS
@@ -128,9 +133,16 @@ class Fold:
 
     def fold(self, position: int, event: Any, known: Facts) -> None:
         """Fold one event, at its position in the log (`known`: its `facts`)."""
+        record = known.record
+        if isinstance(record, op.BetPlaced) and record.sealed:
+            self._index(position, event, known, known.data)
+            hold_sealed_bet(self, known, event.timestamp.isoformat())
+            return
+        if isinstance(record, UNSEALS):
+            fold_unsealed_bets(self, event, known.aggregate)
         count_chips(self, event, known.transfers)
         if isinstance(event, ApiKey.Event):
-            self._key(event, known.data)
+            fold_key(self, event, known.data)
             return
         if isinstance(event, Checkpoints.Event):
             fold_checkpoint(self, position, event)
@@ -146,22 +158,6 @@ class Fold:
             return
         self._index(position, event, known, known.data)
         self._fold(event, known)
-
-    # API keys.
-    def _key(self, event: Any, data: dict[str, Any]) -> None:
-        key_id = str(event.originator_id)
-        if isinstance(event, ApiKey.Issued):
-            self.put(f"k|{key_id}", {
-                "key_id": key_id, "kind": data.get("kind", "api"), "role": data["role"], "player_id": data.get("player_id"),
-                "label": data.get("label", ""), "issued_at": event.timestamp.isoformat(),
-                "expires_at": data.get("expires_at"), "rate_limit": data.get("rate_limit"),
-                "revoked_at": None, "issued_by": data.get("issued_by")})
-        elif isinstance(event, ApiKey.Revoked):
-            record = self.get(f"k|{key_id}")
-            if record is not None:
-                record.update(revoked_at=event.timestamp.isoformat(),
-                              revoked_by=data.get("revoked_by"))
-                self.put(f"k|{key_id}", record)
 
     # The feed index.
     def _index(self, position: int, event: Any, known: Facts, data: dict[str, Any]) -> None:
@@ -215,8 +211,7 @@ class Fold:
 
     # Reports and recall.
     def _fold(self, event: Any, known: Facts) -> None:
-        data, record, transfers = known.data, known.record, known.transfers
-        aggregate = known.aggregate
+        data, aggregate = known.data, known.aggregate
         if isinstance(event, Wallet.Event):
             self._wallet_fact(event, aggregate, data)
             return
@@ -231,10 +226,17 @@ class Fold:
         else:
             deal_id = data.get("deal_id")
             table_id = aggregate
-        table = self.get(f"t|{table_id}") if table_id else None
+        if table_id:
+            self.fold_at_table(known, deal_id, table_id, event.timestamp.isoformat())
+
+    def fold_at_table(self, known: Facts, deal_id: str | None, table_id: str, when: str
+                      ) -> None:
+        """What an event at a table, or of one of its deals, does to the reports and recall
+        (`when`: its time, as ISO text)."""
+        data, record, transfers = known.data, known.record, known.transfers
+        table = self.get(f"t|{table_id}")
         if table is None:
             return
-        when = event.timestamp.isoformat()
         day = when[:10]  # the date, as `date().isoformat()` writes it
         variant = table["variant"]
         if isinstance(record, op.Operation):  # a casino event changes no seat or dealer

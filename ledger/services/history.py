@@ -108,7 +108,7 @@ def export_history(app: DealService, deal_id: UUID, actor: Principal = SYSTEM) -
         *seats,
     ]
     if log.before is not None:
-        lines.append("table-before: " + _encode(app, Snapshot.take(log.before)))
+        lines.append("table-before: " + _encode(app, _snapshot(log.before)))
     lines.extend("event: " + _encode(app, event) for event in log.events)
     lines.append("end")
     return "\n".join(lines) + "\n"
@@ -325,6 +325,15 @@ class _TableReplay(_Replay):
 
     def names_another_deal(self, record: Any) -> bool:
         return isinstance(record, op.DealStep) and record.deal_id != str(self.deal)
+
+
+def _snapshot(table: Any) -> Snapshot:
+    """The table as it stood before the deal, stamped with the time it came to stand so (the
+    same history every time it is exported), not with the time of the export."""
+    taken = Snapshot.take(table)
+    return Snapshot(originator_id=taken.originator_id,  # type: ignore[call-arg]
+                    originator_version=taken.originator_version, timestamp=table.modified_on,
+                    topic=taken.topic, state=taken.state)
 
 
 def _encode(app: Any, event: Any) -> str:

@@ -21,6 +21,7 @@ from ledger.rules import casino
 from ledger.services import views
 from ledger.services.access import Action, Principal, may, require
 from ledger.services.deals import DealService
+from ledger.services.sealed import SealedBets
 
 #: Documents one list request examines before it answers with a cursor instead.
 SCAN = 2000
@@ -68,6 +69,7 @@ class LobbyService(DealService):
         cursor = str(validation.check_uuid(after, "after")) if after is not None else None
         entries: list[dict[str, Any]] = []
         next_cursor = None
+        sealed = SealedBets(self.repository)
         for count, (wallet_id, document) in enumerate(self._documents("w|", cursor)):
             if len(entries) == limit or count == SCAN:
                 next_cursor = cursor
@@ -78,7 +80,8 @@ class LobbyService(DealService):
                 continue
             if not may(actor, Action.READ_WALLET, owner=owner):
                 continue
-            entries.append(views.wallet_view(self._get(UUID(wallet_id), Wallet, "wallet")))
+            wallet = self._get(UUID(wallet_id), Wallet, "wallet")
+            entries.append(views.wallet_view(wallet, sealed.hidden(actor, wallet)))
         return {"wallets": entries, "next": next_cursor, "projection": self.projection.status()}
 
     def bet_slip(self, actor: Principal, table_id: UUID, chips: list[int],
@@ -87,7 +90,8 @@ class LobbyService(DealService):
         Nothing is recorded: the slip lives on the page until Deal carries its total."""
         table = self._get(table_id, CasinoTable, "casino table")
         require(actor, Action.PLAY, owner=table.player_id)
-        balance = self._get(table.wallet_id, Wallet, "wallet").balance
+        balance = SealedBets(self.repository).balance(
+            actor, self._get(table.wallet_id, Wallet, "wallet"))
         last = self._last_deal(table)
         slip = casino.BetSlip(last.bet if last is not None else 0)
         for value in chips:

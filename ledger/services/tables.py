@@ -24,6 +24,7 @@ from ledger.rules.variants import VARIANTS
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
 from ledger.services.base import CommandKey, Decision, LedgerBase
+from ledger.services.sealed import SealedBets, shown_balance
 
 SeedSource = Callable[[], str]
 Do = Callable[[HighCardGame, Context, HighCardTable], None]
@@ -54,7 +55,7 @@ class TableService(LedgerBase):
             table = HighCardTable(id=table_id or uuid4(), variant=variant, limits=checked,
                                   client_seed=client_seed,
                                   accepts_supplied_seeds=accepts_supplied_seeds)
-            return [table], self._table_answer(table, actor, Context())
+            return [table], self._table_answer(table, actor, Context(), {})
 
         return self._execute(command, decide)
 
@@ -184,10 +185,12 @@ class TableService(LedgerBase):
     def high_card_table(self, actor: Principal, table: HighCardTable) -> dict[str, Any]:
         """A table as the caller may see it: a player sees their own hand only when allowed."""
         require(actor, Action.READ_TABLE, owner=seated_players(table))
-        balances = {seat: self._get(UUID(info["wallet"]), Wallet, "wallet").balance
-                    for seat, info in table.state.seats.items()}
+        wallets = {seat: self._get(UUID(info["wallet"]), Wallet, "wallet")
+                   for seat, info in table.state.seats.items()}
+        balances = {seat: wallet.balance for seat, wallet in wallets.items()}
         return self._table_answer(
-            table, actor, Context(balances=balances, shuffle=self._current_shuffle(table)))
+            table, actor, Context(balances=balances, shuffle=self._current_shuffle(table)),
+            wallets)
 
     # Plumbing.
     def _on_table(
@@ -214,7 +217,7 @@ class TableService(LedgerBase):
             )
             do(table.game(), ctx, table)
             touched = self._move_wallet_chips(table, wallets)
-            answer = self._table_answer(table, actor, ctx)
+            answer = self._table_answer(table, actor, ctx, wallets)
             return [table, *sealed, *touched], answer
 
         return self._execute(command, decide)
@@ -264,8 +267,11 @@ class TableService(LedgerBase):
             raise ValueError("a stacked pack must hold each of the 52 cards once")
         return list(stacked)
 
-    def _table_answer(self, table: HighCardTable, actor: Principal, ctx: Context
-                      ) -> dict[str, Any]:
+    def _table_answer(self, table: HighCardTable, actor: Principal, ctx: Context,
+                      wallets: dict[int, Wallet]) -> dict[str, Any]:
+        """The table as the actor may see it now (`wallets`: those of the seats, in hand). A
+        seat whose wallet has a sealed bet the actor may not see shows its balance before it,
+        and none of its betting limits, which its balance bounds (`ledger.services.sealed`)."""
         viewer = None
         if actor.player_id is not None:
             viewer = next((seat for seat, info in table.state.seats.items()
@@ -273,10 +279,17 @@ class TableService(LedgerBase):
         game = table.game()
         legal = game.legal_actions(dict(ctx.balances))
         pack = ctx.shuffle.pack if ctx.shuffle is not None else None
-        hide_balances = actor.role.value == "player"
+        sealed = SealedBets(self.repository, {str(table.id): table})
+        shown, unshown = dict(ctx.balances), set()
+        for seat, info in table.state.seats.items():
+            wallet = wallets.get(seat) or self._get(UUID(info["wallet"]), Wallet, "wallet")
+            hidden = sealed.hidden(actor, wallet)
+            if hidden:
+                shown[seat] = shown_balance(wallet.balance, hidden)
+                unshown.add(seat)
         return views.high_card_table_view(
-            table, viewer, ctx.balances, legal, pack=pack, game=game,
-            hide=hide_balances,
+            table, viewer, shown, legal, pack=pack, game=game,
+            hide=actor.role.value == "player", unshown=unshown,
         )
 
 

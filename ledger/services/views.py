@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -11,10 +12,10 @@ from ledger.domain.records import fields_of, kind_of, record_of
 from ledger.domain.wallet import Wallet
 from ledger.rules import casino
 from ledger.rules import operations as op
+from ledger.services.sealed import Hold, SealedBets, leave_out_amount, shown_balance
 
 #: Event fields that hold secrets; only the events that reveal them may carry them.
 SECRET_FIELDS = {"server_seed"}
-#: Events that reveal a secret, in either family.
 #: Events that reveal a deal's server seed, in either family.
 REVEALS = (CasinoDeal.SeedRevealed, op.SeedRevealed)
 
@@ -37,17 +38,19 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def event_view(event: Any, deal_finished: bool = True, record: Any = None) -> dict[str, Any]:
+def event_view(event: Any, record: Any = None, sealed: SealedBets | None = None
+               ) -> dict[str, Any]:
     """One stored event as an auditor sees it: version, type, UTC time and revealed payload.
-    A sealed six-spot bet stays sealed until everyone has bet (X4): pass `deal_finished`.
-    `record`: the event's `record_of`, when the caller has it already."""
+    With `sealed` (the gate of this answer), a sealed six-spot bet not shown yet, and the
+    wallet's debit of it, carry no amount (X4). `record`: the event's `record_of`, when the
+    caller has it already."""
     record = record_of(event) if record is None else record
     hidden = () if isinstance(record, REVEALS) else SECRET_FIELDS
     # Most values are plain: they are taken as they are, without a call to `jsonable` each.
     payload = {key: value if type(value) in _PLAIN else jsonable(value)
                for key, value in fields_of(event).items() if key not in hidden}
-    if isinstance(record, op.BetPlaced) and record.sealed and not deal_finished:
-        payload.update(amount=None, transfer=None)
+    if sealed is not None and sealed.event_hidden(event, record):
+        leave_out_amount(payload, record)
     return {
         "aggregate_id": str(event.originator_id),
         "version": event.originator_version,
@@ -57,13 +60,16 @@ def event_view(event: Any, deal_finished: bool = True, record: Any = None) -> di
     }
 
 
-def wallet_view(wallet: Wallet) -> dict[str, Any]:
-    """A wallet's balance and what has been granted to it."""
+def wallet_view(wallet: Wallet, hidden: Sequence[Hold] = ()) -> dict[str, Any]:
+    """A wallet's balance and what has been granted to it, as a reader who may not see the
+    sealed bets `hidden` sees it (`ledger.services.sealed`): with their chips still in it."""
+    laid = [hold for hold in hidden if hold.version <= wallet.version]
     return {
         "id": str(wallet.id),
         "player_id": wallet.player_id,
-        "balance": wallet.balance,
+        "balance": shown_balance(wallet.balance, laid),
         "granted": wallet.granted,
+        "sealed_bets": len(laid),
         "version": wallet.version,
     }
 
@@ -150,10 +156,13 @@ def high_card_table_view(
     pack: list[Any] | None = None,
     game: Any = None,
     hide: bool = False,
+    unshown: set[int] | frozenset[int] = frozenset(),
 ) -> dict[str, Any]:
     """A multi-seat table as one caller may see it: face-up cards, shown hands, the pot, whose
     turn; a face-down hand only to its owner when the variant allows (H3, S2), sealed bets only
-    to their maker (X4), and with `hide` only the caller's own balance."""
+    to their maker (X4), and with `hide` only the caller's own balance. `balances` are as the
+    caller may see them; the seats in `unshown` have a sealed bet the caller may not see, so
+    their actions carry no `max`, which their balance bounds."""
     state = table.state
     variant = state.variant
     deal = state.deal
@@ -182,7 +191,8 @@ def high_card_table_view(
         "current_deal": None if deal is None else _table_deal_view(
             deal, variant, viewer, pack, game),
         "counters": counters,
-        "legal_actions": [_action_view(action, state.seats, viewer, hide) for action in legal],
+        "legal_actions": [_action_view(action, state.seats, viewer, hide, unshown)
+                          for action in legal],
         "version": table.version,
     }
 
@@ -218,11 +228,11 @@ def _table_deal_view(deal: dict[str, Any], variant: Any, viewer: int | None,
 
 
 def _action_view(action: dict[str, Any], seats: dict[int, Any], viewer: int | None,
-                 hide: bool) -> dict[str, Any]:
+                 hide: bool, unshown: set[int] | frozenset[int]) -> dict[str, Any]:
     entry = dict(action)
     seat = entry.get("seat")
     entry["player_id"] = seats[seat]["player"] if seat in seats else None
-    if hide and seat != viewer:
+    if (hide and seat != viewer) or seat in unshown:
         entry.pop("max", None)
     return entry
 

@@ -9,6 +9,7 @@ from ledger.domain.wallet import Wallet
 from ledger.services import views
 from ledger.services.access import Action, Principal, require
 from ledger.services.base import CommandKey, Decision, LedgerBase
+from ledger.services.sealed import SealedBets
 from ledger.transfers import check_amount
 from ledger.validation import PLAYER_ID
 
@@ -40,7 +41,7 @@ class WalletService(LedgerBase):
         def decide() -> Decision:
             wallet = self._get(wallet_id, Wallet, "wallet")
             wallet.grant(amount, granted_by=actor.key_id)
-            return [wallet], views.wallet_view(wallet)
+            return [wallet], self.wallet_answer(actor, wallet)
 
         return self._execute(command, decide)
 
@@ -48,4 +49,9 @@ class WalletService(LedgerBase):
         """Read a wallet."""
         wallet = self._get(wallet_id, Wallet, "wallet")
         require(actor, Action.READ_WALLET, owner=wallet.player_id)
-        return views.wallet_view(wallet)
+        return self.wallet_answer(actor, wallet)
+
+    def wallet_answer(self, actor: Principal, wallet: Wallet) -> dict[str, Any]:
+        """A wallet as the actor may see it: its sealed bets not shown yet still in its
+        balance, unless the actor is its player (`ledger.services.sealed`)."""
+        return views.wallet_view(wallet, SealedBets(self.repository).hidden(actor, wallet))
