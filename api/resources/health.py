@@ -1,5 +1,6 @@
-"""Liveness, readiness and metrics: asked by a load balancer, an orchestrator or Prometheus, with
-no key."""
+"""Liveness and readiness, asked by a load balancer or an orchestrator with no key; the metrics,
+scraped by Prometheus with a staff key (an auditor's, which may write nothing, is the one to
+give it)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ from flask import abort, current_app
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields
 
-from api.auth import ledger
-from api.errors import PROBLEM
-from api.schemas import ProblemSchema
+from api.auth import ledger, principal
+from api.resources import problems
+from ledger.services.access import Action, require
 from ledger.services.integrity import readiness
 
 blp = Blueprint("health", __name__, url_prefix="",
-                description="Liveness, readiness and metrics (no key needed)")
+                description="Liveness and readiness (no key needed); metrics (a staff key)")
 NO_KEY: dict[str, Any] = {"security": []}
 
 
@@ -79,12 +80,13 @@ def ready() -> Any:
 @blp.route("/metrics", methods=["GET"])
 @blp.response(200, description="Prometheus text exposition format",
               content_type="text/plain")
-@blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM,
-                  description="Metrics are turned off (REDDOG_METRICS=off)")
-@blp.doc(**NO_KEY)
+@problems(blp)
 def metrics() -> Any:
     """Request counts and latency by route and status; commands applied, refused and conflicted;
-    events appended; how far the read models are behind."""
+    events appended; how far the read models are behind; chips by kind of account (a sealed
+    bet's only once its table shows it). For an operator's or an auditor's key (403 to a
+    player's); 404 when turned off (`REDDOG_METRICS=off`)."""
     if ledger().settings.metrics == "off":
         abort(404)
+    require(principal(), Action.WATCH)
     return current_app.extensions["reddog_metrics"].exposition()

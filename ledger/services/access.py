@@ -40,6 +40,8 @@ class Action(StrEnum):
     """List and read disputes (a player: their own)."""
     RESOLVE_DISPUTE = "resolve_dispute"
     """Close a dispute with a finding and, where the ledger owes the player, an adjustment."""
+    WATCH = "watch"
+    """Scrape the service's metrics (`/metrics`): staff only, never a player nor no key."""
 
 
 #: Which roles may take an action at all; OWNED actions further need the caller's own seat or wallet.
@@ -62,6 +64,7 @@ ALLOWED: dict[Action, frozenset[Role]] = {
     Action.OPEN_DISPUTE: frozenset({Role.PLAYER}),
     Action.READ_DISPUTES: frozenset({Role.OPERATOR, Role.AUDITOR, Role.PLAYER}),
     Action.RESOLVE_DISPUTE: frozenset({Role.OPERATOR}),
+    Action.WATCH: frozenset({Role.OPERATOR, Role.AUDITOR}),
 }
 #: Actions a player may take only on what belongs to them.
 OWNED = frozenset({

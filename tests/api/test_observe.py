@@ -32,9 +32,10 @@ def access_log() -> Iterator[Callable[[], list[dict]]]:
     access.removeHandler(handler)
 
 
-def metric(client, name: str, **labels: str) -> float:
-    """One sample of the app's metrics (0 when it has not been counted yet)."""
-    text = client.get("/metrics").get_data(as_text=True)
+def metric(client, keys, name: str, **labels: str) -> float:
+    """One sample of the app's metrics, scraped with the auditor's key (0 when it has not been
+    counted yet)."""
+    text = client.get("/metrics", headers=keys.auditor).get_data(as_text=True)
     wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
     for line in text.splitlines():
         if line.startswith("#"):
@@ -87,9 +88,9 @@ def test_one_json_line_per_request_names_the_key_id_and_the_versions_written(
 
 @memory_only
 def test_metrics_count_requests_by_route_and_status_and_commands_by_outcome(client, keys, casino):
-    before = metric(client, "reddog_commands_total", outcome="refused")
-    applied = metric(client, "reddog_commands_total", outcome="applied")
-    events = metric(client, "reddog_events_appended_total")
+    before = metric(client, keys, "reddog_commands_total", outcome="refused")
+    applied = metric(client, keys, "reddog_commands_total", outcome="applied")
+    events = metric(client, keys, "reddog_events_appended_total")
     wallet = client.post("/wallets", json={"player_id": "alice"}, headers=keys.operator)
     wallet_id = wallet.get_json()["id"]
     for amount in (10, 20, -1):  # the last is refused by its schema, before any command
@@ -99,15 +100,25 @@ def test_metrics_count_requests_by_route_and_status_and_commands_by_outcome(clie
     over = client.post(f"/tables/{table['id']}/deals", json={"bet": 100}, headers=keys.alice)
     assert over.status_code == 422 and over.get_json()["rule"]
     route = "/wallets/<uuid:wallet_id>/grants"
-    assert metric(client, "reddog_http_requests_total", method="POST", route=route,
+    assert metric(client, keys, "reddog_http_requests_total", method="POST", route=route,
                   status="201") == 2
-    assert metric(client, "reddog_http_requests_total", method="POST", route=route,
+    assert metric(client, keys, "reddog_http_requests_total", method="POST", route=route,
                   status="422") == 1
-    assert metric(client, "reddog_http_request_duration_seconds_count", method="POST",
+    assert metric(client, keys, "reddog_http_request_duration_seconds_count", method="POST",
                   route=route) == 3
-    assert metric(client, "reddog_commands_total", outcome="applied") == applied + 4
-    assert metric(client, "reddog_commands_total", outcome="refused") == before + 1
-    assert metric(client, "reddog_events_appended_total") >= events + 4
+    assert metric(client, keys, "reddog_commands_total", outcome="applied") == applied + 4
+    assert metric(client, keys, "reddog_commands_total", outcome="refused") == before + 1
+    assert metric(client, keys, "reddog_events_appended_total") >= events + 4
+
+
+@memory_only
+def test_metrics_are_served_to_staff_keys_only(client, keys):
+    assert client.get("/metrics", headers=keys.operator).status_code == 200
+    assert client.get("/metrics", headers=keys.auditor).status_code == 200
+    refused = client.get("/metrics", headers=keys.alice)
+    assert refused.status_code == 403 and refused.mimetype == "application/problem+json"
+    anonymous = client.get("/metrics")
+    assert anonymous.status_code == 401 and "reddog_" not in anonymous.get_data(as_text=True)
 
 
 @memory_only
@@ -119,8 +130,9 @@ def test_metrics_can_be_turned_off(make_app):
 @memory_only
 def test_liveness_and_readiness_are_documented_and_need_no_key(client):
     document = client.get("/openapi.json").get_json()
-    for path in ("/health/live", "/health/ready", "/metrics"):
+    for path in ("/health/live", "/health/ready"):
         assert document["paths"][path]["get"]["security"] == []
+    assert document["paths"]["/metrics"]["get"].get("security") != []
     assert "503" in document["paths"]["/health/ready"]["get"]["responses"]
     assert client.get("/health/live").get_json()["status"] == "ok"
     ready = client.get("/health/ready")
@@ -147,15 +159,15 @@ def test_metrics_show_chips_by_account_kind_and_the_last_verification_run(client
     table = casino.open_table(wallet["id"])
     dealt = client.post(f"/tables/{table['id']}/deals", json={"bet": 100}, headers=keys.alice)
     assert dealt.status_code == 201
-    assert metric(client, "reddog_verify_runs_total") == 0
+    assert metric(client, keys, "reddog_verify_runs_total") == 0
     run = client.post("/verification", json={}, headers=keys.auditor)
     assert run.status_code == 201 and run.get_json()["ok"] is True
     ledger.project()
     balance = client.get(f"/wallets/{wallet['id']}", headers=keys.alice).get_json()["balance"]
-    assert metric(client, "reddog_chips", account_kind="wallet") == balance
-    assert metric(client, "reddog_chips", account_kind="operator") == -700
+    assert metric(client, keys, "reddog_chips", account_kind="wallet") == balance
+    assert metric(client, keys, "reddog_chips", account_kind="operator") == -700
     kinds = ("operator", "wallet", "stake", "house")
-    assert sum(metric(client, "reddog_chips", account_kind=k) for k in kinds) == 0
-    assert metric(client, "reddog_verify_runs_total") == 1
-    assert metric(client, "reddog_verify_last_ok") == 1
-    assert metric(client, "reddog_verify_last_positions") == run.get_json()["positions"]
+    assert sum(metric(client, keys, "reddog_chips", account_kind=k) for k in kinds) == 0
+    assert metric(client, keys, "reddog_verify_runs_total") == 1
+    assert metric(client, keys, "reddog_verify_last_ok") == 1
+    assert metric(client, keys, "reddog_verify_last_positions") == run.get_json()["positions"]

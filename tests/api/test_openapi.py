@@ -119,8 +119,7 @@ def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(sp
 
 #: The operations that take no key, and the failures they answer: readiness 503 (with its own
 #: body, saying what is not ready), metrics 404 when turned off.
-UNAUTHENTICATED_PROBES = {"/health": set(), "/health/live": set(), "/health/ready": {"503"},
-                          "/metrics": {"404"}}
+UNAUTHENTICATED_PROBES = {"/health": set(), "/health/live": set(), "/health/ready": {"503"}}
 
 
 def test_openapi_every_operation_lists_its_problem_answers_and_no_catch_all(spec):

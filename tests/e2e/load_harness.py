@@ -619,10 +619,10 @@ def wait_for_projection(base: str, key: str, seconds: float = 30.0) -> dict[str,
         raise AssertionError(f"{error}; last answers: {seen[-3:]}") from None
 
 
-def metric_samples(base: str) -> dict[str, float]:
-    """Every sample a server's `/metrics` answers, by name with its labels as written
-    (`reddog_commands_total{outcome="applied"}`)."""
-    request = urllib.request.Request(base + "/metrics")
+def metric_samples(base: str, key: str) -> dict[str, float]:
+    """Every sample a server's `/metrics` answers a staff `key`, by name with its labels as
+    written (`reddog_commands_total{outcome="applied"}`)."""
+    request = urllib.request.Request(base + "/metrics", headers={"Authorization": f"Bearer {key}"})
     with urllib.request.urlopen(request, timeout=30) as response:
         text = response.read().decode()
     samples: dict[str, float] = {}
@@ -633,12 +633,13 @@ def metric_samples(base: str) -> dict[str, float]:
     return samples
 
 
-def group_commit_figures(base: str) -> dict[str, float]:
-    """What a server's group commit did since it started (`/metrics`): the transactions it
-    committed and the saves written in them; empty when the server does not group commits."""
+def group_commit_figures(base: str, key: str) -> dict[str, float]:
+    """What a server's group commit did since it started (`/metrics`, scraped with a staff
+    `key`): the transactions it committed and the saves written in them; empty when the server
+    does not group commits."""
     names = {"reddog_group_commits_total": "group_commits",
              "reddog_group_saves_total": "group_saves"}
-    return {names[name]: value for name, value in metric_samples(base).items()
+    return {names[name]: value for name, value in metric_samples(base, key).items()
             if name in names}
 
 

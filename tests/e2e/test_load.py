@@ -301,11 +301,12 @@ def sqlite_server(tmp_path: Path, name: str = "server", group_commit: str = "on"
     return store, ServerProcess(name, store, tmp_path / f"{name}.log", env)
 
 
-def grouped(server: ServerProcess, group_commit: str, wrote: bool = True) -> dict[str, float]:
-    """The server's group commit figures since it (last) started: with group commit on, its
-    saves went through groups (some, when it `wrote`), never more transactions than saves; off,
-    none."""
-    figures = group_commit_figures(server.base)
+def grouped(server: ServerProcess, key: str, group_commit: str, wrote: bool = True
+            ) -> dict[str, float]:
+    """The server's group commit figures since it (last) started (`key`: a staff key): with
+    group commit on, its saves went through groups (some, when it `wrote`), never more
+    transactions than saves; off, none."""
+    figures = group_commit_figures(server.base, key)
     if group_commit == "off":
         assert not figures, figures
         return {}
@@ -327,7 +328,7 @@ def test_eight_players_and_sixteen_readers_on_one_sqlite_server_lose_and_invent_
     records = load.finish()
     played = time.monotonic() - started
 
-    figures = {**load.check_all(records), **grouped(server, "on"), "load_s": round(played, 1),
+    figures = {**load.check_all(records), **grouped(server, load.auditor, "on"), "load_s": round(played, 1),
                "total_s": round(time.monotonic() - started, 1)}
     report(capsys, "sqlite, 1 server, group commit", figures)
 
@@ -394,7 +395,7 @@ def test_a_server_killed_mid_load_and_restarted_applies_every_retried_command_ex
     assert unknown, "no command was in flight at any kill: the test tested nothing"
     figures = {**figures, "kills": len(kills), "restart_s": [k["back_after_s"] for k in kills],
                "applied_before_kill": applied_before_kill(records, kills),
-               **grouped(server, group_commit, wrote=False),
+               **grouped(server, load.auditor, group_commit, wrote=False),
                "load_s": round(played, 1), "total_s": round(time.monotonic() - started, 1)}
     report(capsys, f"sqlite, killed and restarted, group commit {group_commit}", figures)
 

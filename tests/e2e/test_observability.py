@@ -54,9 +54,9 @@ def request(base: str, method: str, path: str, key: str | None = None, body: Any
     return status, json.loads(text) if "json" in got.get("Content-Type", "") else text, got
 
 
-def scrape(base: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    """Every sample of `/metrics`, by name and labels."""
-    status, text, _ = request(base, "GET", "/metrics")
+def scrape(base: str, key: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of `/metrics` (scraped with a staff `key`), by name and labels."""
+    status, text, _ = request(base, "GET", "/metrics", key)
     assert status == 200
     samples = {}
     for line in str(text).splitlines():
@@ -117,12 +117,12 @@ def test_log_lines_and_metrics_count_exactly_what_several_clients_sent(tmp_path:
         players = [Player(f"watch-{i}", key) for i, key in enumerate(players_keys)]
         for player in players:
             setup.casino(player)
-        before = scrape(server.base)
+        before = scrape(server.base, operator)
         with ThreadPoolExecutor(CLIENTS) as pool:
             sent = [answer for answers in pool.map(
                 lambda i: send(server.base, players[i].key, i, players[i], operator),
                 range(CLIENTS)) for answer in answers]
-        after = scrape(server.base)
+        after = scrape(server.base, operator)
     finally:
         server.stop()
 

@@ -181,7 +181,7 @@ def test_metrics_sum_both_workers_counters_whichever_answers(tmp_path: Path) -> 
         base = server.base
         live = 'reddog_http_requests_total{method="GET",route="/health/live",status="200"}'
         applied = 'reddog_commands_total{outcome="applied"}'
-        before = metric_samples(base)  # the scrape itself is counted: compare, not absolute
+        before = metric_samples(base, operator)  # the scrape itself is counted: compare, not absolute
 
         paused(second)  # 3 checks and 2 commands answered by the first worker only
         try:
@@ -198,12 +198,12 @@ def test_metrics_sum_both_workers_counters_whichever_answers(tmp_path: Path) -> 
                 ok(base, "GET", "/health/live", operator)
             ok(base, "POST", f"/wallets/{wallet['id']}/grants", operator, {"amount": 5}, "g-2",
                201)
-            by_second = metric_samples(base)
+            by_second = metric_samples(base, operator)
         finally:
             resumed(first)
         paused(second)
         try:
-            by_first = metric_samples(base)
+            by_first = metric_samples(base, operator)
         finally:
             resumed(second)
         for scrape in (by_second, by_first):
