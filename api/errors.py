@@ -19,6 +19,7 @@ from ledger.errors import (
     RateLimited,
     RuleViolation,
     Unauthenticated,
+    Unavailable,
 )
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,7 @@ STATUS: list[tuple[type[LedgerError], int, str, str]] = [
     (Unauthenticated, 401, "unauthenticated", "Authentication required"),
     (RateLimited, 429, "rate-limited", "Too many requests"),
     (Busy, 429, "busy", "Audit reads are busy"),
+    (Unavailable, 503, "unavailable", "Service unavailable"),
 ]
 
 

@@ -53,13 +53,21 @@ KINDS: dict[str, tuple[int, str, str, str]] = {
                                  "The body is larger than the service reads (1 MiB).",
                                  "Send a smaller body; no command needs more."),
     "rate-limited": (429, "Too many requests",
-                     "This key sent more requests than its rate allows.",
+                     ("This key sent more requests than its rate allows, or a key without write "
+                     "rights (an auditor's) asked to record more verification runs than it may "
+                     "(10 a minute, 5 at once). Nothing was recorded."),
                      ("Wait the number of seconds in `Retry-After`, then continue at a lower "
                      "rate.")),
     "busy": (429, "Audit reads are busy",
              ("Every audit read slot of this server is taken and its queue is full, so play is "
              "never starved by audit reads."),
              "Wait the number of seconds in `Retry-After` and ask again."),
+    "unavailable": (503, "Service unavailable",
+                    ("What the command needs before it may record anything could not be reached: "
+                    "the store that keeps the limit on verification runs of keys without write "
+                    "rights, which refuses rather than lets a run through unchecked. Nothing "
+                    "was recorded."),
+                    "Wait the number of seconds in `Retry-After` and send the request again."),
     "internal": (500, "Internal Server Error",
                  "The server failed. Nothing was recorded: a command is all or nothing.",
                  ("Try again; if it repeats, give the operator the `request_id` of the answer, "

@@ -31,6 +31,11 @@ class RunSchema(Schema):
     started_at = fields.String()
     finished_at = fields.String()
     seconds = fields.Float()
+    repeats = fields.UUID(allow_none=True, metadata={
+        "description": "In the answer to `POST /verification`: null when this run was recorded; "
+                       "else the id of the range's newest recorded run, which found the same "
+                       "(figures and result), and which this answer is: nothing new was "
+                       "recorded"})
 
 
 class CheckpointSchema(Schema):

@@ -71,3 +71,13 @@ class Busy(LedgerError):
     def __init__(self, detail: str, *, retry_after: int) -> None:
         super().__init__(detail)
         self.retry_after = retry_after
+
+
+class Unavailable(LedgerError):
+    """Something the command needs before it may record anything could not be reached (the rate
+    limit of a key without write rights, which fails closed); nothing was recorded: try again
+    after `retry_after` seconds (503)."""
+
+    def __init__(self, detail: str, *, retry_after: int) -> None:
+        super().__init__(detail)
+        self.retry_after = retry_after

@@ -1,14 +1,25 @@
 """A verification run: who checked which positions of the log, when, what was checked and the
 result. Each run is an aggregate of one event, so the runs are in the log they verify, sealed by
-the same chain, and the projection lists them (`ledger.services.folds_verify`)."""
+the same chain, and the projection lists them (`ledger.services.folds_verify`).
+
+A run over a range (`POST /verification`) has an id derived from its range and its place among
+the outcomes recorded for that range (`range_id`: the first, the second when the result changed,
+…), so two processes recording the same next outcome of a range save the same aggregate, and the
+event store keeps one of them: the other's save conflicts. A run of `reddog verify` over the
+whole log has an id of its own."""
 
 from __future__ import annotations
 
 from typing import Any
+from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import event
 
 from ledger.domain.base import LedgerAggregate, versioned
+
+_RANGE_RUNS = uuid5(NAMESPACE_URL, "reddog-ledger:range-runs")
+#: What two runs of a range must both say to be the same result.
+OUTCOME = ("first", "last", "figures", "ok", "first_bad_position", "problem")
 
 
 class VerificationRun(LedgerAggregate):
@@ -28,6 +39,21 @@ class VerificationRun(LedgerAggregate):
         self.problem = problem
         self.started_at = started_at
         self.seconds = seconds
+
+    @staticmethod
+    def range_id(first: int, last: int, number: int) -> UUID:
+        """The id of the `number`-th outcome (from 1) recorded for positions first..last."""
+        return uuid5(_RANGE_RUNS, f"{first}-{last}-{number}")
+
+    @classmethod
+    def of_range(cls, number: int, **finished: Any) -> VerificationRun:
+        """A run over a range, recorded as the range's `number`-th outcome (`range_id`)."""
+        run_id = cls.range_id(finished["first"], finished["last"], number)
+        return cls._create(cls.Finished, id=run_id, **finished)  # type: ignore[attr-defined]
+
+    def same_outcome(self, finished: dict[str, Any]) -> bool:
+        """Whether a run with these attributes found what this one did (`OUTCOME`)."""
+        return all(getattr(self, name) == finished[name] for name in OUTCOME)
 
     def summary(self) -> dict[str, Any]:
         return {"id": str(self.id), "by": self.by, "scope": self.scope, "first": self.first,

@@ -66,6 +66,12 @@ ALLOWED: dict[Action, frozenset[Role]] = {
     Action.RESOLVE_DISPUTE: frozenset({Role.OPERATOR}),
     Action.WATCH: frozenset({Role.OPERATOR, Role.AUDITOR}),
 }
+#: Actions that record nothing but, for `AUDIT`, the record of a run of verification. A role that
+#: may take no other action has no write rights (the auditor): `writes`.
+READS = frozenset({
+    Action.READ_WALLET, Action.READ_TABLE, Action.READ_DEAL, Action.FIND_DEALS, Action.AUDIT,
+    Action.READ_DISPUTES,
+})
 #: Actions a player may take only on what belongs to them.
 OWNED = frozenset({
     Action.SEAT, Action.READ_WALLET, Action.CHANGE_CLIENT_SEED, Action.PLAY, Action.READ_TABLE, Action.READ_DEAL,
@@ -100,6 +106,13 @@ def may(principal: Principal, action: Action, owner: Owner = None) -> bool:
         return principal.player_id == owner if isinstance(owner, str) else (
             principal.player_id in owner)
     return True
+
+
+def writes(role: Role) -> bool:
+    """Whether the role has write rights: some action it may take records more than a run of
+    verification (operators and players do; auditors do not, and their runs are bounded:
+    `ledger.services.verification`)."""
+    return any(role in roles for action, roles in ALLOWED.items() if action not in READS)
 
 
 def require(principal: Principal, action: Action, owner: Owner = None) -> None:

@@ -309,8 +309,8 @@ class LedgerBase(Application[UUID]):
                         principal=command.principal, key=command.key,
                         fingerprint=command.fingerprint, answer=answer,
                     ))
-                try:
-                    recordings = self.save(*aggregates)
+                try:  # a decision that records nothing (a repeated verification run) saves nothing
+                    recordings = self.save(*aggregates) if aggregates else []
                 except (OperationalError, IntegrityError):
                     # A lost race, or a save that wrote nothing (SQLite's lock timeout): a repeat
                     # whose decision went through finds its first answer here.

@@ -40,7 +40,7 @@ def assert_problem(response: Any, status: int, *, field: str | None = None,
     if rule is not None:
         assert body.get("rule") == rule, body
         assert body["detail"].startswith(f"{rule}:"), body
-    assert field is not None or rule is not None or status in (401, 403, 404, 405, 429), (
+    assert field is not None or rule is not None or status in (401, 403, 404, 405, 429, 503), (
         "a refusal must name a field or a rule"
     )
     return body

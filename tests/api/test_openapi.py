@@ -118,8 +118,11 @@ def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(sp
 
 
 #: The operations that take no key, and the failures they answer: readiness 503 (with its own
-#: body, saying what is not ready), metrics 404 when turned off.
+#: body, saying what is not ready).
 UNAUTHENTICATED_PROBES = {"/health": set(), "/health/live": set(), "/health/ready": {"503"}}
+#: The operations that answer 503 (with Retry-After) rather than record what a limit that cannot
+#: be checked would have to allow: an auditor's verification run.
+FAIL_CLOSED = {("post", "/verification")}
 
 
 def test_openapi_every_operation_lists_its_problem_answers_and_no_catch_all(spec):
@@ -140,6 +143,9 @@ def test_openapi_every_operation_lists_its_problem_answers_and_no_catch_all(spec
             expected = {"401", "403", "404", "409", "422", "429"}
             if "requestBody" in operation:
                 expected |= {"400", "413"}
+            if (method, path) in FAIL_CLOSED:
+                expected |= {"503"}
+                assert responses["503"]["headers"]["Retry-After"]["required"] is True
             problems = {code for code in responses if code >= "400"}
             assert problems == expected, (method, path)
             for code in problems:

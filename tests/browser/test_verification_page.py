@@ -1,5 +1,6 @@
 """The verification page in chromium: a run on a range passes with its figures and is listed
-as the last run; the checkpoints are listed; a bad range is refused visibly; players get 403."""
+as the last run; the same range again records nothing and says so; the checkpoints are listed;
+a bad range is refused visibly; players get 403."""
 
 from __future__ import annotations
 
@@ -72,6 +73,11 @@ def test_a_run_on_a_range_passes_with_its_figures_and_the_checkpoints_are_listed
     expect(page.locator("#runs tbody tr").first).to_have_attribute("data-run", run["id"])
     assert after["run_count"] == before["run_count"] + 1
     shoot(page, "verification", size)
+    # The same range again finds the same: the page says so, and nothing new is recorded.
+    page.get_by_role("button", name="Run verification").click()
+    expect(page.locator("#status")).to_contain_text("nothing new was recorded")
+    expect(page.locator("#status")).to_contain_text(f"by {run['by']}")
+    assert server.api("GET", "/verification", key)["run_count"] == after["run_count"]
     # A range past the log's end is refused with the limit named; nothing is recorded.
     page.get_by_label("To position").fill(str(after["head"] + 10))
     page.get_by_label("To position").evaluate("(input) => input.removeAttribute('max')")

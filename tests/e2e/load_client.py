@@ -15,14 +15,16 @@ Roles:
 - `table`: seats its players at a multi-seat table, then takes the table's legal actions (next
   deal, bank, bets, dealer's choice) as whichever player each belongs to, for a number of steps.
 - `granter`: an operator granting chips to one wallet that other granters grant to at once.
+- `verifier`: an auditor looping `POST /verification` over one range or several, for a time.
 - `reader`: audit and player reads in a loop (reports as JSON and CSV, recall, the feed with
   and without filters and over a time window, statements, a wallet as of now, tables) until
   the harness's stop file appears.
 
-Every command carries an Idempotency-Key. An attempt that gets no answer (refused, reset, timed
-out: the outcome is unknown) is sent again, the same request with the same key, until a server
-answers; so is a 409 "kept losing races", a 429 and a 5xx (which the tests then report). Pauses
-between attempts only pace the retries; nothing here waits for anything but an answer.
+Every command but a verifier's carries an Idempotency-Key. An attempt that gets no answer
+(refused, reset, timed out: the outcome is unknown) is sent again, the same request with the
+same key, until a server answers; so is a 409 "kept losing races", a 429 and a 5xx (which the
+tests then report). Pauses between attempts only pace the retries; nothing here waits for
+anything but an answer.
 """
 
 from __future__ import annotations
@@ -387,8 +389,24 @@ def read_loop(client: Client) -> None:
             time.sleep(client.pace)
 
 
+# Auditors looping verification runs.
+def verify_loop(client: Client) -> None:
+    """`POST /verification` over each of `ranges` in turn (one range: the same every time) with
+    one auditor key for `seconds`, as fast as the servers answer: no Idempotency-Key and no
+    pause for a Retry-After, as a careless or hostile loop sends them."""
+    config = client.config
+    ranges = config["ranges"]
+    deadline = time.monotonic() + config["seconds"]
+    sent = 0
+    while time.monotonic() < deadline:
+        first, last = ranges[sent % len(ranges)]
+        sent += 1
+        client.attempt("POST", "/verification", config["auditor_key"],
+                       {"from": first, "to": last}, None, "verify")
+
+
 ROLES = {"casino": play_casino, "table": play_table, "granter": grant_loop,
-         "reader": read_loop}
+         "reader": read_loop, "verifier": verify_loop}
 
 
 def main(path: str) -> int:

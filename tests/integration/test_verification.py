@@ -14,7 +14,11 @@ from ledger.domain.access import Role
 from ledger.errors import Forbidden, InvalidInput
 from ledger.services.access import SYSTEM, Principal
 from ledger.simulate import simulate_casino, simulate_table
-from tests.integration.test_tamper import middle_of_a_table, session  # noqa: F401
+from tests.integration.test_tamper import (  # noqa: F401
+    change_an_amount,
+    middle_of_a_table,
+    session,
+)
 
 AUDITOR = Principal(key_id="auditor-1", role=Role.AUDITOR)
 
@@ -38,6 +42,7 @@ def test_a_range_run_checks_its_deals_and_a_checkpoint_and_is_listed(app):
         "auditor-1", "range", checkpoint_at - 40, head)
     assert run["positions"] == run["events"] == 41 + head - checkpoint_at
     assert run["checkpoints"] == 1 and run["deals_checked"] >= 4
+    assert run.pop("repeats") is None  # recorded: it repeats no earlier run
     app.project()
     state = app.verification(AUDITOR)
     assert state["last"] == {**run, "finished_at": state["last"]["finished_at"]}
@@ -80,6 +85,34 @@ def test_an_altered_event_fails_the_range_holding_it_and_its_checkpoint(session)
     # The checkpoint at the end recorded the event's digest: checking it alone finds the change.
     end = app.run_verification(SYSTEM, checkpoint - 1, checkpoint)
     assert not end["ok"] and end["first_bad_position"] == position, end["problem"]
+
+
+def test_a_tampered_range_is_recorded_as_a_new_run_with_its_failure_and_a_restored_one_again(
+        session):  # noqa: F811
+    app, raw = session
+    position = middle_of_a_table(raw)
+    stored = raw.row(position)[3]
+    first, last = position - 5, position + 5
+    clean = app.run_verification(AUDITOR, first, last)
+    assert clean["ok"] and clean["repeats"] is None
+    assert app.run_verification(AUDITOR, first, last) == {**clean, "repeats": clean["id"]}
+    assert change_an_amount(raw) == position
+    tampered = app.run_verification(AUDITOR, first, last)
+    assert (tampered["ok"], tampered["first_bad_position"], tampered["repeats"]) == (
+        False, position, None)
+    # Another auditor finds the same: that run is the answer, and nothing new is recorded.
+    head = app.recorder.max_notification_id()
+    other = Principal(key_id="auditor-2", role=Role.AUDITOR)
+    assert app.run_verification(other, first, last) == {**tampered, "repeats": tampered["id"]}
+    assert app.recorder.max_notification_id() == head
+    # Put back as it was, the range passes again: a new run, for the newest said it failed.
+    raw.set_state(position, stored)
+    restored = app.run_verification(AUDITOR, first, last)
+    assert restored["ok"] and restored["repeats"] is None
+    app.project()
+    runs = app.verification(AUDITOR)["runs"]
+    assert [r["id"] for r in runs[:3]] == [restored["id"], tampered["id"], clean["id"]]
+    assert [r["ok"] for r in runs[:3]] == [True, False, True]
 
 
 def test_reddog_verify_records_its_run_over_the_whole_log(tmp_path):

@@ -1,5 +1,6 @@
 // Verification (staff): the last run and its figures, a run over a range of the log, the
-// recent runs and the checkpoints. Every run, here or `reddog verify`, is recorded in the log.
+// recent runs and the checkpoints. Every run, here or `reddog verify`, is recorded in the log,
+// unless it finds what the range's newest recorded run found: the answer is then that run.
 import {$, chips, esc, fail, get, post, say, signedIn} from "/static/pages/common.js";
 
 const when = (iso) => (iso ? iso.replace("T", " ").slice(0, 19) : "–");
@@ -49,8 +50,9 @@ $("#run").addEventListener("submit", async (event) => {
   say("Verifying…");
   try {
     const run = await post("/verification", {from: Number($("#from").value), to: Number($("#to").value)});
-    say(run.ok ? `Verified positions ${run.first} to ${run.last}: everything holds.`
-      : `Verification FAILED at position ${run.first_bad_position}.`, !run.ok);
+    const repeated = run.repeats ? ` The same as the run recorded ${when(run.finished_at)} UTC by ${run.by}: nothing new was recorded.` : "";
+    say((run.ok ? `Verified positions ${run.first} to ${run.last}: everything holds.`
+      : `Verification FAILED at position ${run.first_bad_position}.`) + repeated, !run.ok);
     // The list is read from the projection, which folds the new run a moment later.
     let state = await get("/verification");
     for (let i = 0; i < 10 && !state.runs.some((r) => r.id === run.id); i++) {
