@@ -35,10 +35,11 @@ openapi: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check ledger api tests
 
-# Removes the environment and the default store's files (databases, their WAL files and the
-# writers' turns file, named one by one), never a chain key nor a backup: tests/unit/test_make_clean.py.
+# Removes the environment and the default store's files (databases, their WAL files, the
+# writers' turns file and the log's head, named one by one), never a chain key nor a backup:
+# tests/unit/test_make_clean.py.
 clean:
 	rm -rf $(VENV)
 	find var -maxdepth 1 -type f \( -name '*.sqlite3' -o -name '*.sqlite3-wal' \
-		-o -name '*.sqlite3-shm' -o -name '*.sqlite3-journal' -o -name '*.sqlite3-writers' \) \
-		-delete 2>/dev/null || true
+		-o -name '*.sqlite3-shm' -o -name '*.sqlite3-journal' -o -name '*.sqlite3-writers' \
+		-o -name '*.sqlite3.head' \) -delete 2>/dev/null || true

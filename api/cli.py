@@ -9,7 +9,16 @@ from uuid import NAMESPACE_URL, uuid5
 import click
 
 from api import params
-from api.cli_audit import checkpoint, history, project, replay, report, statement, verify
+from api.cli_audit import (
+    checkpoint,
+    head,
+    history,
+    project,
+    replay,
+    report,
+    statement,
+    verify,
+)
 from api.cli_common import bad_parameter, open_ledger, print_result, progress, store_option
 from api.cli_disputes import disputes
 from api.cli_keys import keys
@@ -182,6 +191,6 @@ def simulate(variant: str, count: int | None, turns: int | None, players: int, s
     print_result(result, as_json)
 
 
-for command in (verify, replay, statement, history, report, project, checkpoint, keys,
+for command in (verify, head, replay, statement, history, report, project, checkpoint, keys,
                 disputes, backup, restore, migrate):
     main.add_command(command)

@@ -35,10 +35,11 @@ from ledger.services.reports import VARIANT_NAMES
                    "(faster only where a second core is free).")
 @store_option
 def verify(as_json: bool, jobs: int, store: str | None) -> None:
-    """Check conservation at every position and the fairness of every finished deal."""
+    """Check tamper evidence (chains, MACs, checkpoints, the log's head), conservation at
+    every position and the fairness of every finished deal."""
     from ledger.verify import verify_store
 
-    ledger = open_ledger(store)
+    ledger = open_ledger(store, head="report")  # a cut log is reported, not refused
     started, began = clock.utcnow().isoformat(), time.monotonic()
     with progress(ledger.recorder.max_notification_id() or 0, "verifying positions") as bar:
         report = verify_store(ledger, progress=bar.update, jobs=jobs)
@@ -49,6 +50,27 @@ def verify(as_json: bool, jobs: int, store: str | None) -> None:
         click.echo(f"warning: this run could not be recorded: {error}", err=True)
     print_verification(summary, as_json)
     sys.exit(0 if report.ok else 1)
+
+
+@click.group()
+def head() -> None:
+    """The log's head, kept beside the chain key so that a cut of the log is caught."""
+
+
+@head.command("begin")
+@store_option
+def head_begin(store: str | None) -> None:
+    """Begin a new head from the log as it is now, recorded in the log: after a head file was
+    lost, or a store was put back by hand, once you know why it differs."""
+    ledger = open_ledger(store, head="begin", head_by="reddog head begin")
+    try:
+        if ledger.head is None:
+            raise click.ClickException("this store keeps no head (in memory, or PostgreSQL with "
+                                       "its key in REDDOG_CHAIN_KEY and no REDDOG_HEAD_FILE)")
+        click.echo(f"a new head of the log, up to position "
+                   f"{ledger.recorder.max_notification_id() or 0:,}, is in {ledger.head.path}")
+    finally:
+        ledger.close()
 
 
 @click.command()

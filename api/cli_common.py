@@ -31,10 +31,12 @@ def settings_of(store: str | None) -> Settings:
         raise click.BadParameter(error.detail, param_hint=error.field) from None
 
 
-def open_ledger(store: str | None) -> LedgerApplication:
+def open_ledger(store: str | None, head: str = "check", head_by: str = "first start"
+                ) -> LedgerApplication:
+    """The ledger on a store; `head`: how its head is opened (`integrity.HEAD_MODES`)."""
     settings = settings_of(store)
     try:
-        return LedgerApplication(settings)
+        return LedgerApplication(settings, head=head, head_by=head_by)
     except LedgerError as error:
         raise click.BadParameter(error.detail, param_hint="--store") from None
     except ConfigurationError as error:
@@ -121,6 +123,10 @@ def print_verification(summary: dict[str, Any], as_json: bool) -> None:
         f"{summary['deals_checked']} finished deals, {summary['granted']} chips granted, "
         f"{summary['snapshots']} snapshots"
     )
+    head = summary.get("head")
+    if head is not None:
+        newest = "no file" if head["newest"] is None else f"up to position {head['newest']}"
+        click.echo(f"head: {newest} ({head['file']})")
     if summary["first_bad_position"] is not None:
         click.echo(f"first bad position: {summary['first_bad_position']}", err=True)
     for failure in summary["failures"]:

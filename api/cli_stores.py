@@ -30,12 +30,15 @@ from ledger.store import SQLITE, locate
 
 
 def _verify(settings: Settings, as_json: bool) -> bool:
-    """Open the ledger on a store and run `verify` on it, printing its figures."""
+    """Write the head of the store a tool has just put in place, from its log (it is the log
+    of the backup or the source: `integrity.HEAD_MODES`), then run `verify` on the store,
+    printing its figures."""
     from ledger.services.application import LedgerApplication
     from ledger.verify import verify_store
 
     try:
-        ledger = LedgerApplication(settings)
+        LedgerApplication(settings, head="rebuild").close()
+        ledger = LedgerApplication(settings, head="report")
     except ConfigurationError as error:
         raise click.ClickException(f"cannot open {settings.store}: {error}") from None
     try:

@@ -5,6 +5,7 @@
 | `REDDOG_STORE` | `store`: which event store (`ledger.store`) | `sqlite:///var/ledger.sqlite3` |
 | `REDDOG_CHAIN_KEY_FILE` | `chain_key_file`: where the store's chain key lives | beside a SQLite file |
 | `REDDOG_CHAIN_KEY` | `chain_key`: the chain key itself, instead of a file | |
+| `REDDOG_HEAD_FILE` | `head_file`: where the store's head is kept (`ledger.loghead`) | beside a SQLite file, else beside the chain key file |
 | `REDDOG_PROJECTIONS` | `projections`: fold read models inside `serve` (`auto`, `on`, `off`) | `auto` |
 | `REDDOG_RATE_LIMIT` | `rate_limit`: requests a second per API key (0: no limit) | 50 |
 | `REDDOG_RATE_BURST` | `rate_burst`: requests a key may send at once | 100 |
@@ -45,6 +46,7 @@ class Settings:
     store: str = DEFAULT_STORE
     chain_key_file: str | None = None
     chain_key: str | None = field(default=None, repr=False)
+    head_file: str | None = None
     projections: str = "auto"
     rate_limit: float = 50.0
     rate_burst: int = 100
@@ -66,6 +68,7 @@ class Settings:
             store=env.get(STORE_ENV_VAR) or DEFAULT_STORE,
             chain_key_file=env.get("REDDOG_CHAIN_KEY_FILE") or None,
             chain_key=env.get("REDDOG_CHAIN_KEY") or None,
+            head_file=env.get("REDDOG_HEAD_FILE") or None,
             projections=_choice(env, "REDDOG_PROJECTIONS", "auto", PROJECTION_MODES),
             rate_limit=_number(env, "REDDOG_RATE_LIMIT", 50.0, float),
             rate_burst=int(_number(env, "REDDOG_RATE_BURST", 100, int)),

@@ -33,6 +33,7 @@ from ledger.readstore import MemoryReadStore
 from ledger.rules import operations as op
 from ledger.services.deals import fairness_of
 from ledger.services.folds import folded_topic
+from ledger.services.integrity import head_differences
 from ledger.services.views import REVEALS
 from ledger.snapshots import check_snapshots
 from ledger.tamper import TamperCheck
@@ -83,6 +84,7 @@ class VerificationReport:
     snapshots: int = 0
     first: int = 0
     last: int = 0
+    head: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -102,6 +104,7 @@ class VerificationReport:
             "granted": self.granted,
             "checkpointed_up_to": self.checkpointed,
             "first_bad_position": self.failures[0].position if self.failures else None,
+            "head": self.head,
             "house": self.balances.get("house", 0),
             "failures": [str(f) for f in self.failures],
         }
@@ -231,6 +234,7 @@ def _verify(app: LedgerApplication, progress: Callable[[int], None] | None,
         report.failures.append(Failure(position, str(aggregate_id), problem))
 
     tamper = TamperCheck(app.chain_key, app.mapper, fail)
+    head = app.head.read() if app.head is not None else None  # before the log: never ahead
     for page in read_pages(app):
         if report.failures:  # the read models are compared only with a log that verifies
             comparison.close()
@@ -292,6 +296,11 @@ def _verify(app: LedgerApplication, progress: Callable[[int], None] | None,
             fail(last_position, ",".join(sorted(missing)),
                  f"transfer {transfer_id} is not recorded by {sorted(missing)}")
     _check_adjustments(adjustments, first_copy, fail)
+    for gone in head_differences(app, app.head, head, last_position, tamper.checkpointed,
+                                 tamper.digests):
+        fail(gone.position, "log head", gone.problem)
+    if app.head is not None:
+        report.head = {"file": str(app.head.path), "newest": head.newest if head else None}
     _check_wallets(app, balances, last_position, fail)
     report.snapshots, bad_snapshots = check_snapshots(app)
     for stored in bad_snapshots:  # loading starts from them: a changed one changes balances

@@ -71,11 +71,13 @@ def shared_store(request: pytest.FixtureRequest, tmp_path) -> str:  # type: igno
 
 def app_factory(url: str) -> Iterator:  # type: ignore[type-arg]
     """Yield a maker of applications on one store, each with the settings of the environment
-    but for any given as keywords (`Settings.but`); close them all afterwards."""
+    but for any given as keywords (`Settings.but`), its head opened as `head` says
+    (`integrity.HEAD_MODES`: `report` to verify a store changed behind its back); close them
+    all afterwards."""
     apps: list[LedgerApplication] = []
 
-    def make(**settings: Any) -> LedgerApplication:
-        app = LedgerApplication(Settings.from_env(store=url, **settings))
+    def make(head: str = "check", **settings: Any) -> LedgerApplication:
+        app = LedgerApplication(Settings.from_env(store=url, **settings), head=head)
         apps.append(app)
         return app
 

@@ -57,6 +57,34 @@ class ChainKeyFingerprint(LedgerAggregate):
         self.fingerprint = fingerprint
 
 
+LOG_HEAD_ID = uuid5(NAMESPACE_URL, "reddog-ledger:log-head")
+
+
+class LogHead(LedgerAggregate):
+    """The record, in the log itself, that the store keeps its head in a file outside it
+    (`ledger.loghead`), and of each time a head was begun: where the log then ended, and who
+    began it. A store with this record refuses to start without its head file, so a head file
+    deleted together with the events it recorded is missed too."""
+
+    @staticmethod
+    def create_id() -> UUID:
+        return LOG_HEAD_ID
+
+    @event("Begun")
+    def __init__(self, position: int, by: str) -> None:
+        self.position = position
+        self.by = by
+
+    def begin_again(self, position: int, by: str) -> None:
+        """A new head was begun on purpose, the old one gone (`reddog head begin`)."""
+        self._begun_again(position, by)
+
+    @event("BegunAgain")
+    def _begun_again(self, position: int, by: str) -> None:
+        self.position = position
+        self.by = by
+
+
 @upcaster(Checkpoints.Recorded, 1)
 def _recorded_v1_v2(state: dict[str, Any]) -> None:
     """A checkpoint of the first format: no `ranges`, its digests cover first..last in turn."""
@@ -72,4 +100,8 @@ versioned(
 versioned(
     ChainKeyFingerprint,
     Recorded=1,
+)
+versioned(
+    LogHead,
+    Begun=1, BegunAgain=1,
 )

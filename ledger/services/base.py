@@ -28,7 +28,7 @@ from eventsourcing.utils import Environment, EnvType
 
 from ledger import snapshots
 from ledger.cards import Card
-from ledger.chain import ChainedMapper, find_chain_key, seal
+from ledger.chain import ChainedMapper, chain_key_file, find_chain_key, seal
 from ledger.domain.access import CommandRecord
 from ledger.domain.casino import CasinoTable
 from ledger.domain.checkpoint import Checkpoints
@@ -36,6 +36,7 @@ from ledger.domain.highcard import HighCardStateAsDict, HighCardTable
 from ledger.domain.wallet import Wallet
 from ledger.errors import Conflict, LedgerError, NotFound
 from ledger.fastjson import FastJSONTranscoder
+from ledger.loghead import Gone, HeadFile, HeadKeeper, head_path
 from ledger.projection import Follower, Projection
 from ledger.repository import LedgerRepository
 from ledger.runtime import RuntimeStore, runtime_store_for
@@ -81,8 +82,13 @@ class LedgerBase(Application[UUID]):
     env = {"AGGREGATE_CACHE_MAXSIZE": "10000"}  # noqa: RUF012
 
     def __init__(self, settings: Settings | None = None,
-                 stacked_packs: StackedPacks | None = None) -> None:
-        """`stacked_packs` is a seam for scenario tests only, given in process and never read from
+                 stacked_packs: StackedPacks | None = None, head: str = "check",
+                 head_by: str = "first start") -> None:
+        """`head`: how the store's head is opened (`integrity.HEAD_MODES`: by default a log
+        that differs from its head refuses to start; `reddog verify` reports it instead), and
+        `head_by` who a head begun now is recorded as begun by.
+
+        `stacked_packs` is a seam for scenario tests only, given in process and never read from
         settings, the environment or the API: the high-card tables (`ledger.services.tables`)
         deal the pack it returns instead of the provably fair one. Each deal still draws, seals
         and reveals a real server seed and records its real commitment, but its cards are not
@@ -98,6 +104,10 @@ class LedgerBase(Application[UUID]):
         self._runtime: RuntimeStore | None = None
         self._lazy = threading.Lock()
         self._checkpointer: integrity.Checkpointer | None = None
+        self._head_keeper: HeadKeeper | None = None
+        #: How the log differs from its head, as this process found it when it opened the store
+        #: (kept in `report` mode; any other mode refuses to start instead).
+        self.head_problems: list[Gone] = []
         self._written = integrity.RecentlyWritten()
         super().__init__(env={**self.settings.store_env, **self.store.event_store_env(
             self.settings.group_commit == "on")})
@@ -105,6 +115,10 @@ class LedgerBase(Application[UUID]):
             self.chain = find_chain_key(self.settings, self.store, self._store_is_empty)
             self.mapper.chain_key = self.chain.secret  # type: ignore[attr-defined]
             integrity.seal_key_fingerprint(self, self.chain)
+            path = head_path(self.settings, self.store, chain_key_file(self.settings, self.store))
+            self.head = None if path is None else HeadFile(path, self.chain.secret)
+            self._head_keeper, self.head_problems = integrity.open_head(
+                self, self.head, head, head_by)
         except BaseException:
             self.close()
             raise
@@ -160,6 +174,8 @@ class LedgerBase(Application[UUID]):
             raise
         self.repository.saw(r.notification.id for r in recordings)
         self._written.wrote(r.notification for r in recordings)
+        if self._head_keeper is not None:
+            self._head_keeper.wrote(r.notification for r in recordings)
         return recordings
 
     def construct_mapper(self) -> Any:
@@ -224,8 +240,12 @@ class LedgerBase(Application[UUID]):
             self._follower.notify()
 
     def checkpoint(self) -> dict[str, Any] | None:
-        """Checkpoint the log now (`ledger.services.integrity`); None when nothing is new."""
-        return integrity.record_checkpoints(self, self.chain_key, self._written)
+        """Checkpoint the log now (`ledger.services.integrity`); None when nothing is new. The
+        head is then made short (`ledger.loghead`)."""
+        done = integrity.record_checkpoints(self, self.chain_key, self._written, self.head)
+        if done is not None and self._head_keeper is not None:
+            self._head_keeper.checkpointed(done["last"])
+        return done
 
     def checkpoint_in_background(self) -> integrity.Checkpointer:
         """Write the log's checkpoints from a thread of this process, so that no command waits
@@ -243,6 +263,8 @@ class LedgerBase(Application[UUID]):
     def close(self) -> None:
         if self._checkpointer is not None:
             self._checkpointer.stop()
+        if self._head_keeper is not None:  # after the last checkpoint: what it wrote is kept
+            self._head_keeper.stop()
         if self._follower is not None:
             self._follower.stop()
         if self._projection is not None:

@@ -10,6 +10,9 @@
   command line) before the command returns. Either way a checkpoint that fails never fails
   the command that was applied: it is logged, and the next multiple tries again from where
   the checkpoints end.
+- The log's head, kept in a file of its own (`ledger.loghead`): opened (and begun,
+  for a store that has none yet) with the store, checked against the log's end, kept by a
+  `HeadKeeper` thread of the process, made short at each checkpoint (`open_head`).
 - Readiness: the store answers and this process's key still seals it (`readiness`).
 """
 
@@ -26,8 +29,9 @@ from eventsourcing.persistence import IntegrityError, Notification
 
 from ledger.background import Background
 from ledger.chain import ChainKey, checkpoint_mac, position_ranges, sealed_by, stored_digest
-from ledger.domain.checkpoint import ChainKeyFingerprint, Checkpoints
+from ledger.domain.checkpoint import ChainKeyFingerprint, Checkpoints, LogHead
 from ledger.errors import ConfigurationError
+from ledger.loghead import Gone, Head, HeadFile, HeadKeeper, compare
 
 log = logging.getLogger(__name__)
 CHECKPOINT_EVERY = 1000
@@ -61,6 +65,129 @@ def _wrong_key(key: ChainKey, recorded: str | None) -> str:
     return (f"the chain key from {key.source} (fingerprint {key.fingerprint}) is not this "
             f"store's key: its events were sealed with {sealed_with}. Point "
             "REDDOG_CHAIN_KEY_FILE at that key; a process never seals with a different one.")
+
+
+#: How a process opens a store's head: `check` refuses to start when the log differs from
+#: it (what every process does by default); `report` keeps what differs for `reddog verify`;
+#: `begin` begins a new head from the log as it is and records that in the log (`reddog head
+#: begin`); `rebuild` writes the head of a log a tool has just put in place and checked (a
+#: restore, a migration's target), recording nothing, since that log is the one it copied.
+HEAD_MODES = ("check", "report", "begin", "rebuild")
+
+
+def open_head(app: Any, head: HeadFile | None, mode: str, by: str
+              ) -> tuple[HeadKeeper | None, list[Gone]]:
+    """Open the store's head (`head`: its file, None for a store without one): the keeper that
+    goes on writing it, and how the log differs from it. A store with no head file yet, whose
+    log has no record of one (a new store, or one from before heads), begins one."""
+    if head is None:
+        return None, []
+    kept = head.read()  # before the log's end: the head never leads the log
+    end = app.recorder.max_notification_id() or 0
+    problems: list[Gone] = []
+    try:
+        recorded = _log_head(app)
+        if kept is None and recorded is not None:
+            # Another process may have begun the head since this one looked: a head is
+            # written before its record, so it is there now if it is anywhere.
+            kept = head.read()
+            end = app.recorder.max_notification_id() or 0
+        if mode in ("begin", "rebuild") or (kept is None and recorded is None):
+            begin_head(app, head)
+            if mode != "rebuild":
+                _record_head(app, recorded, end, by)
+        elif kept is None:
+            problems = [_head_gone(head, recorded, end)]
+        else:
+            problems = _tail_problems(app, kept, head.path, end)
+    except Exception as error:
+        if mode in ("begin", "rebuild"):
+            raise
+        problems = [Gone(end, f"the store's checkpoints or head record cannot be read "
+                              f"({type(error).__name__}): its log was changed outside the "
+                              "service")]
+    if problems and mode == "check":
+        raise ConfigurationError(
+            f"{problems[0].problem}. Run `reddog verify` to see every difference; restore the "
+            "store (or its head file) from a backup, or, knowing why, begin a new head with "
+            "`reddog head begin`, which the log records.")
+    if not head.exists():
+        return None, problems
+    return HeadKeeper(head, lambda: _checkpointed(app)).start(), problems
+
+
+def head_differences(app: Any, head: HeadFile | None, kept: Head | None, log_end: int,
+                     checkpointed: int, digests: dict[int, str]) -> list[Gone]:
+    """How a log read whole differs from its head (`kept`, read before the log was): its end,
+    how far its checkpoints reach and the digests of the positions after them (`verify`)."""
+    if head is None:
+        return []
+    if kept is None:
+        recorded = _log_head(app)
+        return [] if recorded is None else [_head_gone(head, recorded, log_end)]
+    return compare(kept, head.path, log_end, checkpointed, digests)
+
+
+def _head_gone(head: HeadFile, recorded: LogHead, end: int) -> Gone:
+    return Gone(end, f"the store keeps its head in {head.path} (begun when the log ended at "
+                     f"position {recorded.position:,}), but the file is gone: its newest "
+                     "events may have been cut with it")
+
+
+def begin_head(app: Any, head: HeadFile) -> None:
+    """Write the head of the log as it is: how far its checkpoints reach, and the digest of
+    every position after them."""
+    through = _checkpointed(app)
+    events: dict[int, str] = {}
+    while True:
+        page = app.recorder.select_notifications(start=through + 1 if not events else
+                                                 max(events) + 1, limit=CHECKPOINT_MOST)
+        events.update((n.id, stored_digest(n.id, n)) for n in page)
+        if len(page) < CHECKPOINT_MOST:
+            break
+    head.begin(through, events)
+
+
+def _record_head(app: Any, recorded: LogHead | None, end: int, by: str) -> None:
+    try:
+        if recorded is None:
+            app.save(LogHead(position=end, by=by))
+        else:
+            recorded.begin_again(end, by)
+            app.save(recorded)
+    except IntegrityError:  # another process, starting at the same moment, recorded it
+        pass
+
+
+def _log_head(app: Any) -> LogHead | None:
+    try:
+        return app.repository.get(LogHead.create_id())  # type: ignore[no-any-return]
+    except AggregateNotFoundError:
+        return None
+
+
+def _checkpointed(app: Any) -> int:
+    """How far the store's checkpoints reach now."""
+    try:
+        return int(app.repository.get(Checkpoints.create_id()).last_position)
+    except AggregateNotFoundError:
+        return 0
+
+
+def _tail_problems(app: Any, kept: Head, path: Path, end: int) -> list[Gone]:
+    """How the log since its last checkpoint differs from its head (a start reads the few
+    thousand positions since it at most; `reddog verify` compares every position): positions
+    gone or changed, checkpoints gone, lines of the head not sealed by the store's key."""
+    through = _checkpointed(app)
+    digests: dict[int, str] = {}
+    start = through + 1
+    while start <= end:
+        page = app.recorder.select_notifications(start=start, limit=CHECKPOINT_MOST, stop=end)
+        digests.update((n.id, stored_digest(n.id, n)) for n in page)
+        if len(page) < CHECKPOINT_MOST:
+            break
+        start = page[-1].id + 1
+    return compare(kept, path, end, through, digests)
 
 
 class RecentlyWritten:
@@ -101,11 +228,17 @@ class RecentlyWritten:
             self._by_position = {p: n for p, n in self._by_position.items() if p > last}
 
 
-def record_checkpoints(app: Application[Any], secret: bytes,
-                       written: RecentlyWritten) -> dict[str, Any] | None:
+class DiffersFromHead(Exception):
+    """The range a checkpoint would cover is not what the log's head recorded there: a
+    checkpoint over it would make a cut log look whole, so none is written."""
+
+
+def record_checkpoints(app: Application[Any], secret: bytes, written: RecentlyWritten,
+                       head: HeadFile | None = None) -> dict[str, Any] | None:
     """Checkpoint the log since the last checkpoint; None when nothing is new (or another
     process checkpointed first: its checkpoint stands). `written`: what this process wrote,
-    digested from there where it covers a whole page (`RecentlyWritten`)."""
+    digested from there where it covers a whole page (`RecentlyWritten`). A range that differs
+    from what the log's `head` recorded in it is not checkpointed (`DiffersFromHead`)."""
     try:
         checkpoints = app.repository.get(Checkpoints.create_id())
     except AggregateNotFoundError:
@@ -120,6 +253,8 @@ def record_checkpoints(app: Application[Any], secret: bytes,
                                                      stop=end)
         last = page[-1].id if len(page) == CHECKPOINT_MOST else end
         digests = [stored_digest(n.id, n) for n in page]
+        _same_as_head(head, first, last, end, {n.id: d for n, d in zip(page, digests,
+                                                                      strict=True)})
         ranges = position_ranges([n.id for n in page])
         mac = checkpoint_mac(secret, checkpoints.last_mac, first, last, digests, ranges)
         checkpoints.record(first, last, digests, mac, ranges)
@@ -130,6 +265,20 @@ def record_checkpoints(app: Application[Any], secret: bytes,
         done.update(last=last, events=done["events"] + len(digests))
         written.checkpointed(last)
     return done if done["last"] else None
+
+
+def _same_as_head(head: HeadFile | None, first: int, last: int, end: int,
+                  digests: dict[int, str]) -> None:
+    """Raise `DiffersFromHead` unless every position the head recorded in first..last holds,
+    in `digests`, the event it recorded there."""
+    kept = head.read() if head is not None else None
+    if head is None or kept is None:
+        return
+    within = Head(events={p: d for p, d in kept.events.items() if first <= p <= last})
+    differs = compare(within, head.path, end, first - 1, digests)
+    if differs:
+        raise DiffersFromHead(f"positions {first:,}–{last:,} are not checkpointed: "
+                              f"{differs[0].problem}")
 
 
 class Checkpointer(Background):

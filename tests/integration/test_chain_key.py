@@ -82,7 +82,9 @@ def test_a_store_from_before_fingerprints_accepts_its_own_key_and_refuses_anothe
     url = f"sqlite:///{tmp_path}/s.sqlite3"
     a_little_play(LedgerApplication.for_store(url))
     with sqlite3.connect(tmp_path / "s.sqlite3") as db:  # as stores were before fingerprints
-        db.execute("DELETE FROM stored_events WHERE topic LIKE '%ChainKeyFingerprint%'")
+        db.execute("DELETE FROM stored_events WHERE topic LIKE '%ChainKeyFingerprint%' "
+                   "OR topic LIKE '%LogHead%'")  # and before the log's head
+    (tmp_path / "s.sqlite3.head").unlink()
     (tmp_path / "other.key").write_text("another")
     with pytest.raises(ConfigurationError, match="sealed with another key"):
         LedgerApplication(Settings(store=url, chain_key_file=str(tmp_path / "other.key")))

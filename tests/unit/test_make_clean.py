@@ -1,5 +1,5 @@
-"""`make clean` removes the environment and the default store's files, never a chain key nor a
-backup. It runs here on a scratch directory (`make -C`), never on the checkout's own `.venv`."""
+"""`make clean` removes the environment and the default store's files (its head too: it belongs
+to the store it removes), never a chain key nor a backup. It runs here on a scratch directory (`make -C`), never on the checkout's own `.venv`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 REMOVED = ["ledger.sqlite3", "ledger.sqlite3-wal", "ledger.sqlite3-shm", "ledger.read.sqlite3",
            "ledger.read.sqlite3-wal", "ledger.runtime.sqlite3", "other.sqlite3-journal",
-           "ledger.sqlite3-writers"]
+           "ledger.sqlite3-writers", "ledger.sqlite3.head"]
 KEPT = ["ledger.sqlite3.key", "postgres-chain.key", "ledger.sqlite3.replaced-20261201T000000Z.key",
         "ledger.sqlite3.key.bak", "chain-key", "backups/nightly/ledger.sqlite3",
         "backups/nightly/ledger.sqlite3.key", "backups/nightly/manifest.json"]
