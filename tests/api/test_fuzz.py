@@ -399,9 +399,10 @@ def test_a_busy_audit_gate_is_a_documented_429_with_retry_after(
 
 
 # Text that is not text, and numbers past what the stores hold, in every field there is.
-# Schemathesis generates neither: it leaves lone surrogates out of every string (no codec can
-# send one), and integers stop at the document's bounds, past which its coverage phase sends
-# one value only. These requests are made from the document itself, field by field.
+# Schemathesis generates neither: it leaves lone surrogates out of every string (its transports
+# encode what they send as UTF-8), and integers stop at the document's bounds, past which its
+# coverage phase sends one value only. These requests are made from the document itself, field
+# by field, through WSGI as a server hands them on.
 @dataclass(frozen=True)
 class Field:
     """One field of an operation: where it goes, the name a refusal names, the keys that lead
@@ -447,7 +448,7 @@ def body_fields(body: dict[str, Any], place: tuple[str, ...] = ()) -> Iterator[F
             yield Field("body", (*place, name)[0], (*place, name), prop)
 
 
-def fields_of(path: str, method: str, operation: dict[str, Any]) -> list[Field]:
+def fields_of(path: str, operation: dict[str, Any]) -> list[Field]:
     """Every field of an operation: its parameters, its body's properties (nested ones too)
     and the headers the API reads."""
     item = schema.raw_schema["paths"][path]
@@ -531,7 +532,7 @@ def test_every_field_refuses_a_lone_surrogate_and_numbers_past_64_bits_naming_it
     position = world.app.extensions["reddog_ledger"].recorder.max_notification_id
     failures, sent = [], 0
     for method, path, operation in operations():
-        for field in fields_of(path, method, operation):
+        for field in fields_of(path, operation):
             for what, value in spoiled_values(field):
                 before = position()
                 response = send(world, role, method, path, operation, field, value)
