@@ -11,6 +11,7 @@ from flask_smorest.spec.plugins import FlaskPlugin
 
 from api import errors, gate, observe, pages, problem_pages
 from api.examples import add_examples
+from api.inputs import LedgerRequest
 from api.resources import (
     audit,
     deals,
@@ -52,6 +53,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """Build the Flask app on an injected `LEDGER`, else one built from `SETTINGS`, else from
     the environment (`ledger.settings`)."""
     app = Flask(__name__)
+    app.request_class = LedgerRequest
     app.config.from_mapping(
         MAX_CONTENT_LENGTH=1024 * 1024,
         API_TITLE="Red Dog Ledger",

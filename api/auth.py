@@ -7,6 +7,7 @@ from flask import current_app, g, request
 from ledger.services.access import Principal
 from ledger.services.application import CommandKey, LedgerApplication
 
+AUTHORIZATION = "Authorization"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 
@@ -19,7 +20,7 @@ def principal() -> Principal:
     """Authenticate the request once, from `Authorization: Bearer <key>`: this is where each
     request counts against its key's rate limit (429 beyond it) and notes the key's use."""
     if "principal" not in g:
-        header = request.headers.get("Authorization", "")
+        header = request.headers.get(AUTHORIZATION, "")
         scheme, _, key = header.partition(" ")
         g.principal = ledger().admit(key.strip() if scheme.lower() == "bearer" else None)
     return g.principal

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from uuid import NAMESPACE_URL, uuid5
 
@@ -23,7 +24,7 @@ from api.cli_common import bad_parameter, open_ledger, print_result, progress, s
 from api.cli_disputes import disputes
 from api.cli_keys import keys
 from api.cli_stores import backup, migrate, restore
-from ledger import fairness, heap, validation
+from ledger import fairness, heap, private, validation
 from ledger.cards import format_cards
 from ledger.errors import LedgerError
 from ledger.services.access import SYSTEM
@@ -37,6 +38,10 @@ DEMO_PLAYER = "demo-player"
 @click.version_option(package_name="reddog-ledger", prog_name="reddog")
 def main() -> None:
     """Red Dog Ledger: an auditable, event-sourced ledger for Red Dog tables."""
+    # Whatever a command creates is its owner's alone, made by it, a library or a gunicorn
+    # worker it forks (`ledger.private`); put back when a command run in a process ends (tests).
+    previous = os.umask(private.UMASK)
+    click.get_current_context().call_on_close(lambda: os.umask(previous))
 
 
 @main.command()

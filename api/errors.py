@@ -72,12 +72,14 @@ def http_error(error: HTTPException) -> Response:
     messages = data.get("messages") or {}
     errors: dict[str, Any] = {}
     for location, location_messages in messages.items():
+        whole = BODY if location == "json" else location
         if isinstance(location_messages, dict):
-            # marshmallow files whole-body errors (a JSON array or string) under `_schema`.
-            errors.update({BODY if name == "_schema" else name: message
+            # marshmallow files errors of the whole (a JSON array or string, a name that is not
+            # text) under `_schema`.
+            errors.update({whole if name == "_schema" else name: message
                            for name, message in location_messages.items()})
         elif location_messages:
-            errors[BODY if location == "json" else location] = location_messages
+            errors[whole] = location_messages
     field = next(iter(errors), None)
     detail = error.description or error.name
     if errors:

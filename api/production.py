@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from api.observe import multiprocess_dir
-from ledger import heap
+from ledger import heap, private
 from ledger.settings import Settings
 
 #: Seconds a worker's main loop may stay silent (hung) before the master replaces it; with
@@ -59,6 +59,8 @@ def gunicorn_options(host: str, port: int, workers: int, threads: int,
         # No control socket (gunicorn 25.1+): one shared path per user would be fought over by
         # several servers on a host, and nothing here uses it.
         "control_socket_disable": True,
+        # What gunicorn writes itself (a worker's heartbeat file) is private, as all else is.
+        "umask": private.UMASK,
     }
     if os.path.isdir("/dev/shm"):  # the workers' heartbeat files: never on a slow disk
         options["worker_tmp_dir"] = "/dev/shm"
@@ -72,8 +74,7 @@ def metrics_folder() -> Iterator[Path]:
     0, as one process does), else a new folder of its own, removed when the server stops."""
     given = multiprocess_dir()
     if given:
-        folder = Path(given)
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = private.make_folder(Path(given))
         for stale in folder.glob("*.db"):
             stale.unlink()
         yield folder

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, post_dump, validate
+from marshmallow import Schema, ValidationError, fields, post_dump, pre_load, validate
 
 from api.links import deal_links, table_links
 from ledger import validation
@@ -16,6 +17,59 @@ from ledger.rules.variants import VARIANTS
 #: itself (the rule does, and names itself when it refuses): the document is the contract.
 HAND_SIZES = sorted({size for variant in VARIANTS.values() for size in variant.hand_sizes})
 MAX_SEATS = max(variant.max_players for variant in VARIANTS.values())
+
+
+class Args(Schema):
+    """What a request sends, as a body or a query string: every request schema is one (the
+    blueprints refuse any other, `api.resources.ResourceBlueprint`).
+
+    Two limits hold for every field whatever else it checks (`ledger.validation`). Every string
+    is text UTF-8 can encode: a lone surrogate, which a JSON `\\ud800` escape or a query
+    string's bytes that are not UTF-8 make (`api.inputs`), is refused naming its field before
+    any field reads it, as a name that is not text is refused naming the body. Every integer
+    field holds what the stores hold: one whose own validators leave an end open is given the
+    stores' bound there (signed 64-bit), which the OpenAPI document shows as its `minimum` and
+    `maximum`. A nested schema is an `Args` too."""
+
+    @pre_load
+    def _only_text(self, data: Any, **_kwargs: Any) -> Any:
+        found = validation.unstorable(data, numbers=False) if isinstance(data, Mapping) else None
+        if found is not None:
+            place, explain = found
+            message: Any = [f"Must be {explain}."]
+            for key in reversed(place or ("_schema",)):
+                message = {key: message}
+            raise ValidationError(message)
+        return data
+
+    def on_bind_field(self, field_name: str, field_obj: fields.Field) -> None:
+        if isinstance(field_obj, fields.Nested) and not (
+                isinstance(field_obj.nested, type) and issubclass(field_obj.nested, Args)):
+            raise TypeError(f"{type(self).__name__}.{field_name} nests a schema that is not Args")
+        for field in (field_obj, getattr(field_obj, "inner", None)):
+            if isinstance(field, fields.Integer):
+                _stored(field)
+
+
+def _stored(field: fields.Integer) -> None:
+    """Bound an integer field by what the stores hold at each end its validators leave open (a
+    field that takes only listed values is bounded by them)."""
+    if any(isinstance(check, validate.OneOf) for check in field.validators):
+        return
+    ranges = [check for check in field.validators if isinstance(check, validate.Range)]
+    low = any(check.min is not None for check in ranges)
+    high = any(check.max is not None for check in ranges)
+    if low and high:
+        return
+    if low:
+        error = f"Must be at most {validation.MAX_STORED}, the most the stores hold."
+    elif high:
+        error = f"Must be at least {validation.MIN_STORED}, the least the stores hold."
+    else:
+        error = f"Must be {validation.STORED}."
+    field.validators = [*field.validators, validate.Range(
+        min=None if low else validation.MIN_STORED, max=None if high else validation.MAX_STORED,
+        error=error)]
 
 
 class WholeNumber(fields.Integer):
@@ -66,17 +120,17 @@ CLIENT_SEED = FullMatch(validation.CLIENT_SEED)
 SERVER_SEED = FullMatch(validation.SERVER_SEED)
 
 
-class WalletOpenArgs(Schema):
+class WalletOpenArgs(Args):
     player_id = fields.String(required=True, validate=PLAYER_ID,
                               metadata={"description": "Pseudonymous player id"})
 
 
-class GrantArgs(Schema):
+class GrantArgs(Args):
     amount = Chips(required=True, validate=validate.Range(min=1),
                    metadata={"description": "Play credits to grant (C1)", "maximum": MAX_GRANT})
 
 
-class TableLimitsArgs(Schema):
+class TableLimitsArgs(Args):
     """Limits of a multi-seat table; each defaults from its variant (rules.md)."""
 
     hand_size = Chips(metadata={"description": "Cards per hand (H1: 5, 4 or 3; the variant's)",
@@ -94,7 +148,7 @@ class TableLimitsArgs(Schema):
                       metadata={"description": "G9 (the variant's range)", "maximum": MAX_SEATS})
 
 
-class TableOpenArgs(Schema):
+class TableOpenArgs(Args):
     variant = fields.String(required=True, validate=validate.OneOf(validation.VARIANT_NAMES))
     wallet_id = fields.UUID(metadata={"description": "Casino only: the seated player's wallet"})
     limits = fields.Nested(TableLimitsArgs, metadata={"description": "Multi-seat tables only"})
@@ -105,41 +159,41 @@ class TableOpenArgs(Schema):
     )
 
 
-class ClientSeedArgs(Schema):
+class ClientSeedArgs(Args):
     client_seed = fields.String(required=True, validate=CLIENT_SEED)
 
 
-class SeatArgs(Schema):
+class SeatArgs(Args):
     seat = Chips(required=True, validate=validate.Range(min=1))
     wallet_id = fields.UUID(required=True)
 
 
-class BankArgs(Schema):
+class BankArgs(Args):
     amount = Chips(required=True, validate=validate.Range(min=1),
                    metadata={"description": "The dealer's stake or bank (S1, P1, XB1)"})
 
 
-class NextDealArgs(Schema):
+class NextDealArgs(Args):
     server_seed = fields.String(validate=SERVER_SEED, metadata={
         "description": "Operator-supplied seed, only where the table accepts them"})
 
 
-class TableBetArgs(Schema):
+class TableBetArgs(Args):
     seat = Chips(required=True, validate=validate.Range(min=1))
     amount = Chips(required=True, metadata={"description": "Bet or cover (H5, S3, P3, X4, XB3; G4)",
                                             "minimum": 1})
 
 
-class SeatOnlyArgs(Schema):
+class SeatOnlyArgs(Args):
     seat = Chips(required=True, validate=validate.Range(min=1))
 
 
-class ChoiceArgs(Schema):
+class ChoiceArgs(Args):
     choice = fields.String(required=True, validate=validate.OneOf(validation.DEALER_CHOICES),
                            metadata={"description": "S6"})
 
 
-class DealArgs(Schema):
+class DealArgs(Args):
     bet = Chips(required=True, metadata={"description": "Opening bet: 10-5,000 in tens (C2)",
                                          "minimum": MIN_BET, "maximum": MAX_OPENING_BET,
                                          "multipleOf": CHIP_GRID})

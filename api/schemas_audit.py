@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from api.schemas import PLAYER_ID
+from api.schemas import PLAYER_ID, Args
 from ledger import validation
 
 
-class FeedArgs(Schema):
+class FeedArgs(Args):
     after = fields.Integer(load_default=0, validate=validate.Range(min=0),
                            metadata={"description": "Position cursor: entries after it"})
     limit = fields.Integer(load_default=validation.DEFAULT_PAGE,
@@ -52,7 +52,7 @@ class FeedSchema(Schema):
                        "`projection.position`"})
 
 
-class AsOfArgs(Schema):
+class AsOfArgs(Args):
     version = fields.Integer(validate=validate.Range(min=1))
     at = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC instant"})
 
@@ -63,7 +63,7 @@ class AsOfSchema(Schema):
     state = fields.Raw()
 
 
-class PeriodArgs(Schema):
+class PeriodArgs(Args):
     since = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, inclusive"})
     until = fields.AwareDateTime(default_timezone=None, metadata={"description": "UTC, exclusive"})
     after_version = fields.Integer(load_default=0, validate=validate.Range(min=0), metadata={
@@ -98,7 +98,7 @@ class StatementSchema(Schema):
         "description": "More transfers follow: pass as `after_version`"})
 
 
-class ReportArgs(Schema):
+class ReportArgs(Args):
     since = fields.Date(required=True, metadata={"description": "First UTC day"})
     until = fields.Date(required=True, metadata={"description": "Day after the last (exclusive)"})
     group_by = fields.String(validate=validate.OneOf(validation.REPORT_GROUPS))
@@ -126,7 +126,7 @@ class ReportSchema(Schema):
     projection = fields.Nested(ProjectionStatusSchema)
 
 
-class RecallArgs(Schema):
+class RecallArgs(Args):
     count = fields.Integer(load_default=10, validate=validate.Range(min=1, max=50))
 
 
@@ -136,7 +136,7 @@ class RecallSchema(Schema):
     projection = fields.Nested(ProjectionStatusSchema)
 
 
-class SeriesArgs(Schema):
+class SeriesArgs(Args):
     since = fields.Date(required=True, metadata={"description": "First UTC day"})
     until = fields.Date(required=True, metadata={"description": "Day after the last (exclusive)"})
     table = fields.UUID()

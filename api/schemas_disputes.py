@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from api.schemas import Chips, FullMatch, StrictBoolean
+from api.schemas import Args, Chips, FullMatch, StrictBoolean
 from api.schemas_audit import ProjectionStatusSchema
 from ledger import validation
 
 
-class DisputeOpenArgs(Schema):
+class DisputeOpenArgs(Args):
     message = fields.String(required=True, validate=FullMatch(validation.DISPUTE_TEXT), metadata={
         "description": "What the player says is wrong with the deal"})
 
 
-class DisputeResolveArgs(Schema):
+class DisputeResolveArgs(Args):
     finding = fields.String(required=True, validate=FullMatch(validation.DISPUTE_TEXT),
                             metadata={"description": "Staff's finding, shown to the player"})
     upheld = StrictBoolean(required=True, metadata={
@@ -25,7 +25,7 @@ class DisputeResolveArgs(Schema):
                        "than 0 only when upheld"})
 
 
-class DisputeListArgs(Schema):
+class DisputeListArgs(Args):
     status = fields.String(validate=validate.OneOf(validation.DISPUTE_STATUSES), metadata={
         "description": "`open` (the queue, oldest first; the default without `deal`) or "
                        "`resolved` (by the time resolved); with `deal`, every status unless "

@@ -7,7 +7,7 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate, validates
 
-from api.schemas import PLAYER_ID, FullMatch, WholeNumber
+from api.schemas import PLAYER_ID, Args, FullMatch, WholeNumber
 from api.schemas_audit import ProjectionStatusSchema
 from ledger import clock, validation
 from ledger.services.keys import KINDS, MAX_KEY_DAYS, MAX_RATE
@@ -24,7 +24,7 @@ class StrictNumber(fields.Float):
 
 
 
-class KeyIssueArgs(Schema):
+class KeyIssueArgs(Args):
     role = fields.String(required=True, validate=validate.OneOf(validation.ROLES))
     kind = fields.String(load_default="api", validate=validate.OneOf(KINDS), metadata={
         "description": "`api` (default): a Bearer key. `link`: a one-time sign-in link "
@@ -50,7 +50,7 @@ class KeyIssueArgs(Schema):
             raise ValidationError("Must be in the future.")
 
 
-class KeyListArgs(Schema):
+class KeyListArgs(Args):
     role = fields.String(validate=validate.OneOf(validation.ROLES))
     player_id = fields.String(validate=PLAYER_ID)
     include_inactive = fields.Boolean(load_default=False, metadata={

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from api.schemas import PLAYER_ID, WalletSchema
+from api.schemas import PLAYER_ID, Args, WalletSchema
 from api.schemas_audit import ProjectionStatusSchema
 from api.schemas_keys import KeySchema
 from ledger import validation
@@ -16,7 +16,7 @@ PROJECTION = {"description": "The list is read from the projection, which holds 
                              "`projection.position`"}
 
 
-class TableListArgs(Schema):
+class TableListArgs(Args):
     variant = fields.String(validate=validate.OneOf(validation.VARIANT_NAMES))
     status = fields.String(validate=validate.OneOf(TABLE_STATUSES), metadata={
         "description": "open (default: both) or closed"})
@@ -59,7 +59,7 @@ class TableListSchema(Schema):
     projection = fields.Nested(ProjectionStatusSchema, metadata=PROJECTION)
 
 
-class WalletListArgs(Schema):
+class WalletListArgs(Args):
     player_id = fields.String(validate=PLAYER_ID, metadata={
         "description": "Only wallets whose player id starts with this"})
     after = fields.UUID(metadata={"description": "Cursor: wallets after this wallet id (`next`)"})
@@ -75,7 +75,7 @@ class WalletListSchema(Schema):
     projection = fields.Nested(ProjectionStatusSchema, metadata=PROJECTION)
 
 
-class BetSlipArgs(Schema):
+class BetSlipArgs(Args):
     chips = fields.List(fields.Integer(validate=validate.OneOf(casino.CHIPS)), load_default=list,
                         validate=validate.Length(max=500), metadata={
                             "description": "The chips on the slip now, in the order laid"})
@@ -109,7 +109,7 @@ class BetSlipSchema(Schema):
     allowed = fields.Nested(SlipAllowedSchema)
 
 
-class SignInArgs(Schema):
+class SignInArgs(Args):
     token = fields.String(required=True, validate=validate.Length(min=1, max=200), metadata={
         "description": "The link key of a one-time sign-in link (`/sign-in#token=<key>`)"})
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from api.schemas import PLAYER_ID, FullMatch
+from api.schemas import PLAYER_ID, Args, FullMatch
 from api.schemas_audit import ProjectionStatusSchema
 from ledger import validation
 
 
-class DealSearchArgs(Schema):
+class DealSearchArgs(Args):
     table = fields.UUID(metadata={"description": "The table's deals only"})
     player = fields.String(validate=PLAYER_ID, metadata={
         "description": "Deals this player was dealt in; a player key may name only its own "

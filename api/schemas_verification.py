@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from api.schemas import Args
 from api.schemas_audit import ProjectionStatusSchema
 
 
-class VerifyArgs(Schema):
+class VerifyArgs(Args):
     first = fields.Integer(data_key="from", validate=validate.Range(min=1), metadata={
         "description": "First log position to check (default: `to` less the limit, or 1)"})
     last = fields.Integer(data_key="to", validate=validate.Range(min=1), metadata={

@@ -7,13 +7,15 @@ A backup is a directory holding three files:
   at one commit; the WAL's committed pages included). A plain file copy of a store in WAL
   mode is not consistent.
 - `<store file>.key`: the chain key that sealed its events (without it the copy can be neither
-  verified nor written to), readable by its owner only.
+  verified nor written to).
 - `manifest.json`, written last (a directory without it is an unfinished backup): when, from
   which store, the last position and the count of events in the copy, the key's fingerprint,
   and the SHA-256 of both files.
 
-The read models and the runtime state are not copied: the first are rebuilt from the log (a
-restore runs `verify`, which folds them), the second is operational (`ledger.runtime`).
+Every file of a backup and its folder are its owner's alone (`ledger.private`), as is a store a
+restore puts in place. The read models and the runtime state are not copied: the first are
+rebuilt from the log (a restore runs `verify`, which folds them), the second is operational
+(`ledger.runtime`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ledger import private
 from ledger.chain import ChainKey, key_fingerprint, write_key_file
 from ledger.clock import utcnow
 from ledger.domain.checkpoint import CHAIN_KEY_ID
@@ -57,6 +60,7 @@ def online_copy(source: Path, destination: Path) -> tuple[int, int]:
     if not source.exists():
         raise BackupRefused(f"no SQLite store at {source}")
     src = sqlite3.connect(source, timeout=30)
+    private.create_file(destination)  # unrevealed server seeds are in it in plain text
     dst = sqlite3.connect(destination)
     try:
         src.backup(dst)  # all pages in one step: one read transaction of the source
@@ -90,7 +94,7 @@ def backup_sqlite(store: Path, key: ChainKey, destination: Path, source_url: str
     if taken and not overwrite:
         raise BackupRefused(f"{destination} already holds a backup ({taken[0].name}); "
                             "give --force to replace it")
-    destination.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private.make_folder(destination)
     (destination / MANIFEST).unlink(missing_ok=True)  # unfinished until written again
     partial = destination / f".{store_name}.partial"
     partial.unlink(missing_ok=True)
@@ -100,7 +104,6 @@ def backup_sqlite(store: Path, key: ChainKey, destination: Path, source_url: str
         partial.unlink()
         raise BackupRefused(f"the chain key from {key.source} (fingerprint {key.fingerprint}) "
                             f"is not the store's key (fingerprint {recorded})")
-    os.chmod(partial, 0o600)  # unrevealed server seeds are in it in plain text
     os.replace(partial, destination / store_name)
     key_partial = destination / f".{key_name}.partial"
     key_partial.unlink(missing_ok=True)
@@ -119,6 +122,8 @@ def backup_sqlite(store: Path, key: ChainKey, destination: Path, source_url: str
     }
     text = json.dumps(manifest, indent=2) + "\n"
     manifest_partial = destination / f".{MANIFEST}.partial"
+    manifest_partial.unlink(missing_ok=True)
+    private.create_file(manifest_partial)
     manifest_partial.write_text(text)
     fsync_path(manifest_partial)
     os.replace(manifest_partial, destination / MANIFEST)
@@ -172,8 +177,10 @@ def restore_sqlite(backup: Path, target: Path, overwrite: bool = False) -> Resto
     if live and not overwrite:
         raise BackupRefused(f"{live[0]} exists: a store is there; stop its servers and give "
                             "--force to replace it")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    private.make_folder(target.parent)
     partial = target.with_name(f".{target.name}.partial")
+    partial.unlink(missing_ok=True)
+    private.create_file(partial)  # the copy keeps this mode (a file copy takes the umask's)
     shutil.copyfile(backup / manifest["store_file"], partial)
     fsync_path(partial)
     key_path = Path(f"{target}.key")

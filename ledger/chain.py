@@ -35,6 +35,7 @@ from uuid import UUID
 from eventsourcing.persistence import Mapper, StoredEvent
 from eventsourcing.utils import get_topic
 
+from ledger import private
 from ledger.durable import fsync_folder
 from ledger.errors import ConfigurationError
 from ledger.fastjson import canonical_json
@@ -270,7 +271,7 @@ def write_key_file(path: Path, text: str) -> bool:
     The key is written and flushed to a file of its own beside the path, then linked to the
     path, which fails if the path exists: so the path appears whole or not at all, and a
     process that starts at the same moment never reads it half written (or empty)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private.make_folder(path.parent)
     partial = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
     _write_exclusively(partial, text)  # a name of this call's own: it never exists already
     try:
@@ -290,7 +291,7 @@ def write_key_file(path: Path, text: str) -> bool:
 def _write_exclusively(path: Path, text: str) -> bool:
     """Create the path and write it, unless it exists (visible, empty, while it is written)."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, private.FILE_MODE)
     except FileExistsError:
         return False
     with os.fdopen(fd, "w") as handle:

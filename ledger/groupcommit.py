@@ -50,7 +50,8 @@ from eventsourcing.persistence import (
 )
 from eventsourcing.sqlite import SQLiteCursor
 
-from ledger.sqlite_store import Factory, SQLiteRecorder, translated
+from ledger import private
+from ledger.sqlite_store import Factory, SQLiteRecorder, database_path, translated
 
 try:
     import fcntl
@@ -75,9 +76,9 @@ class WriterTurns:
         self._fd: int | None = None
         if db_name is None or fcntl is None:
             return
-        path = db_name.removeprefix("file:").split("?", 1)[0] + TURNS_SUFFIX
+        path = database_path(db_name) + TURNS_SUFFIX
         try:
-            self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, private.FILE_MODE)
         except OSError as error:
             log.warning("writers of %s take no turns (%s): they wait in SQLite's busy handler",
                         db_name, error)

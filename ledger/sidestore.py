@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ledger import private
+
 
 def side_file(store_file: Path, part: str) -> Path:
     """`ledger.sqlite3` → `ledger.<part>.sqlite3`, beside it."""
@@ -53,6 +55,7 @@ class ThreadConnections:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._guard = threading.Lock()
+        private.create_file(path)  # its -wal and -shm take its mode
         connection = self.connection()
         connection.execute("PRAGMA journal_mode=WAL")
         for statement in schema:

@@ -12,6 +12,7 @@ consistent; measured, 10 µs a read against 26. Selected by `ledger.store` for a
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from eventsourcing.persistence import (
     DatabaseError,
@@ -25,6 +26,8 @@ from eventsourcing.persistence import (
     ProgrammingError,
 )
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteFactory
+
+from ledger import private
 
 _TRANSLATED: tuple[tuple[type[sqlite3.Error], type[PersistenceError]], ...] = (
     (sqlite3.InterfaceError, InterfaceError),
@@ -68,10 +71,23 @@ class SQLiteRecorder(SQLiteApplicationRecorder):
                 cursor.sqlite_cursor.close()
 
 
+def database_path(db_name: str) -> str:
+    """The file a SQLite database name opens (a `file:` URI's path without its query)."""
+    return db_name.removeprefix("file:").split("?", 1)[0]
+
+
 class Factory(SQLiteFactory):
-    """The library's SQLite infrastructure with `SQLiteRecorder`."""
+    """The library's SQLite infrastructure with `SQLiteRecorder`, on a database file created
+    private (`ledger.private`) before SQLite first opens it: SQLite gives its `-wal` and
+    `-shm` the database file's mode."""
 
     application_recorder_class = SQLiteRecorder
 
+    def __init__(self, env: Any) -> None:
+        super().__init__(env)
+        pool = self.datastore.pool
+        if not pool.is_sqlite_memory_mode:
+            private.create_file(database_path(pool.db_name))
 
-__all__ = ["Factory", "SQLiteRecorder", "translated"]
+
+__all__ = ["Factory", "SQLiteRecorder", "database_path", "translated"]

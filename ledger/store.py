@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from ledger import private
 from ledger.errors import ConfigurationError, InvalidInput
 
 MEMORY, SQLITE, POSTGRES = "memory", "sqlite", "postgresql"
@@ -88,7 +89,7 @@ def locate(url: str) -> StoreLocation:
         if not path:
             raise InvalidInput(f"SQLite store URL needs a path: {url!r}", field="store")
         if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            private.make_folder(Path(path).parent)
         return StoreLocation(url, SQLITE, {"PERSISTENCE_MODULE": SQLITE_FACTORY,
                                            "SQLITE_DBNAME": path})
     if url.startswith(("postgresql://", "postgres://")):

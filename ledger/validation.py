@@ -5,11 +5,17 @@ here. A pattern must match the whole value (`re.fullmatch`): `$` would let a tra
 through, so `"alice\\n"` would be a second player who looks like alice. Every pattern excludes
 control characters and the separators the read models use in document names (`|`, `#`), so a
 reserved marker cannot be spelled by a user.
+
+Two limits hold for every value, whatever its field: a string is text UTF-8 can encode (never a
+lone surrogate, which a JSON `\\ud800` escape or bytes that are not UTF-8 read with
+`surrogateescape` make, and which no hash, JSON writer or store takes), and a whole number is one
+the stores hold (SQLite and PostgreSQL integers are signed 64-bit).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -37,13 +43,15 @@ class Pattern:
         return f"^{self.body}$"
 
     def matches(self, value: object) -> bool:
-        return isinstance(value, str) and self.regex.fullmatch(value) is not None
+        return (isinstance(value, str) and self.regex.fullmatch(value) is not None
+                and is_text(value))
 
     def check(self, value: object, field: str | None = None) -> str:
         """Return the value when it matches the whole pattern; raise InvalidInput otherwise."""
         if not self.matches(value):
             name = field or self.field
-            raise InvalidInput(f"{name} must be {self.explain}", field=name)
+            text = not isinstance(value, str) or is_text(value)
+            raise InvalidInput(f"{name} must be {self.explain if text else TEXT}", field=name)
         return value  # type: ignore[return-value]
 
 
@@ -128,6 +136,77 @@ MAX_REPORT_DAYS = 400
 MAX_RECALL = 50
 #: Most log positions one verification run started through the API checks.
 MAX_VERIFY_POSITIONS = 2000
+
+#: The smallest and largest whole numbers the stores hold: SQLite and PostgreSQL integers are
+#: signed 64-bit, and a larger one fails in the driver (OverflowError) instead of being refused.
+MIN_STORED = -(2**63)
+MAX_STORED = 2**63 - 1
+#: What every string is, and every whole number, whatever its field.
+TEXT = "text UTF-8 can encode (no lone surrogates)"
+STORED = f"a whole number from {MIN_STORED} to {MAX_STORED}, what the stores hold"
+
+
+def is_text(value: str) -> bool:
+    """Whether a string is text UTF-8 can encode: no lone surrogate (`\\ud800`-`\\udfff`)."""
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def is_stored(value: int) -> bool:
+    """Whether a whole number is one the stores hold."""
+    return MIN_STORED <= value <= MAX_STORED
+
+
+def check_text(value: object, field: str) -> str:
+    """A string that is text; InvalidInput naming the field otherwise."""
+    if not isinstance(value, str) or not is_text(value):
+        raise InvalidInput(f"{field} must be {TEXT}", field=field)
+    return value
+
+
+def check_position(value: object, field: str) -> int:
+    """A position or version to read after: a whole number from 0 the stores hold."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_STORED:
+        raise InvalidInput(f"{field} must be a whole number from 0 to {MAX_STORED}", field=field)
+    return value
+
+
+def check_stored(value: int, field: str) -> int:
+    """A whole number the stores hold; InvalidInput naming the field otherwise."""
+    if not is_stored(value):
+        raise InvalidInput(f"{field} must be {STORED}", field=field)
+    return value
+
+
+def unstorable(value: object, *, numbers: bool = True
+               ) -> tuple[tuple[str | int, ...], str] | None:
+    """The first place in a decoded JSON value that breaks the two limits (whole numbers only
+    when `numbers`): the keys and indexes that lead to it (none for the value itself) and what
+    it must be; None when there is none.
+
+    A mapping with a key that is not text is reported itself, as an object whose names must be
+    text (the key is not repeated: it is what cannot be written)."""
+    if isinstance(value, str):
+        return None if is_text(value) else ((), TEXT)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return None if not numbers or is_stored(value) else ((), STORED)
+    if isinstance(value, Mapping):
+        items: Iterable[tuple[Any, Any]] = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        if isinstance(key, str) and not is_text(key):
+            return (), f"an object whose names are {TEXT}"
+        if (found := unstorable(item, numbers=numbers)) is not None:
+            return (key, *found[0]), found[1]
+    return None
 
 
 def check_uuid(value: object, field: str) -> UUID:

@@ -13,7 +13,8 @@ from flask_smorest import Blueprint
 
 from api.auth import IDEMPOTENCY_HEADER, principal
 from api.errors import PROBLEM
-from api.schemas import ProblemSchema
+from api.inputs import check_headers, check_path
+from api.schemas import Args, ProblemSchema
 from ledger import validation
 
 IDEMPOTENCY_PARAMETER = {
@@ -56,13 +57,22 @@ def location(what: str) -> dict[str, Any]:
 
 
 class ResourceBlueprint(Blueprint):
-    """A blueprint whose operations that read a JSON body document the problems of a body."""
+    """A blueprint of API operations: each reads its body and query string through an `Args`
+    schema, and its path and the headers it reads are held to the same limits (`api.inputs`);
+    those that read a JSON body document the problems of a body."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.url_value_preprocessor(check_path)
+        self.before_request(check_headers)
 
     def arguments(self, schema: Any, *, location: str = "json", **kwargs: Any) -> Callable:
         # One instance for every request: given a class, webargs makes an instance of it (and
         # of each nested schema) per request, a tenth of a millisecond each time.
         if isinstance(schema, type):
             schema = schema()
+        if not isinstance(schema, Args):
+            raise TypeError(f"{type(schema).__name__} reads a request: make it an api.schemas.Args")
         parse = super().arguments(schema, location=location, **kwargs)
         if location != "json":
             return parse

@@ -12,6 +12,7 @@ from flask import Response, current_app, request, url_for
 from api.auth import command_key, ledger, principal
 from api.resources import command, location, problems, resource_blueprint
 from api.schemas import (
+    MAX_SEATS,
     BankArgs,
     ChoiceArgs,
     ClientSeedArgs,
@@ -30,7 +31,7 @@ blp = resource_blueprint("tables", __name__, "/tables", "Tables of every Red Dog
 #: The table's answer, dumped in the view itself (its ETag is of what it dumps).
 TABLE = TableSchema()
 SEAT = {"in": "path", "name": "seat", "description": "The seat, from 1 (G5)",
-        "schema": {"type": "integer", "minimum": 1}}
+        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_SEATS}}
 
 
 @blp.route("", methods=["POST"])

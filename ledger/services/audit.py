@@ -64,8 +64,7 @@ class AuditService(LedgerBase):
         the position the projection has folded (`projection` in the answer)."""
         require(actor, Action.AUDIT)
         validation.check_page(limit)
-        if not isinstance(after, int) or isinstance(after, bool) or after < 0:
-            raise InvalidInput("after must be a position, 0 or more", field="after")
+        validation.check_position(after, "after")
         dimensions = []
         if table is not None:
             dimensions.append(frozenset({f"table:{validation.check_uuid(table, 'table')}"}))
@@ -126,6 +125,7 @@ class AuditService(LedgerBase):
         wallet = self._get(wallet_id, Wallet, "wallet")
         require(actor, Action.READ_WALLET, owner=wallet.player_id)
         validation.check_page(limit)
+        validation.check_position(after_version, "after_version")
         if since is not None and until is not None and until <= since:
             raise InvalidInput("until must be after since", field="until")
         first = self.versions.first_at_or_after(wallet_id, wallet.version, since) if since else 1

@@ -158,6 +158,8 @@ class KeyService(LedgerBase):
     def _authentic(self, key: str | None, now: datetime, kind: str = "api") -> ApiKey:
         if not key:
             raise Unauthenticated("send an API key as 'Authorization: Bearer <key>'")
+        if not validation.is_text(key):  # never a key, and its hash cannot be taken
+            raise Unauthenticated("unknown API key")
         key_hash = hash_key(key)
         try:
             api_key = self.repository.get(ApiKey.create_id(key_hash))

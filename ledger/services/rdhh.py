@@ -181,6 +181,11 @@ def decode(app: Any, number: int, text: str, classes: Mapping[str, type], what: 
         item = json.loads(text)
     except Exception as error:  # noqa: BLE001 - any malformed line is the same refusal
         raise refused(number, f"not JSON: {error}"[:200]) from None
+    # A `\ud800` escape decodes to a lone surrogate, which no replay can print; a number past
+    # 64 bits is in no event the ledger writes.
+    if (found := validation.unstorable(item)) is not None:
+        place, explain = found
+        raise refused(number, f"{'.'.join(map(str, place)) or 'an event'} must be {explain}")
     if not isinstance(item, dict) or set(item) != {"topic", "id", "version", "state"}:
         raise refused(number, "an event is a JSON object of topic, id, version and state")
     topic = item["topic"]

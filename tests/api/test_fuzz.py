@@ -13,7 +13,9 @@ It runs on the memory store (the document does not depend on the store), as an o
 player and an auditor, against real ids (wallets, a casino table with a finished and a waiting
 deal, a multi-seat table in a deal) as well as random ones. Cases are bounded and derandomized:
 every run sends the same requests. Below it, what schemathesis does not send: every method a
-path does not have, malformed bodies to every command, and audit reads while the gate is full.
+path does not have, malformed bodies to every command, audit reads while the gate is full, and
+a lone surrogate and whole numbers past 64 bits (and past and at the documented bounds) in every
+field of every operation, as every role.
 """
 
 from __future__ import annotations
@@ -394,3 +396,156 @@ def test_a_busy_audit_gate_is_a_documented_429_with_retry_after(
         assert response.status_code in (403, 404), response.get_json()  # the player's alone
     else:
         assert response.status_code == 200, response.get_json()
+
+
+# Text that is not text, and numbers past what the stores hold, in every field there is.
+# Schemathesis generates neither: it leaves lone surrogates out of every string (its transports
+# encode what they send as UTF-8), and integers stop at the document's bounds, past which its
+# coverage phase sends one value only. These requests are made from the document itself, field
+# by field, through WSGI as a server hands them on.
+@dataclass(frozen=True)
+class Field:
+    """One field of an operation: where it goes, the name a refusal names, the keys that lead
+    to it in a body, and its schema."""
+
+    where: str
+    name: str
+    place: tuple[str, ...]
+    schema: dict[str, Any]
+
+    @property
+    def kind(self) -> str:
+        """The type of its values (of its items, for an array)."""
+        return str(self.schema.get("items", self.schema).get("type", "string"))
+
+
+#: The headers the API reads that the document does not list as parameters: every operation
+#: reads them, but the health endpoints, which a probe asks and which read none.
+READ_HEADERS = ("Authorization", "X-Request-Id")
+#: Values for the query parameters an operation requires, so a request is refused for the
+#: field spoiled and no other.
+REQUIRED_QUERY = {"since": "2026-01-01", "until": "2026-01-02"}
+SURROGATE = "\ud800"
+#: A lone surrogate's bytes (CESU-8), as a server hands a query string or path on (Latin-1).
+SURROGATE_BYTES = SURROGATE.encode("utf-8", "surrogatepass").decode("latin-1")
+PAST_64_BITS = (2**64, -(2**64), 2**63, -(2**63) - 1)
+
+
+def resolved(part: dict[str, Any]) -> dict[str, Any]:
+    """A schema with its `$ref` (alone or the one of an `allOf`) followed."""
+    ref = part.get("$ref") or next((s["$ref"] for s in part.get("allOf", [])), None)
+    if ref is None:
+        return part
+    return resolved(schema.raw_schema["components"]["schemas"][ref.rpartition("/")[2]])
+
+
+def body_fields(body: dict[str, Any], place: tuple[str, ...] = ()) -> Iterator[Field]:
+    for name, prop in resolved(body).get("properties", {}).items():
+        prop = resolved(prop)
+        if prop.get("type") == "object":
+            yield from body_fields(prop, (*place, name))
+        else:
+            yield Field("body", (*place, name)[0], (*place, name), prop)
+
+
+def fields_of(path: str, operation: dict[str, Any]) -> list[Field]:
+    """Every field of an operation: its parameters, its body's properties (nested ones too)
+    and the headers the API reads."""
+    item = schema.raw_schema["paths"][path]
+    found = [Field(p["in"], p["name"], (p["name"],), p["schema"])
+             for p in (*operation.get("parameters", []), *item.get("parameters", []))]
+    body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+    if body is not None:
+        found.extend(body_fields(body["schema"]))
+    if "health" not in operation.get("tags", []):
+        found.extend(Field("header", name, (name,), {"type": "string"}) for name in READ_HEADERS)
+    return found
+
+
+def spoiled_values(field: Field) -> list[tuple[str, Any]]:
+    """(what, value) pairs to send in the field: `refused` ones every operation refuses naming
+    the field; `past` its documented bounds, refused (by a rule, maybe); `bound` the bounds,
+    which may be refused but never fail."""
+    values: list[tuple[str, Any]] = [("refused", SURROGATE)]
+    if field.kind in ("integer", "number"):
+        values += [("refused", value) for value in PAST_64_BITS]
+        bounds = field.schema.get("items", field.schema)
+        for name, step in (("maximum", 1), ("minimum", -1)):
+            if name in bounds:
+                values += [("past", bounds[name] + step), ("bound", bounds[name])]
+    return values
+
+
+def send(world: World, role: str, method: str, path: str, operation: dict[str, Any],
+         field: Field, value: Any) -> Any:
+    """The operation's request, valid but for `value` in `field`: real ids in the path, the
+    required query parameters, the documented example body, the role's key."""
+    text = value if isinstance(value, str) else str(value)
+    url = filled(path, world.real)
+    environ: dict[str, str] = {}
+    query = [f"{p['name']}={REQUIRED_QUERY[p['name']]}" for p in operation.get("parameters", [])
+             if p["in"] == "query" and p.get("required")]
+    headers = dict(world.headers[role])
+    body = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
+    data = json.loads(json.dumps(body.get("example", {}))) if body else None
+    if field.where == "path":
+        raw = SURROGATE_BYTES if text == SURROGATE else text
+        environ["PATH_INFO"] = re.sub(r"{([^}]+)}", lambda m: raw if m.group(1) == field.name
+                                      else str(world.real[m.group(1)][0]), path)
+    elif field.where == "query":
+        query = [q for q in query if not q.startswith(f"{field.name}=")]
+        query.append(f"{field.name}={SURROGATE_BYTES if text == SURROGATE else text}")
+    elif field.where == "header":
+        headers[field.name] = f"Bearer {value}" if field.name == "Authorization" else text
+    else:
+        holder = data
+        for key in field.place[:-1]:
+            holder = holder.setdefault(key, {})
+        holder[field.place[-1]] = value
+    environ["QUERY_STRING"] = "&".join(query)
+    return world.client.open(url, method=method, headers=headers, environ_overrides=environ,
+                             **({"data": json.dumps(data), "content_type": "application/json"}
+                                if data is not None else {}))
+
+
+def named(field: Field, value: Any, status: int, body: dict[str, Any]) -> bool:
+    """Whether a refusal is 422 naming the field; or, in a path, 404 for a value no route has
+    there (a UUID's place, or a whole number's given anything but digits: no route matched)."""
+    if status == 422 and body.get("field") == field.name:
+        return True
+    digits = isinstance(value, int) and value >= 0
+    no_route = field.schema.get("format") == "uuid" or field.kind == "integer" and not digits
+    return field.where == "path" and status == 404 and no_route
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"], indirect=True)
+@pytest.mark.parametrize("role", ROLES)
+def test_every_field_refuses_a_lone_surrogate_and_numbers_past_64_bits_naming_it(
+        make_app: Any, role: str) -> None:
+    """Every field of every operation, as every role, refuses a lone surrogate and a whole
+    number past 64 bits with 422 naming it (in a path, 404 for a value no route has there), and
+    records nothing; past its documented bounds it is refused (by a rule or for the role, maybe),
+    and at them no request fails. On memory and on SQLite, whose driver cannot take a number
+    past 64 bits at all (PostgreSQL's compares it as a `numeric`; test_input_patterns.py runs
+    the statement that once failed on every store)."""
+    world = build_world(make_app(rate_limit=0))
+    position = world.app.extensions["reddog_ledger"].recorder.max_notification_id
+    failures, sent = [], 0
+    for method, path, operation in operations():
+        for field in fields_of(path, operation):
+            for what, value in spoiled_values(field):
+                before = position()
+                response = send(world, role, method, path, operation, field, value)
+                sent += 1
+                status, body = response.status_code, response.get_json(silent=True) or {}
+                where = (method, path, field.where, field.place, value, status, body)
+                if status >= 500 or (status >= 400 and response.mimetype != PROBLEM):
+                    failures.append(("failed", *where))
+                elif what == "bound":
+                    continue
+                elif status < 400 or position() != before:
+                    failures.append(("not refused, or recorded", *where))
+                elif what == "refused" and not named(field, value, status, body):
+                    failures.append(("not refused naming the field", *where))
+    assert sent > 500, sent
+    assert not failures, "\n".join(map(repr, failures[:20])) + f"\n({len(failures)} in all)"

@@ -166,6 +166,49 @@ def test_openapi_states_the_limits_the_rules_enforce(spec):
     assert recall[0]["schema"]["pattern"].startswith("^[A-Za-z0-9]")
 
 
+def request_integers(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every integer a request may send, by where it is: parameters, and the properties of
+    request bodies (nested ones and array items too)."""
+    found: dict[str, dict[str, Any]] = {}
+
+    def visit(where: str, node: dict[str, Any]) -> None:
+        node = resolve(spec, node["$ref"]) if "$ref" in node else node
+        for part in node.get("allOf", []):
+            visit(where, part)
+        if node.get("type") == "integer":
+            found[where] = node
+        for name, prop in node.get("properties", {}).items():
+            visit(f"{where}.{name}", prop)
+        if "items" in node:
+            visit(f"{where}[]", node["items"])
+
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            if method not in HTTP_METHODS:
+                continue
+            for parameter in (*operation.get("parameters", []), *item.get("parameters", [])):
+                visit(f"{method.upper()} {path} {parameter['name']}", parameter["schema"])
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            if body:
+                visit(f"{method.upper()} {path} body", body["schema"])
+    return found
+
+
+def test_openapi_states_both_bounds_of_every_integer_a_request_sends_within_64_bits(spec):
+    """What the stores hold (signed 64-bit), or the field's narrower range, or its listed
+    values: a client can tell every number the service takes from the document."""
+    integers = request_integers(spec)
+    assert {"GET /wallets/{wallet_id}/statement after_version", "POST /tables body.limits.ante",
+            "GET /tables/{table_id}/bet-slip chips[]",
+            "POST /tables/{table_id}/seats/{seat}/leave seat"} <= set(integers)
+    for where, node in integers.items():
+        if "enum" in node and "minimum" not in node:
+            continue
+        assert -(2**63) <= node["minimum"] <= node["maximum"] <= 2**63 - 1, (where, node)
+    statement = integers["GET /wallets/{wallet_id}/statement after_version"]
+    assert (statement["minimum"], statement["maximum"]) == (0, 2**63 - 1)
+
+
 def test_openapi_documents_the_key_endpoints_and_that_a_key_is_shown_once(spec):
     assert set(spec["paths"]["/keys"]) == {"get", "post"}
     assert set(spec["paths"]["/keys/{key_id}"]) - {"parameters"} == {"get"}

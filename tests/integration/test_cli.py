@@ -211,6 +211,27 @@ def test_an_id_seed_or_name_with_a_newline_control_character_or_marker_exits_2_n
     assert f"Invalid value for {named}" in result.output
 
 
+#: The free-text options, which take any printable text: they refuse what is not text at all.
+FREE_TEXT = [
+    (["keys", "create", "--role", "auditor", "--store", "memory", "--label", "{}"], "'--label'"),
+    (["disputes", "resolve", A_UUID, "--upheld", "--store", "memory", "--finding", "{}"],
+     "'--finding'"),
+]
+
+
+@pytest.mark.parametrize("bad", ["\udcff", "ok\udced\udca0\udc80"],
+                         ids=["byte-ff", "encoded-surrogate"])
+@pytest.mark.parametrize(("args", "named"), NAMED_VALUES + FREE_TEXT,
+                         ids=[f"{a[0]} {n}" for a, n in NAMED_VALUES + FREE_TEXT])
+def test_an_argument_whose_bytes_are_not_utf_8_exits_2_naming_it(runner, args, named, bad):
+    """Python reads argument bytes that are not UTF-8 as lone surrogates (`surrogateescape`):
+    no pattern passes them, free text included, so none reaches a hash, a JSON writer or a
+    store."""
+    result = runner.invoke(main, [bad if arg == "{}" else arg for arg in args])
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for {named}" in result.output
+
+
 def test_the_same_options_take_well_formed_values(runner):
     assert runner.invoke(main, ["deck", SEED, "table-1", "7"]).exit_code == 0
     report = runner.invoke(main, [*REPORT, "--table", A_UUID.upper(), "--variant", "polish",

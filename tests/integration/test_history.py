@@ -347,6 +347,45 @@ def test_an_event_with_other_attributes_than_its_class_is_refused(histories, cha
     assert refusal("\n".join(lines)).startswith(f"line {number}: ")
 
 
+@pytest.mark.parametrize("history", ["casino", "table"])
+@pytest.mark.parametrize(("value", "must_be"), [
+    (chr(0xD800), "text UTF-8 can encode"), (chr(0xDFFF), "text UTF-8 can encode"),
+    (2**64, "a whole number from"), (-(2**63) - 1, "a whole number from"),
+], ids=["lone-high-surrogate", "lone-low-surrogate", "2**64", "below-64-bits"])
+def test_a_surrogate_escape_or_a_number_past_64_bits_anywhere_in_an_event_is_refused_naming_it(
+        histories, history, value, must_be):
+    """A JSON `\\ud800` escape decodes to a lone surrogate, which no replay could print: every
+    string and every whole number of every event line, the state's own and those nested in it,
+    is held to the limits before the event is read, the refusal naming the line and the place."""
+    lines = histories[history].split("\n")
+    events = [n for n, line in enumerate(lines, 1) if line.startswith("event: ")]
+    checked = 0
+    for number in events:
+        item = json.loads(lines[number - 1].removeprefix("event: "))
+        for place in leaves(item, kind=str if isinstance(value, str) else int):
+            spoiled = json.loads(json.dumps(item))
+            holder = spoiled
+            for key in place[:-1]:
+                holder = holder[key]
+            holder[place[-1]] = value
+            text = "\n".join([*lines[:number - 1], "event: " + json.dumps(spoiled),
+                              *lines[number:]])
+            detail = refusal(text)
+            assert detail.startswith(
+                f"line {number}: {'.'.join(map(str, place))} must be {must_be}"), detail
+            checked += 1
+    assert checked >= len(events), "the places checked were not found"
+
+
+def leaves(value, kind: type, place: tuple = ()) -> list[tuple]:  # type: ignore[type-arg]
+    """The places in a decoded JSON value holding a value of `kind` (never a bool)."""
+    if isinstance(value, dict):
+        return [found for key, item in value.items() for found in leaves(item, kind, (*place, key))]
+    if isinstance(value, list):
+        return [found for i, item in enumerate(value) for found in leaves(item, kind, (*place, i))]
+    return [place] if isinstance(value, kind) and not isinstance(value, bool) else []
+
+
 def test_events_out_of_order_or_anything_after_end_are_refused(histories):
     lines = histories["casino"].split("\n")
     swapped = lines[:11] + [lines[12], lines[11]] + lines[13:]
