@@ -9,7 +9,7 @@ from typing import Any
 
 from flask import Blueprint, Response, abort
 
-from api.pages import HEADERS
+from api.headers import PAGE_HEADERS
 
 #: kind → (status, title, what it means, what to do).
 KINDS: dict[str, tuple[int, str, str, str]] = {
@@ -77,7 +77,7 @@ def _html(title: str, body: str) -> Response:
             f'<header class="top"><div><span class="brand">Red Dog Ledger</span></div></header>'
             f"<main>{body}</main></body></html>")
     response = Response(page, mimetype="text/html")
-    response.headers.update(HEADERS)
+    response.headers.update(PAGE_HEADERS)
     return response
 
 
