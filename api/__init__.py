@@ -10,6 +10,7 @@ from flask_smorest import Api
 from flask_smorest.spec.plugins import FlaskPlugin
 
 from api import errors, gate, headers, observe, pages, problem_pages
+from api.edge import MAX_BODY
 from api.examples import add_examples
 from api.resources import (
     audit,
@@ -53,7 +54,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     the environment (`ledger.settings`)."""
     app = Flask(__name__)
     app.config.from_mapping(
-        MAX_CONTENT_LENGTH=1024 * 1024,
+        MAX_CONTENT_LENGTH=MAX_BODY,
         API_TITLE="Red Dog Ledger",
         API_VERSION="1",
         OPENAPI_VERSION="3.0.3",

@@ -1,6 +1,6 @@
 """The headers every answer carries: `X-Content-Type-Options: nosniff` on each one the app
-writes (JSON, problem+json, pages, scripts, CSS, the documents, `/metrics`), so no browser
-reads an answer as another type than it says;
+writes (JSON, problem+json, pages, scripts, CSS, the documents, `/metrics`) and on those the
+server writes itself (`api.edge`), so no browser reads an answer as another type than it says;
 and the pages' Content-Security-Policy on `/docs`, the Swagger UI page, whose one inline
 script is allowed by its hash and nothing else inline.
 """

@@ -1,6 +1,6 @@
-"""The headers every answer needs: nosniff on every kind of answer the app writes; the docs
-page's Content-Security-Policy, which allows its one inline script by hash and lets no page
-frame it."""
+"""The headers every answer needs: nosniff on every kind of answer the app writes, and on what
+the server writes itself; the docs page's Content-Security-Policy, which allows its one inline
+script by hash and lets no page frame it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,14 @@ import hashlib
 import re
 
 import pytest
+from waitress.utilities import (
+    BadRequest,
+    RequestEntityTooLarge,
+    RequestHeaderFieldsTooLarge,
+    ServerNotImplemented,
+)
 
+from api.edge import RequestTimeout, UriTooLong, problem
 from tests.api.helpers import memory_only
 
 pytestmark = memory_only
@@ -39,6 +46,24 @@ def test_every_kind_of_answer_says_nosniff(client, keys, method, path, keyed, mi
     response = client.open(path, method=method, headers=keys.operator if keyed else {})
     assert response.mimetype == mimetype, response.status
     assert response.headers["X-Content-Type-Options"] == "nosniff"
+
+
+@pytest.mark.parametrize("error, status", [
+    (UriTooLong("long"), 414), (RequestHeaderFieldsTooLarge("big"), 431),
+    (RequestEntityTooLarge("big"), 413), (RequestTimeout("late"), 408),
+    (BadRequest("Invalid header"), 400), (ServerNotImplemented("gzip"), 400),
+    (BadRequest('Bare CR or LF found in header line "Authorization: Bearer rdl_x"'), 400),
+])
+def test_what_the_server_refuses_itself_is_a_problem_with_nosniff_and_a_page(
+        client, error, status):
+    response = problem(error)
+    body = response.get_json()
+    assert response.status_code == status == body["status"]
+    assert response.mimetype == "application/problem+json"
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert body["title"] and body["detail"]
+    assert "rdl_x" not in body["detail"]  # never the request's own bytes back
+    assert client.get(body["type"]).status_code == 200, body["type"]
 
 
 def test_the_docs_page_may_not_be_framed_and_runs_only_its_own_inline_script(client):
