@@ -43,19 +43,26 @@ HEALTH_SECONDS = 1.0
 MIB = 1024 * 1024
 
 
+MODES = pytest.mark.parametrize("workers", [1, 2], ids=["one-process", "two-workers"])
+
+
+def edge_server(workers: int, directory: Path) -> ServerProcess:
+    """A server of `workers` processes with the tests' deadlines, started."""
+    if workers > 1:
+        pytest.importorskip("gunicorn")
+    return ServerProcess(f"workers-{workers}", f"sqlite:///{directory}/ledger.sqlite3",
+                         directory / "server.log",
+                         process_env(REDDOG_HEAD_SECONDS=str(DEADLINE),
+                                     REDDOG_BODY_SECONDS=str(DEADLINE)),
+                         workers=workers).start()
+
+
 @pytest.fixture(scope="module", params=[1, 2], ids=["one-process", "two-workers"])
 def server(request: pytest.FixtureRequest,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    if request.param > 1:
-        pytest.importorskip("gunicorn")
-    directory = tmp_path_factory.mktemp("edge")
-    started = ServerProcess(f"workers-{request.param}", f"sqlite:///{directory}/ledger.sqlite3",
-                            directory / "server.log",
-                            process_env(REDDOG_HEAD_SECONDS=str(DEADLINE),
-                                        REDDOG_BODY_SECONDS=str(DEADLINE)),
-                            workers=request.param)
+    started = edge_server(request.param, tmp_path_factory.mktemp("edge"))
     try:
-        yield started.start()
+        yield started
     finally:
         started.stop()
 
@@ -239,3 +246,32 @@ def test_a_kept_alive_connection_silent_past_the_head_deadline_still_serves_its_
             time.sleep(pause)  # the client's own pause between its requests
     finally:
         conn.close()
+
+
+@MODES
+def test_a_server_told_to_stop_exits_at_once_though_slow_clients_hold_connections(
+        workers: int, tmp_path: Path) -> None:
+    """SIGTERM: the server accepts no more, answers what it has read (nothing here) and closes
+    the connections still sending a head; it does not wait for them."""
+    server = edge_server(workers, tmp_path)
+    idle = server.sockets()
+    slow = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(20)]
+    try:
+        for sock in slow:
+            sock.sendall(b"POST /wallets HTTP/1.1\r\nHost: edge\r\n")
+        wait_until(lambda: server.sockets() >= idle + len(slow), 10,
+                   "the server holding the connections")
+        assert server.process is not None
+        told = time.monotonic()
+        server.process.terminate()
+        assert server.process.wait(timeout=15) == 0, server.output()
+        assert time.monotonic() - told < 5, server.output()
+        for sock in slow:
+            try:
+                assert sock.recv(1024) == b""  # closed, without an answer
+            except ConnectionResetError:
+                pass
+    finally:
+        for sock in slow:
+            sock.close()
+        server.stop()
