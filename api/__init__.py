@@ -9,7 +9,8 @@ from flask import Flask, g, send_from_directory
 from flask_smorest import Api
 from flask_smorest.spec.plugins import FlaskPlugin
 
-from api import errors, gate, observe, pages, problem_pages
+from api import errors, gate, headers, observe, pages, problem_pages
+from api.edge import MAX_BODY
 from api.examples import add_examples
 from api.inputs import LedgerRequest
 from api.resources import (
@@ -55,7 +56,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__)
     app.request_class = LedgerRequest
     app.config.from_mapping(
-        MAX_CONTENT_LENGTH=1024 * 1024,
+        MAX_CONTENT_LENGTH=MAX_BODY,
         API_TITLE="Red Dog Ledger",
         API_VERSION="1",
         OPENAPI_VERSION="3.0.3",
@@ -63,6 +64,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         OPENAPI_JSON_PATH="openapi.json",
         OPENAPI_SWAGGER_UI_PATH="/docs",
         OPENAPI_SWAGGER_UI_URL=DOCS_ASSETS,
+        # No badge from the online validator: the page loads nothing from another host.
+        OPENAPI_SWAGGER_UI_CONFIG={"validatorUrl": None},
         API_SPEC_OPTIONS={
             "security": [{"bearerAuth": []}],
             "info": {"description": "Event-sourced ledger for play-money Red Dog tables. "
@@ -91,6 +94,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(problem_pages.blp)
     observe.init_app(app, ledger)
     errors.init_app(app)
+    headers.init_app(app)
     one_look_at_the_log_per_request(app, ledger)
     settings = ledger.settings
     gate.init_app(app, settings.audit_slots, settings.audit_queue, settings.audit_seconds)

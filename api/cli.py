@@ -62,7 +62,8 @@ def deck(server_seed: str, client_seed: str, nonce: int) -> None:
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
               help="processes: 1 serves with waitress in this process; more run gunicorn's "
-                   "gthread workers, each with its own application (Unix, SQLite or PostgreSQL)")
+                   "master and that many workers serving with waitress, each with its own "
+                   "application (Unix, SQLite or PostgreSQL)")
 @click.option("--threads", default=16, show_default=True, type=click.IntRange(min=1),
               help="threads per process; audit reads hold at most REDDOG_AUDIT_SLOTS + "
                    "REDDOG_AUDIT_QUEUE of them")
@@ -93,12 +94,11 @@ def serve(host: str, port: int, workers: int, threads: int, demo: bool,
     if workers > 1:
         serve_in_workers(ledger, host, port, workers, threads)
         return
-    import waitress
-
+    from api.edge import Limits
+    from api.edge import serve as serve_here
     from api.production import serving_app
 
-    app = serving_app(ledger)
-    waitress.serve(app, host=host, port=port, threads=threads, ident="reddog-ledger")
+    serve_here(serving_app(ledger), host, port, threads, Limits.of(ledger.settings))
 
 
 def serve_in_workers(ledger: LedgerApplication, host: str, port: int, workers: int,

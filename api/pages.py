@@ -14,23 +14,16 @@ from typing import Any
 
 from flask import Blueprint, Response, send_from_directory
 
+from api.headers import PAGE_HEADERS
+
 STATIC = Path(__file__).parent / "static"
-#: No script, style or connection from anywhere but this server; no page may frame them; no
-#: address (a sign-in link's fragment never is one, but a table id is) leaves in a Referer.
-HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; "
-                               "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
-    "Cache-Control": "no-cache",
-}
 
 blp = Blueprint("pages", __name__)
 
 
 def _page(name: str) -> Response:
     response = send_from_directory(STATIC / "pages", name)
-    response.headers.update(HEADERS)
+    response.headers.update(PAGE_HEADERS)  # a strict policy, no Referer (`api.headers`)
     return response
 
 

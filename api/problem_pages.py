@@ -9,7 +9,7 @@ from typing import Any
 
 from flask import Blueprint, Response, abort
 
-from api.pages import HEADERS
+from api.headers import PAGE_HEADERS
 
 #: kind → (status, title, what it means, what to do).
 KINDS: dict[str, tuple[int, str, str, str]] = {
@@ -25,8 +25,19 @@ KINDS: dict[str, tuple[int, str, str, str]] = {
                        ("Read the table or deal again for its legal actions, then send one of "
                        "them. Nothing was recorded.")),
     "bad-request": (400, "Bad Request",
-                    "The body could not be read: it is not JSON, or it is nested too deeply.",
-                    "Send a JSON object with `Content-Type: application/json`."),
+                    ("The body could not be read: it is not JSON, or it is nested too deeply. "
+                    "Or the server could not read the request itself: a NUL, a bare CR or LF "
+                    "or another character HTTP forbids in a header, a bad chunk of a chunked "
+                    "body, a transfer coding other than `chunked`; the connection is then "
+                    "closed."),
+                    ("Send a JSON object with `Content-Type: application/json`, in a request "
+                    "HTTP/1.1 allows.")),
+    "request-timeout": (408, "Request Timeout",
+                        ("The request did not come in time: its head within the server's "
+                        "`REDDOG_HEAD_SECONDS` (10 s unless set) of its first byte, or its body "
+                        "within `REDDOG_BODY_SECONDS` (30 s) of its head. The connection is "
+                        "closed; nothing was recorded."),
+                        "Send the request again, whole, on a new connection."),
     "unauthenticated": (401, "Authentication required",
                         ("No API key was sent, or it is unknown, revoked or expired. The answer "
                         "carries `WWW-Authenticate: Bearer`."),
@@ -50,8 +61,17 @@ KINDS: dict[str, tuple[int, str, str, str]] = {
                  ("For a lost race, read the state again and retry with a new Idempotency-Key; "
                  "for a reused key, use a fresh one per distinct request.")),
     "request-entity-too-large": (413, "Request Entity Too Large",
-                                 "The body is larger than the service reads (1 MiB).",
+                                 ("The body is larger than the service reads (1 MiB), by its "
+                                 "`Content-Length` or, sent chunked, as it comes."),
                                  "Send a smaller body; no command needs more."),
+    "request-uri-too-long": (414, "Request URI Too Long",
+                             ("The request line (method, address and query, version) is longer "
+                             "than 8 KiB. The connection is closed."),
+                             "Send a shorter address: no query of the API needs one this long."),
+    "request-header-fields-too-large": (431, "Request Header Fields Too Large",
+                                        ("The request's header fields are larger than 64 KiB "
+                                        "in all. The connection is closed."),
+                                        "Send fewer or smaller headers."),
     "rate-limited": (429, "Too many requests",
                      ("This key sent more requests than its rate allows, or a key without write "
                      "rights (an auditor's) asked to record more verification runs than it may "
@@ -85,7 +105,7 @@ def _html(title: str, body: str) -> Response:
             f'<header class="top"><div><span class="brand">Red Dog Ledger</span></div></header>'
             f"<main>{body}</main></body></html>")
     response = Response(page, mimetype="text/html")
-    response.headers.update(HEADERS)
+    response.headers.update(PAGE_HEADERS)
     return response
 
 

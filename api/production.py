@@ -1,6 +1,7 @@
-"""`reddog serve --workers N` (N > 1): gunicorn's master process and N gthread workers, each
-worker with `--threads` threads and one `LedgerApplication` of its own, built in the worker
-after the fork (never before: a store's connections and threads do not survive a fork).
+"""`reddog serve --workers N` (N > 1): gunicorn's master process and N workers serving with
+waitress (`api.worker`, `api.edge`), each worker with `--threads` threads and one
+`LedgerApplication` of its own, built in the worker after the fork (never before: a store's
+connections and threads do not survive a fork).
 
 The master opens the store once before it forks, so a new store's tables and chain key are made
 by one process, and closes it again. Each worker then builds the app from the same settings,
@@ -28,28 +29,28 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from api.edge import GRACEFUL_SECONDS, Limits
 from api.observe import multiprocess_dir
 from ledger import heap, private
 from ledger.settings import Settings
 
-#: Seconds a worker's main loop may stay silent (hung) before the master replaces it; with
-#: gthread workers a slow request runs in a thread of its own and does not silence the loop.
+#: Seconds a worker's main loop may stay silent (hung) before the master replaces it; a
+#: worker's requests run in threads of their own and never silence the loop (`api.worker`).
 WORKER_TIMEOUT = 30
-#: Seconds a stopping worker gets to finish the requests it has.
-GRACEFUL_TIMEOUT = 20
 
 
 def gunicorn_options(host: str, port: int, workers: int, threads: int,
                      log_level: str) -> dict[str, Any]:
     """gunicorn's settings for `reddog serve --workers N --threads T`."""
+    from api.worker import WaitressWorker
+
     options: dict[str, Any] = {
         "bind": f"{host}:{port}",
         "workers": workers,
-        "worker_class": "gthread",
+        "worker_class": WaitressWorker,
         "threads": threads,
         "timeout": WORKER_TIMEOUT,
-        "graceful_timeout": GRACEFUL_TIMEOUT,
-        "keepalive": 5,
+        "graceful_timeout": GRACEFUL_SECONDS,
         "proc_name": "reddog-ledger",
         "preload_app": False,
         # The app writes its own access log (`reddog.access`); gunicorn's own lines go to stderr.
@@ -131,6 +132,7 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
     class LedgerServer(BaseApplication):  # type: ignore[misc]
         def __init__(self) -> None:
             self.options = gunicorn_options(host, port, workers, threads, settings.log_level)
+            self.limits = Limits.of(settings)  # the workers' deadlines (`api.worker`)
             self.ledgers: list[Any] = []
             super().__init__()
 

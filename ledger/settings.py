@@ -15,6 +15,8 @@
 | `REDDOG_LOG_LEVEL` | `log_level`: `debug`, `info`, `warning` or `error` | `info` |
 | `REDDOG_LOG_FORMAT` | `log_format`: `json` lines, `console`, or `auto` (console on a terminal) | `auto` |
 | `REDDOG_METRICS` | `metrics`: serve Prometheus metrics at `/metrics` (`on`, `off`) | `on` |
+| `REDDOG_HEAD_SECONDS` | `head_seconds`: a request's head must come within this of its first byte (`api.edge`) | 10 |
+| `REDDOG_BODY_SECONDS` | `body_seconds`: a request's body must come within this of its head | 30 |
 | `REDDOG_GROUP_COMMIT` | `group_commit`: write the saves of concurrent commands in one transaction on a SQLite file (`on`, `off`; `ledger.groupcommit`); no effect on memory or PostgreSQL | `on` |
 
 `POSTGRES_*` and `SQLITE_*` variables (pool sizes, lock timeouts) are handed to the event store
@@ -57,6 +59,8 @@ class Settings:
     log_format: str = "auto"
     metrics: str = "on"
     group_commit: str = "on"
+    head_seconds: float = 10.0
+    body_seconds: float = 30.0
     store_env: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -79,6 +83,8 @@ class Settings:
             log_format=_choice(env, "REDDOG_LOG_FORMAT", "auto", LOG_FORMATS),
             metrics=_choice(env, "REDDOG_METRICS", "on", SWITCH),
             group_commit=_choice(env, "REDDOG_GROUP_COMMIT", "on", SWITCH),
+            head_seconds=_number(env, "REDDOG_HEAD_SECONDS", 10.0, float, minimum=1),
+            body_seconds=_number(env, "REDDOG_BODY_SECONDS", 30.0, float, minimum=1),
             store_env={k: v for k, v in env.items() if k.startswith(_PASSED_THROUGH)},
         )
         return settings.but(**overrides)

@@ -1,9 +1,10 @@
 """A harness for load, concurrency and crash tests against real `reddog serve` processes.
 
-- `ServerProcess`: one `reddog serve` on its own port, store and environment; started and waited
-  for (`/health`, with a deadline), stopped, SIGKILLed and restarted on the same port and store.
-  Its output goes to a log file whose tail is put into failure messages. `Follower` is the same
-  for `reddog project --follow`.
+- `ServerProcess`: one `reddog serve` on its own port, store and environment (`--workers N`
+  when `workers` is above 1); started and waited for (`/health`, with a deadline), stopped,
+  SIGKILLed and restarted on the same port and store. Its output goes to a log file whose tail
+  is put into failure messages; `processes` are its pid and its workers', `sockets` how many
+  sockets they hold open. `Follower` is the same for `reddog project --follow`.
 - `create_keys`: API keys through the CLI's own `reddog keys create`, many in one process.
 - `Setup`: wallets, grants and tables through the API as the operator, before the load.
 - `Clients`: client processes (`tests/e2e/load_client.py`), each with its JSON config and a
@@ -139,6 +140,7 @@ class ServerProcess:
     env: dict[str, str]
     port: int = field(default_factory=free_port)
     threads: int = 16
+    workers: int = 1
     process: subprocess.Popen | None = None
     starts: int = 0
 
@@ -147,8 +149,9 @@ class ServerProcess:
         return f"http://127.0.0.1:{self.port}"
 
     def command(self) -> list[str]:
+        workers = ["--workers", str(self.workers)] if self.workers > 1 else []
         return [*reddog_command(), "serve", "--store", self.store, "--port", str(self.port),
-                "--threads", str(self.threads)]
+                "--threads", str(self.threads), *workers]
 
     def start(self, seconds: float = STARTUP_SECONDS) -> ServerProcess:
         """Start the server and wait until `/health` answers 200."""
@@ -197,6 +200,39 @@ class ServerProcess:
 
     def output(self) -> str:
         return f"--- {self.name} ({self.log}):\n{tail(self.log)}"
+
+    def processes(self) -> list[int]:
+        """The server's pid, and its workers' under `--workers N`."""
+        assert self.process is not None
+        return [self.process.pid, *children(self.process.pid)]
+
+    def sockets(self) -> int:
+        """The sockets the server's processes hold open (listening ones included)."""
+        count = 0
+        for pid in self.processes():
+            for entry in Path(f"/proc/{pid}/fd").iterdir():
+                try:
+                    count += os.readlink(entry).startswith("socket:")
+                except OSError:  # closed meanwhile
+                    continue
+        return count
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid`."""
+    listed = Path(f"/proc/{pid}/task/{pid}/children")
+    if listed.exists():
+        return [int(p) for p in listed.read_text().split()]
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rpartition(")")[2].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
 
 
 @dataclass

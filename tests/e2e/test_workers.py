@@ -18,6 +18,7 @@ from ledger.services.application import LedgerApplication
 from ledger.settings import Settings
 from tests.e2e.load_harness import (
     ServerProcess,
+    children,
     create_keys,
     metric_samples,
     ok,
@@ -28,30 +29,6 @@ from tests.e2e.load_harness import (
 )
 
 
-class Workers(ServerProcess):
-    """`reddog serve --workers 2 --threads 4`."""
-
-    def command(self) -> list[str]:
-        return [*super().command(), "--workers", "2"]
-
-
-def children(pid: int) -> list[int]:
-    """The processes whose parent is `pid`."""
-    listed = Path(f"/proc/{pid}/task/{pid}/children")
-    if listed.exists():
-        return [int(p) for p in listed.read_text().split()]
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rpartition(")")[2].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
@@ -60,10 +37,10 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def server(store_url: str, tmp_path: Path) -> Iterator[Workers]:
+def server(store_url: str, tmp_path: Path) -> Iterator[ServerProcess]:
     pytest.importorskip("gunicorn")
-    workers = Workers("workers", store_url, tmp_path / "server.log", process_env(),
-                      threads=4)
+    workers = ServerProcess("workers", store_url, tmp_path / "server.log", process_env(),
+                            threads=4, workers=2)
     try:
         yield workers.start()
     finally:
@@ -78,7 +55,7 @@ def resumed(pid: int) -> None:
     os.kill(pid, signal.SIGCONT)
 
 
-def test_two_workers_answer_and_share_the_store(server: Workers, store_url: str,
+def test_two_workers_answer_and_share_the_store(server: ServerProcess, store_url: str,
                                                 tmp_path: Path) -> None:
     assert server.process is not None
     first, second = wait_until(lambda: (found := children(server.process.pid)) and len(
@@ -171,7 +148,8 @@ def test_workers_do_not_set_up_the_tables_again(tmp_path: Path) -> None:
 def test_metrics_sum_both_workers_counters_whichever_answers(tmp_path: Path) -> None:
     pytest.importorskip("gunicorn")
     url = f"sqlite:///{tmp_path}/ledger.sqlite3"
-    server = Workers("workers", url, tmp_path / "server.log", process_env(), threads=4)
+    server = ServerProcess("workers", url, tmp_path / "server.log", process_env(), threads=4,
+                           workers=2)
     server.start()
     try:
         assert server.process is not None
