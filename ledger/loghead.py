@@ -62,13 +62,15 @@ MOST_ENTRIES = 5000
 
 
 def head_path(settings: Settings, store: StoreLocation, key_file: Path | None) -> Path | None:
-    """Where a store's head file is: `REDDOG_HEAD_FILE`; else beside a SQLite file
-    (`ledger.sqlite3` → `ledger.sqlite3.head`, wherever its key is); else beside the chain key
-    file (`chain.key` → `chain.head`); None for a store in memory, or PostgreSQL with its key
-    in the environment."""
+    """Where a store's head file is: None for a store in the process (memory); else
+    `REDDOG_HEAD_FILE`; else beside a SQLite file (`ledger.sqlite3` → `ledger.sqlite3.head`,
+    wherever its key is); else beside the chain key file (`chain.key` → `chain.head`); None
+    for PostgreSQL with its key in the environment."""
+    if store.in_process:  # gone with its process: nothing outside it to keep a head for
+        return None
     if settings.head_file:
         return Path(settings.head_file).expanduser().absolute()
-    if store.sqlite_path is not None and not store.in_process:
+    if store.sqlite_path is not None:
         return Path(f"{store.sqlite_path}{SUFFIX}").absolute()
     if key_file is not None:
         return key_file.with_suffix(SUFFIX) if key_file.suffix == ".key" else Path(

@@ -95,7 +95,10 @@ def test_the_feed_pages_in_order_and_never_lists_sealed_seeds_or_keys(app, two_d
     positions = [e["position"] for e in seen]
     # Check the pages join up in log order and nothing hidden was listed.
     assert positions == sorted(positions) and len(set(positions)) == len(positions)
-    assert {e["aggregate_type"] for e in seen} <= {"Wallet", "CasinoTable", "CasinoDeal"}
+    # The store's record that it keeps its head (`LogHead`) is listed: auditors see when a head
+    # was begun, and by whom.
+    assert {e["aggregate_type"] for e in seen} <= {"Wallet", "CasinoTable", "CasinoDeal",
+                                                   "LogHead"}
     assert seed not in repr(seen)
     total = app.recorder.max_notification_id()
     assert len(seen) < total  # sealed seeds and the key were left out

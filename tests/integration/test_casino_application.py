@@ -310,7 +310,7 @@ def test_verify_fails_when_an_amount_is_changed_in_the_store(tmp_path):
             ).fetchone()
         db.execute("UPDATE stored_events SET state = ? WHERE rowid = ?",
                    (bytes(row[1]).replace(b'"amount":100', b'"amount":900'), row[0]))
-    fresh = make_app()
+    fresh = make_app(head="report")  # as `reddog verify` opens it: reporting, not refusing
     report = verify_store(fresh)
     assert not report.ok
     # Check the two records of the wager now disagree, and the deal's stake no longer balances.
