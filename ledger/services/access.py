@@ -70,7 +70,7 @@ ALLOWED: dict[Action, frozenset[Role]] = {
 #: may take no other action has no write rights (the auditor): `writes`.
 READS = frozenset({
     Action.READ_WALLET, Action.READ_TABLE, Action.READ_DEAL, Action.FIND_DEALS, Action.AUDIT,
-    Action.READ_DISPUTES,
+    Action.READ_DISPUTES, Action.WATCH,
 })
 #: Actions a player may take only on what belongs to them.
 OWNED = frozenset({

@@ -33,7 +33,7 @@ ANSWERS = {
     "script": ("GET", "/static/pages/casino.js", False, "text/javascript"),
     "CSS": ("GET", "/static/pages/common.css", False, "text/css"),
     "OpenAPI document": ("GET", "/openapi.json", False, "application/json"),
-    "metrics": ("GET", "/metrics", False, "text/plain"),
+    "metrics": ("GET", "/metrics", True, "text/plain"),
     "docs page": ("GET", "/docs", False, "text/html"),
     "docs script": ("GET", "/docs/assets/swagger-ui-bundle.js", False, "text/javascript"),
     "docs CSS": ("GET", "/docs/assets/swagger-ui.css", False, "text/css"),
