@@ -99,11 +99,14 @@ class Store:
         if table == self.events and self.admin is None:
             names[0] = "rowid"  # the position, given back as it was
             names = [n for i, n in enumerate(names) if i == 0 or n != "rowid"]
+        sql = (f"INSERT INTO {table} ({', '.join(names)}) VALUES "
+               f"({', '.join([mark] * len(names))})")
         with self.cursor() as db:
-            sql = (f"INSERT INTO {table} ({', '.join(names)}) VALUES "
-                   f"({', '.join([mark] * len(names))})")
-            for row in rows:
-                db.execute(sql, row[:len(names)])
+            if self.admin is None:
+                db.executemany(sql, [row[:len(names)] for row in rows])
+            else:
+                with db.cursor() as cursor:  # psycopg sends them as one pipeline
+                    cursor.executemany(sql, [row[:len(names)] for row in rows])
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
