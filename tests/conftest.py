@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -33,22 +34,30 @@ def postgres_or_skip() -> str:
     return POSTGRES_ADMIN_URL
 
 
-@pytest.fixture
-def postgres_schema(tmp_path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    """A fresh PostgreSQL schema for one test, dropped after it; yields the store URL. Its chain
-    key file (REDDOG_CHAIN_KEY_FILE, inherited by servers the test starts) is the test's own."""
+@contextmanager
+def fresh_postgres_schema() -> Iterator[tuple[str, str]]:
+    """A new PostgreSQL schema of its own, dropped afterwards: (the admin URL, its name); skip
+    (or, with CI=true, fail) without a server."""
     import psycopg
 
     admin = postgres_or_skip()
-    monkeypatch.setenv("REDDOG_CHAIN_KEY_FILE", str(tmp_path / "postgres-chain.key"))
     schema = f"t_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
     try:
-        yield f"{admin}?schema={schema}"
+        yield admin, schema
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture
+def postgres_schema(tmp_path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """A fresh PostgreSQL schema for one test, dropped after it; yields the store URL. Its chain
+    key file (REDDOG_CHAIN_KEY_FILE, inherited by servers the test starts) is the test's own."""
+    with fresh_postgres_schema() as (admin, schema):
+        monkeypatch.setenv("REDDOG_CHAIN_KEY_FILE", str(tmp_path / "postgres-chain.key"))
+        yield f"{admin}?schema={schema}"
 
 
 @pytest.fixture(params=STORES)

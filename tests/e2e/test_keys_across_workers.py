@@ -6,7 +6,6 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -18,7 +17,7 @@ import pytest
 from ledger.services.access import SYSTEM
 from ledger.services.application import LedgerApplication
 from ledger.settings import Settings
-from tests.conftest import postgres_or_skip
+from tests.conftest import fresh_postgres_schema
 from tests.e2e.load_harness import process_env, stop_process
 from tests.e2e.test_server import (
     POLL_SECONDS,
@@ -100,19 +99,9 @@ def worker_store(request: pytest.FixtureRequest,
     if request.param == "sqlite":
         yield f"sqlite:///{directory}/ledger.sqlite3"
         return
-    import psycopg
-
-    admin = postgres_or_skip()
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA "{schema}"')
-    try:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("REDDOG_CHAIN_KEY_FILE", str(directory / "postgres-chain.key"))
-            yield f"{admin}?schema={schema}"
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    with fresh_postgres_schema() as (admin, schema), pytest.MonkeyPatch.context() as patch:
+        patch.setenv("REDDOG_CHAIN_KEY_FILE", str(directory / "postgres-chain.key"))
+        yield f"{admin}?schema={schema}"
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ from ledger.services.integrity import DiffersFromHead
 from ledger.settings import Settings
 from ledger.simulate import simulate_casino
 from ledger.verify import verify_store
-from tests.conftest import postgres_or_skip
+from tests.conftest import fresh_postgres_schema
 from tests.e2e.load_harness import process_env, reddog_command
 
 DEALS = 260  # about 2,900 events: checkpoints at 1,000 and 2,000, and 900 after them
@@ -49,6 +49,15 @@ class Store:
 
     def app(self, head: str = "check") -> LedgerApplication:
         return LedgerApplication(self.settings, head=head)
+
+    def verified(self) -> Any:
+        """`verify` of the store, opened as `reddog verify` opens it (what differs from its
+        head reported, not refused)."""
+        app = self.app(head="report")
+        try:
+            return verify_store(app)
+        finally:
+            app.close()
 
     @contextmanager
     def cursor(self) -> Iterator[Any]:
@@ -120,18 +129,9 @@ def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
         made.head_file = folder / "ledger.sqlite3.head"
         yield from _played(made)
         return
-    import psycopg
-
-    admin = postgres_or_skip()
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA "{schema}"')
-    try:
+    with fresh_postgres_schema() as (admin, schema):
         yield from _played(Store(f"{admin}?schema={schema}", folder / "chain.key", admin,
                                  schema))
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
 def _played(store: Store) -> Iterator[Store]:
@@ -211,11 +211,7 @@ def gone_named(store: Store, last: int) -> str:
     open. Answers the failure's text."""
     newest = head_newest(store)
     expected = f"positions {last + 1:,}–{newest:,} are gone"
-    app = store.app(head="report")
-    try:
-        report = verify_store(app)
-    finally:
-        app.close()
+    report = store.verified()
     assert not report.ok
     named = [f for f in report.failures if expected in f.problem]
     assert named and named[0].position == last + 1, [str(f) for f in report.failures][:4]
@@ -252,11 +248,7 @@ def test_a_cut_of_the_newest_events_is_caught_naming_the_positions_gone(store, n
 @pytest.mark.parametrize("clean", [False, True], ids=["models kept", "models and snapshots cut"])
 def test_a_cut_that_takes_checkpoints_with_it_is_caught(store, clean):
     positions = store.positions()
-    app = store.app(head="report")
-    try:
-        checkpointed = verify_store(app).checkpointed
-    finally:
-        app.close()
+    checkpointed = store.verified().checkpointed
     # Deeper than the two newest checkpoints: the log left verifies by itself.
     newest = len([p for p in positions if p > checkpointed]) + 2_000
     with cut(store, newest, clean) as last:
@@ -265,20 +257,12 @@ def test_a_cut_that_takes_checkpoints_with_it_is_caught(store, clean):
 
 
 def test_two_rows_swapped_after_the_last_checkpoint_are_caught_at_the_first(store):
-    app = store.app(head="report")
-    try:
-        checkpointed = verify_store(app).checkpointed
-    finally:
-        app.close()
+    checkpointed = store.verified().checkpointed
     after = [p for p in store.positions() if p > checkpointed]
     first, second = after[len(after) // 3], after[2 * len(after) // 3]
     columns, rows = store.rows(store.events, f"{store.position} IN ({first}, {second})")
     with _swapped(store, first, second, columns, rows):
-        app = store.app(head="report")
-        try:
-            report = verify_store(app)
-        finally:
-            app.close()
+        report = store.verified()
     assert not report.ok
     named = [f for f in report.failures if f.aggregate_id == "log head"]
     assert named and named[0].position == first, [str(f) for f in report.failures][:4]
@@ -315,11 +299,7 @@ def test_a_head_file_deleted_with_the_events_is_missed_and_begun_again_only_on_p
     try:
         with pytest.raises(ConfigurationError, match="the file is gone"):
             store.app().close()
-        app = store.app(head="report")
-        try:
-            report = verify_store(app)
-        finally:
-            app.close()
+        report = store.verified()
         assert not report.ok and "the file is gone" in report.failures[-1].problem
     finally:
         store.head_file.write_bytes(kept)
@@ -332,11 +312,7 @@ def test_a_line_of_the_head_written_without_the_key_is_found(store):
     mac = lines[1].rpartition(" ")[2]
     store.head_file.write_text("\n".join([lines[0], f"c 999999999 {mac}", *lines[1:]]) + "\n")
     try:
-        app = store.app(head="report")
-        try:
-            report = verify_store(app)
-        finally:
-            app.close()
+        report = store.verified()
     finally:
         store.head_file.write_text(kept)
     assert not report.ok
