@@ -116,9 +116,11 @@ def _entries_line(key: bytes, entries: Iterable[tuple[int, str]]) -> str:
 
 def parse(text: str, key: bytes) -> Head:
     """A head file's text, each line checked against its MAC (a line that fails is kept out,
-    its number in `forged`)."""
+    its number in `forged`). A last line without its newline is one another process is
+    writing at this moment (each line is written whole, in one write): it is left for later."""
     head = Head()
-    for number, line in enumerate(text.splitlines(), start=1):
+    lines = text.split("\n")[:-1]  # the text after the last newline is not a line yet
+    for number, line in enumerate(lines, start=1):
         if number == 1 and line.startswith(FORMAT):
             continue
         body, _, mac = line.rpartition(" ")
