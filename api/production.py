@@ -72,7 +72,7 @@ def gunicorn_options(host: str, port: int, workers: int, threads: int,
 def metrics_folder() -> Iterator[Path]:
     """The folder the workers keep their counters in while the server runs: the operator's
     `PROMETHEUS_MULTIPROC_DIR`, emptied of an earlier server's files (a new server counts from
-    0, as one process does), else a new folder of its own, removed when the server stops."""
+    0, as one process does), else a new folder of its own, removed when the server (its master) stops."""
     given = multiprocess_dir()
     if given:
         folder = private.make_folder(Path(given))
@@ -82,11 +82,16 @@ def metrics_folder() -> Iterator[Path]:
         return
     folder = Path(tempfile.mkdtemp(prefix="reddog-metrics-"))
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(folder)
+    maker = os.getpid()
     try:
         yield folder
     finally:
-        os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
-        shutil.rmtree(folder, ignore_errors=True)
+        # A worker leaves through here too (gunicorn ends a forked worker with SystemExit,
+        # which unwinds the stack it inherited): only the master removes the folder, else a
+        # worker stopping first would take it from those still running or booting.
+        if os.getpid() == maker:
+            os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def count_in_files() -> None:

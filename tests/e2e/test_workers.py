@@ -193,3 +193,40 @@ def test_metrics_sum_both_workers_counters_whichever_answers(tmp_path: Path) -> 
         assert sorted(children(server.process.pid)) == sorted([first, second])
     finally:
         server.stop()
+
+
+def test_a_worker_that_stops_is_replaced_and_the_counters_go_on(tmp_path: Path) -> None:
+    """gunicorn starts a new worker when one ends (here told to stop, as a worker recycled or
+    signalled is): the one leaving takes nothing the others share, so the new one boots, the
+    master stays up and `/metrics` still sums what the workers counted, the gone one's too."""
+    pytest.importorskip("gunicorn")
+    url = f"sqlite:///{tmp_path}/ledger.sqlite3"
+    server = ServerProcess("workers", url, tmp_path / "server.log", process_env(), threads=4,
+                           workers=2)
+    server.start()
+    try:
+        assert server.process is not None
+        master = server.process.pid
+        first, second = wait_until(lambda: (found := children(master)) and len(found) == 2
+                                   and found, 30, f"two workers under the master\n{server.output()}")
+        [operator] = create_keys(url, process_env(), [("operator", None)], tmp_path)
+        live = 'reddog_http_requests_total{method="GET",route="/health/live",status="200"}'
+        before = metric_samples(server.base, operator).get(live, 0)
+        for _ in range(6):
+            ok(server.base, "GET", "/health/live", operator)
+        os.kill(first, signal.SIGTERM)
+        replaced = wait_until(
+            lambda: (now := children(master)) and len(now) == 2 and first not in now and now,
+            30, f"a new worker in place of {first}\n{server.output()}")
+        assert second in replaced and server.process.poll() is None, server.output()
+        # the new worker answers: pause the old one so that only the new one can
+        paused(second)
+        try:
+            ok(server.base, "GET", "/health/live", "")  # waits in the backlog while it boots
+            after = metric_samples(server.base, operator)
+        finally:
+            resumed(second)
+        assert after[live] - before >= 6, server.output()
+    finally:
+        server.stop()
+
