@@ -53,7 +53,11 @@ def init_app(app: Any, slots: int, queue: int, seconds: float) -> None:
 
 
 def audit_read(view: Callable[..., Any]) -> Callable[..., Any]:
-    """Run a view as an audit read: through the gate, with the time budget in `g.budget`."""
+    """Run a view as an audit read: through the gate, with the time budget in `g.budget`.
+
+    Put it right under the blueprint's route, above its arguments and response: then the slot
+    covers reading the arguments and writing the answer (schema dump, JSON) too, the larger part
+    of a big page's cost, which would otherwise run beside play outside any turn."""
 
     @functools.wraps(view)
     def gated(*args: Any, **kwargs: Any) -> Any:

@@ -32,10 +32,10 @@ PLAYER_ID = {"in": "path", "name": "player_id", "description": validation.PLAYER
 
 
 @blp.route("/events", methods=["GET"])
+@audit_read
 @blp.arguments(FeedArgs, location="query")
 @blp.response(200, FeedSchema)
 @problems(blp)
-@audit_read
 def feed(args: dict) -> dict:
     """Read the global log in order, a page at a time (operator, auditor)."""
     types = set(args["type"]) if args.get("type") else None
@@ -47,30 +47,30 @@ def feed(args: dict) -> dict:
 
 
 @blp.route("/tables/<uuid:table_id>/as-of", methods=["GET"])
+@audit_read
 @blp.arguments(AsOfArgs, location="query")
 @blp.response(200, AsOfSchema)
 @problems(blp)
-@audit_read
 def table_as_of(args: dict, table_id: UUID) -> dict:
     """A table as it stood at a version or an instant (operator, auditor)."""
     return ledger().state_at(principal(), table_id, args.get("version"), args.get("at"))
 
 
 @blp.route("/wallets/<uuid:wallet_id>/as-of", methods=["GET"])
+@audit_read
 @blp.arguments(AsOfArgs, location="query")
 @blp.response(200, AsOfSchema)
 @problems(blp)
-@audit_read
 def wallet_as_of(args: dict, wallet_id: UUID) -> dict:
     """A wallet as it stood at a version or an instant."""
     return ledger().state_at(principal(), wallet_id, args.get("version"), args.get("at"))
 
 
 @blp.route("/wallets/<uuid:wallet_id>/statement", methods=["GET"])
+@audit_read
 @blp.arguments(PeriodArgs, location="query")
 @blp.response(200, StatementSchema)
 @problems(blp)
-@audit_read
 def statement(args: dict, wallet_id: UUID) -> dict:
     """Every transfer of a wallet in a period, with its cause and the running balance."""
     return ledger().statement(principal(), wallet_id, args.get("since"), args.get("until"),
@@ -79,12 +79,12 @@ def statement(args: dict, wallet_id: UUID) -> dict:
 
 
 @blp.route("/reports", methods=["GET"])
+@audit_read
 @blp.arguments(ReportArgs, location="query")
 @blp.response(200, ReportSchema)
 @blp.alt_response(200, description="The same report as CSV with format=csv",
                   content_type="text/csv", success=True)
 @problems(blp)
-@audit_read
 def report(args: dict) -> dict | Response:
     """A period report by table, variant, player or banker, as JSON or CSV (operator, auditor)."""
     result = ledger().report(
@@ -98,10 +98,10 @@ def report(args: dict) -> dict | Response:
 
 
 @blp.route("/reports/series", methods=["GET"])
+@audit_read
 @blp.arguments(SeriesArgs, location="query")
 @blp.response(200, SeriesSchema)
 @problems(blp)
-@audit_read
 def report_series(args: dict) -> dict:
     """A period's series for charts: handle and hold by day, the actual return to player as
     deals accumulate with the theoretical one, banks deal by deal (operator, auditor)."""
@@ -111,10 +111,10 @@ def report_series(args: dict) -> dict:
 
 
 @blp.route("/players/<string:player_id>/recall", methods=["GET"], parameters=[PLAYER_ID])
+@audit_read
 @blp.arguments(RecallArgs, location="query")
 @blp.response(200, RecallSchema)
 @problems(blp)
-@audit_read
 def recall(args: dict, player_id: str) -> dict:
     """A player's last deals with cards, bets, outcome and balances (the player, operator, auditor)."""
     return ledger().recall(principal(), player_id, args["count"])

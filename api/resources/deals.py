@@ -18,10 +18,10 @@ blp = resource_blueprint("deals", __name__, "/deals", "Casino Red Dog deals, the
 
 
 @blp.route("", methods=["GET"])
+@audit_read
 @blp.arguments(DealSearchArgs, location="query")
 @blp.response(200, DealSearchSchema)
 @problems(blp)
-@audit_read
 def find_deals(args: dict) -> dict:
     """Find finished deals by table, player, variant, outcome, time and dispute, newest first
     (staff: any deal; a player: the deals they played in)."""
@@ -57,18 +57,18 @@ def raise_bet(deal_id: UUID) -> dict:
 
 
 @blp.route("/<uuid:deal_id>/events", methods=["GET"])
+@audit_read
 @blp.response(200, EventSchema(many=True))
 @problems(blp)
-@audit_read
 def deal_events(deal_id: UUID) -> list:
     """List a deal's events in order, nothing unrevealed."""
     return ledger().deal_events(principal(), deal_id)
 
 
 @blp.route("/<uuid:deal_id>/replay", methods=["GET"])
+@audit_read
 @blp.response(200, ReplaySchema)
 @problems(blp)
-@audit_read
 def replay(deal_id: UUID) -> dict:
     """Replay a deal step by step, with the state after each step."""
     return ledger().replay(principal(), deal_id)
@@ -81,10 +81,10 @@ HISTORY_HEADERS = {"Content-Disposition": {
 
 
 @blp.route("/<uuid:deal_id>/history", methods=["GET"])
+@audit_read
 @blp.response(200, {"type": "string"}, content_type="text/plain", headers=HISTORY_HEADERS,
               description="The deal's hand history, RDHH/1 text (ledger/services/history.py)")
 @problems(blp)
-@audit_read
 def history(deal_id: UUID) -> Response:
     """A finished deal's portable hand history (RDHH/1), as `reddog history export` writes it.
     Readable by whoever may read its replay; a deal in progress is 422 (G2: its seed is still
@@ -95,9 +95,9 @@ def history(deal_id: UUID) -> Response:
 
 
 @blp.route("/<uuid:deal_id>/fairness", methods=["GET"])
+@audit_read
 @blp.response(200, FairnessSchema)
 @problems(blp)
-@audit_read
 def fairness(deal_id: UUID) -> dict:
     """Check a finished deal against its commitment (fairness.md)."""
     return ledger().check_fairness(principal(), deal_id)

@@ -15,15 +15,16 @@ blp = resource_blueprint("verification", __name__, "", "Verification runs and ch
 
 
 @blp.route("/verification", methods=["GET"])
+@audit_read
 @blp.response(200, VerificationSchema)
 @problems(blp)
-@audit_read
 def verification() -> dict:
     """The last verification run, recent runs and recent checkpoints (operator, auditor)."""
     return ledger().verification(principal())
 
 
 @blp.route("/verification", methods=["POST"])
+@audit_read
 @blp.arguments(VerifyArgs, required=False)
 @blp.response(201, RunSchema, headers=location("The record of runs, this one first"))
 @blp.alt_response(200, schema=RunSchema, headers=location("The record of runs"),
@@ -33,7 +34,6 @@ def verification() -> dict:
                   description="The limit on an auditor's runs could not be checked: nothing "
                               "was recorded")
 @command(blp)
-@audit_read
 def run_verification(args: dict) -> tuple[dict, int, dict[str, str]]:
     """Verify log positions `from`..`to` and record the run (operator, auditor). One run checks
     at most `max_positions` (2,000) positions: a larger range is 422 naming `to`. A run that

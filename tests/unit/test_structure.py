@@ -127,6 +127,22 @@ def string_literals(path: Path) -> list[tuple[int, str]]:
             and id(node) not in declared]
 
 
+def test_every_audit_read_is_gated_right_under_its_route():
+    """`audit_read` sits directly under `blp.route`, above the arguments and the response, so
+    its slot covers reading the one and writing the other (api/gate.py)."""
+    gated, misplaced = [], []
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef):
+                names = [ast.unparse(d) for d in node.decorator_list]
+                if "audit_read" in names:
+                    gated.append(node.name)
+                    at = names.index("audit_read")
+                    if at == 0 or not names[at - 1].startswith("blp.route("):
+                        misplaced.append(f"{name}.{node.name}")
+    assert len(gated) >= 13 and not misplaced, misplaced
+
+
 def test_no_event_is_named_by_a_string_outside_the_operations_module():
     names = event_names()
     assert {"BetPlaced", "Wagered", "Granted", "SeedRevealed"} <= names
