@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from api.schemas import Args
+from api.schemas import Args, WholeNumber
 from api.schemas_audit import ProjectionStatusSchema
 
 
 class VerifyArgs(Args):
-    first = fields.Integer(data_key="from", validate=validate.Range(min=1), metadata={
+    first = WholeNumber(data_key="from", validate=validate.Range(min=1), metadata={
         "description": "First log position to check (default: `to` less the limit, or 1)"})
-    last = fields.Integer(data_key="to", validate=validate.Range(min=1), metadata={
+    last = WholeNumber(data_key="to", validate=validate.Range(min=1), metadata={
         "description": "Last log position to check (default: the log's last)"})
 
 

@@ -96,6 +96,9 @@ def test_players_may_neither_read_nor_run_verification_nor_read_series(client, k
     ({"from": 5, "to": 2}, "to", "before"),
     ({"from": 0, "to": 2}, "from", None),
     ({"from": "one"}, "from", None),
+    ({"from": "1", "to": 2}, "from", "whole number"),  # JSON numbers only, as every body
+    ({"from": 1, "to": 2.0}, "to", "whole number"),
+    ({"from": True, "to": 2}, "from", "whole number"),
 ])
 def test_a_range_too_long_backwards_or_past_the_end_is_refused_naming_the_field(
         client, keys, ledger, casino, body, field, words):
