@@ -206,15 +206,29 @@ class ServerProcess:
         assert self.process is not None
         return [self.process.pid, *children(self.process.pid)]
 
-    def sockets(self) -> int:
-        """The sockets the server's processes hold open (listening ones included)."""
-        count = 0
+    def connections(self) -> int:
+        """The client connections the server's processes hold: established TCP connections to
+        its port open in one of them (accepted, not waiting in the listening socket's backlog;
+        not one the client has closed and the server is closing)."""
+        held = set()
         for pid in self.processes():
-            for entry in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                entries = list(Path(f"/proc/{pid}/fd").iterdir())
+            except OSError:  # the process is gone
+                continue
+            for entry in entries:
                 try:
-                    count += os.readlink(entry).startswith("socket:")
+                    link = os.readlink(entry)
                 except OSError:  # closed meanwhile
                     continue
+                if link.startswith("socket:["):
+                    held.add(link[len("socket:["):-1])
+        count = 0
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            for line in Path(table).read_text().splitlines()[1:]:
+                local, state, inode = (fields := line.split())[1], fields[3], fields[9]
+                count += (state == "01" and int(local.rpartition(":")[2], 16) == self.port
+                          and inode in held)
         return count
 
 
