@@ -97,7 +97,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     headers.init_app(app)
     one_look_at_the_log_per_request(app, ledger)
     settings = ledger.settings
-    gate.init_app(app, settings.audit_slots, settings.audit_queue, settings.audit_seconds)
+    gate.init_app(app, settings.audit_slots, settings.audit_queue, settings.audit_seconds,
+                  settings.audit_share)
 
     api.name_operations(app)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -23,12 +24,21 @@ from ledger.errors import Busy
 
 
 class AuditGate:
-    """A counting gate with a bounded queue."""
+    """A counting gate with a bounded queue, and a share of the process's time.
 
-    def __init__(self, slots: int, queue: int, seconds: float) -> None:
+    `share` bounds the CPU time audit reads take: after a read that used c seconds of CPU the
+    gate opens again only c × (1 − share) / share later, so that in any long stretch audit
+    reads run at most `share` of the time (a process runs Python on one core at a time, its
+    GIL, so what a read takes, play in the same process waits for). A read that would wait
+    past its budget for its turn is told to come back (429), as one finding no slot."""
+
+    def __init__(self, slots: int, queue: int, seconds: float, share: float = 1.0) -> None:
         self.seconds = seconds
+        self.share = share
         self._slots = threading.BoundedSemaphore(slots)
         self._room = threading.BoundedSemaphore(slots + queue)
+        self._rest = threading.Lock()
+        self._open_at = 0.0  # time.monotonic() when the next read may start
 
     @contextmanager
     def turn(self) -> Iterator[None]:
@@ -37,19 +47,43 @@ class AuditGate:
             raise Busy("audit reads are busy: too many are waiting; try again shortly",
                        retry_after=1)
         try:
+            asked = time.monotonic()
             if not self._slots.acquire(timeout=self.seconds):
                 raise Busy("audit reads are busy: no slot came free in time", retry_after=1)
             try:
-                yield
+                self._wait_for_opening(asked)
+                used = time.thread_time()
+                try:
+                    yield
+                finally:
+                    self._rest_after(time.thread_time() - used)
             finally:
                 self._slots.release()
         finally:
             self._room.release()
 
+    def _wait_for_opening(self, asked: float) -> None:
+        with self._rest:
+            opening = self._open_at
+        now = time.monotonic()
+        if opening <= now:
+            return
+        if opening - asked > self.seconds:
+            raise Busy("audit reads are busy: their share of the server's time is used; "
+                       "try again shortly", retry_after=1)
+        time.sleep(opening - now)
 
-def init_app(app: Any, slots: int, queue: int, seconds: float) -> None:
+    def _rest_after(self, cpu: float) -> None:
+        if self.share >= 1.0:
+            return
+        with self._rest:
+            self._open_at = max(self._open_at, time.monotonic()) + cpu * (
+                1.0 - self.share) / self.share
+
+
+def init_app(app: Any, slots: int, queue: int, seconds: float, share: float = 1.0) -> None:
     """Give the app its audit gate."""
-    app.extensions["reddog_audit_gate"] = AuditGate(slots, queue, seconds)
+    app.extensions["reddog_audit_gate"] = AuditGate(slots, queue, seconds, share)
 
 
 def audit_read(view: Callable[..., Any]) -> Callable[..., Any]:

@@ -12,6 +12,7 @@
 | `REDDOG_AUDIT_SLOTS` | `audit_slots`: audit reads one process serves at once | 1 |
 | `REDDOG_AUDIT_QUEUE` | `audit_queue`: audit reads that may wait for a slot | 8 |
 | `REDDOG_AUDIT_SECONDS` | `audit_seconds`: time budget of one audit read | 2.0 |
+| `REDDOG_AUDIT_SHARE` | `audit_share`: the most of a process's time audit reads take (0.05 to 1) | 0.25 |
 | `REDDOG_LOG_LEVEL` | `log_level`: `debug`, `info`, `warning` or `error` | `info` |
 | `REDDOG_LOG_FORMAT` | `log_format`: `json` lines, `console`, or `auto` (console on a terminal) | `auto` |
 | `REDDOG_METRICS` | `metrics`: serve Prometheus metrics at `/metrics` (`on`, `off`) | `on` |
@@ -55,6 +56,7 @@ class Settings:
     audit_slots: int = 1
     audit_queue: int = 8
     audit_seconds: float = 2.0
+    audit_share: float = 0.25
     log_level: str = "info"
     log_format: str = "auto"
     metrics: str = "on"
@@ -79,6 +81,8 @@ class Settings:
             audit_slots=int(_number(env, "REDDOG_AUDIT_SLOTS", 1, int, minimum=1)),
             audit_queue=int(_number(env, "REDDOG_AUDIT_QUEUE", 8, int)),
             audit_seconds=_number(env, "REDDOG_AUDIT_SECONDS", 2.0, float, minimum=0.05),
+            audit_share=_number(env, "REDDOG_AUDIT_SHARE", 0.25, float, minimum=0.05,
+                                maximum=1.0),
             log_level=_choice(env, "REDDOG_LOG_LEVEL", "info", LOG_LEVELS),
             log_format=_choice(env, "REDDOG_LOG_FORMAT", "auto", LOG_FORMATS),
             metrics=_choice(env, "REDDOG_METRICS", "on", SWITCH),
@@ -117,7 +121,7 @@ def _choice(env: Mapping[str, str], name: str, default: str, choices: tuple[str,
 
 
 def _number(env: Mapping[str, str], name: str, default: float, kind: type,
-            minimum: float = 0) -> Any:
+            minimum: float = 0, maximum: float | None = None) -> Any:
     text = env.get(name)
     if not text:
         return default
@@ -127,4 +131,6 @@ def _number(env: Mapping[str, str], name: str, default: float, kind: type,
         raise InvalidInput(f"{name} must be a number", field=name) from None
     if value < minimum:
         raise InvalidInput(f"{name} must be at least {minimum}", field=name)
+    if maximum is not None and value > maximum:
+        raise InvalidInput(f"{name} must be at most {maximum}", field=name)
     return value
