@@ -18,13 +18,20 @@ For each store (a fresh SQLite file, a fresh PostgreSQL schema):
 5. **Half rate**: the same mix in an open loop at half the requests/s of step 4: each client
    sends on a schedule and the latency is counted from the scheduled time (so a slow answer
    also delays what should have been sent behind it: no coordinated omission).
-6. **SQLite, group commit off**: the server started again with `REDDOG_GROUP_COMMIT=off`, and
-   step 4 again (steps 3-5 ran with `on`).
+6. **Beside audit readers**: the open loop at a quarter of step 4's rate without the feed
+   pages (an audit read itself, which would hold up a player's next commands while it waits
+   its turn), once alone and once beside `readers` (16) client processes reading the feed with filters, reports (JSON and CSV),
+   recall, statements and a wallet as of now as fast as they are answered (0.2 s after a 429):
+   play's p99 beside them over its p99 alone, kind by kind, at most 2×. The same offered rate
+   both times, so the ratio is what the readers cost play, not a change in how much is played.
+7. **SQLite, group commit off**: the server started again with `REDDOG_GROUP_COMMIT=off`, and
+   step 4 again (steps 3-6 ran with `on`).
 
 Options (`--set KEY=VALUE`): `seconds` (per phase, default 12; 2 with --quick), `clients`
 (default 4 per usable CPU, 8 to 64), `workers` (default one per usable CPU, 2 to 16), `threads`
-(default 16, as `reddog serve`). `--quick`: SQLite only, 2 s phases, 4 clients, 2 workers of
-4 threads (a smoke test of the bench, `tests/e2e/test_bench_http.py`).
+(default 16, as `reddog serve`), `readers` (default 16). `--quick`: SQLite only, 2 s phases,
+4 clients, 4 readers, 2 workers of 4 threads (a smoke test of the bench,
+`tests/e2e/test_bench_http.py`).
 
 A client is `python -m tests.bench.http client SPEC.json` (the standard library only), a raw
 writer `python -m tests.bench.http raw SPEC.json`; each says `ready` on stdout and starts at the
@@ -55,8 +62,14 @@ SECTION = "http"
 #: The requests that are commands (they record events); the rest are reads.
 COMMANDS = ("deal", "stand", "raise", "grant", "high-card bet", "high-card other")
 READS = ("read table", "read wallet", "feed page")
+#: What a player does (the operator's feed pages, an audit read, left out).
+PLAY = (*COMMANDS, "read table", "read wallet")
+#: Answers of a kind below which its own p99 is not compared (p99 of fewer is the maximum).
+MIN_KIND = 200
 #: What the latency at half the maximum rate must stay under.
 P99_GOAL_MS = 50.0
+#: Play's p99 beside the audit readers over play's p99 alone, at most (each kind).
+AUDITED_GOAL = 2.0
 #: RSS after the second half of the commands over RSS after the first half.
 GROWTH_GOAL = 1.10
 MIB = 1024 * 1024
@@ -64,7 +77,7 @@ MIB = 1024 * 1024
 
 # The clients (their own processes; nothing but the standard library).
 def request(conn: HTTPConnection, method: str, path: str, key: str | None,
-            body: Any) -> tuple[int, Any]:
+            body: Any, parse: bool = True) -> tuple[int, Any]:
     headers = {"Accept": "application/json"}
     if key:
         headers["Authorization"] = f"Bearer {key}"
@@ -78,6 +91,8 @@ def request(conn: HTTPConnection, method: str, path: str, key: str | None,
     payload = response.read()
     if response.getheader("Connection", "").lower() == "close":
         conn.close()
+    if not parse:  # a reader that only needs the status spends no CPU on the answer
+        return response.status, None
     try:
         return response.status, json.loads(payload) if payload else None
     except ValueError:
@@ -95,7 +110,7 @@ def live_script(_spec: dict[str, Any], _rng: random.Random) -> Iterator[Step]:
 def casino_script(spec: dict[str, Any], rng: random.Random) -> Iterator[Step]:
     """Rounds of: a deal, then stand (or, a third of the time when it is legal, raise); a look at
     the table; every 2nd round the wallet, every 5th a grant, every 4th a feed page (following
-    the log from where this client's last page ended)."""
+    the log from where this client's last page ended; not when `feed` is false)."""
     table, wallet = spec["table_id"], spec["wallet_id"]
     player, operator = spec["player_key"], spec["operator_key"]
     after = 0
@@ -116,7 +131,7 @@ def casino_script(spec: dict[str, Any], rng: random.Random) -> Iterator[Step]:
             yield "read wallet", "GET", f"/wallets/{wallet}", player, None
         if turn % 5 == 0:
             yield "grant", "POST", f"/wallets/{wallet}/grants", operator, {"amount": 100}
-        if turn % 4 == 0:
+        if turn % 4 == 0 and spec.get("feed", True):
             status, page = yield ("feed page", "GET", f"/events?after={after}&limit=50",
                                   operator, None)
             if status == 200 and isinstance(page, dict):
@@ -144,7 +159,36 @@ def high_card_script(spec: dict[str, Any], rng: random.Random) -> Iterator[Step]
         yield "high-card bet" if op == "bet" else "high-card other", "POST", path, who, body
 
 
-SCRIPTS = {"live": live_script, "casino": casino_script, "high-card": high_card_script}
+def reader_script(spec: dict[str, Any], rng: random.Random) -> Iterator[Step]:
+    """An audit reader, as fast as it is answered: the feed (from the start, by player, by
+    table and type, by time), reports as JSON and CSV, recall, statements and a wallet as of
+    now, over the players' tables and wallets; after a 429 (`busy`) it waits 0.2 s."""
+    key, players = spec["operator_key"], spec["players"]
+    while True:
+        p = rng.choice(players)
+        now = time.time()
+        day = time.strftime("%Y-%m-%d", time.gmtime(now))
+        next_day = time.strftime("%Y-%m-%d", time.gmtime(now + 86400))
+        moment = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 5))
+        kind, path = rng.choice([
+            ("feed", f"/events?after={rng.choice([0, 100, 1000])}&limit=100"),
+            ("feed", f"/events?player={p['player_id']}&limit=100"),
+            ("feed", f"/events?table={p['table_id']}&type=Settled&limit=100"),
+            ("feed", f"/events?since={moment}&limit=100"),
+            ("report", f"/reports?since={day}&until={next_day}&group_by="
+                       + rng.choice(["player", "table", "variant"])),
+            ("report", f"/reports?since={day}&until={next_day}&format=csv"),
+            ("recall", f"/players/{p['player_id']}/recall"),
+            ("statement", f"/wallets/{p['wallet_id']}/statement"),
+            ("as-of", f"/wallets/{p['wallet_id']}/as-of?at={moment}"),
+        ])
+        status, _ = yield f"audit {kind}", "GET", path, key, None
+        if status == 429:
+            time.sleep(0.2)
+
+
+SCRIPTS = {"live": live_script, "casino": casino_script, "high-card": high_card_script,
+           "reader": reader_script}
 
 
 def client_main(spec: dict[str, Any]) -> None:
@@ -176,7 +220,8 @@ def client_main(spec: dict[str, Any]) -> None:
         sent += 1
         kind, method, path, key, body = step
         try:
-            status, answer = request(conn, method, path, key, body)
+            status, answer = request(conn, method, path, key, body,
+                                     spec["script"] != "reader")
         except (OSError, ValueError):  # no answer: counted as status 0, connection opened again
             conn.close()
             status, answer = 0, None
@@ -244,13 +289,6 @@ def cpu_seconds(pid: int) -> float:
         return 0.0
 
 
-def children(pid: int) -> list[int]:
-    listed = Path(f"/proc/{pid}/task/{pid}/children")
-    try:
-        return [int(p) for p in listed.read_text().split()]
-    except OSError:
-        return []
-
 
 class Server:
     """`reddog serve --workers W --threads T` (and on PostgreSQL `reddog project --follow`)."""
@@ -291,7 +329,7 @@ class Server:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the server exited: {first_error(self.log.read_text())}")
             # gunicorn answers as soon as one worker does: wait for all of them (waitress: one)
-            if self.workers == 1 or len(children(self.process.pid)) >= self.workers:
+            if self.workers == 1 or len(self.pids()) > self.workers:
                 try:
                     conn = HTTPConnection("127.0.0.1", self.port, timeout=2)
                     if request(conn, "GET", "/health", None, None)[0] == 200:
@@ -302,6 +340,9 @@ class Server:
         raise RuntimeError(f"the server did not start: {self.log.read_text()[-3000:]}")
 
     def pids(self) -> list[int]:
+        """The server's process and its workers (gunicorn's)."""
+        from tests.e2e.load_harness import children
+
         return [self.process.pid, *children(self.process.pid)]
 
     def rss(self) -> int:
@@ -357,6 +398,7 @@ class Bench:
         self.clients = int(options.get("clients", 4 if ctx.quick else min(64, max(8, 4 * cpus))))
         self.workers = int(options.get("workers", 2 if ctx.quick else min(16, max(2, cpus))))
         self.threads = int(options.get("threads", 4 if ctx.quick else 16))
+        self.readers = int(options.get("readers", 4 if ctx.quick else 16))
         self.progress = ctx.progress(SECTION)
         self.phases = 0
 
@@ -475,7 +517,7 @@ class Bench:
             player = Player(player_id, by_player[player_id])
             setup.casino(player)
             specs.append({"script": "casino", "port": server.port, "seed": number,
-                          "table_id": player.table_id, "wallet_id": player.wallet_id,
+                          "player_id": player_id, "table_id": player.table_id, "wallet_id": player.wallet_id,
                           "player_key": player.key, "operator_key": operator})
         if high_card:
             hc = [Player(p, by_player[p]) for p in seats]
@@ -486,11 +528,14 @@ class Bench:
         return specs
 
     def play(self, name: str, specs: list[dict[str, Any]], rate: float | None = None,
-             sampler: Sampler | None = None) -> dict[str, Any]:
-        """The mix, closed loop (or open at `rate` requests/s in all): rates and latencies."""
+             sampler: Sampler | None = None, beside: list[dict[str, Any]] | None = None
+             ) -> dict[str, Any]:
+        """The mix, closed loop (or open at `rate` requests/s in all): rates and latencies;
+        `beside`, more clients at the same time in a closed loop (audit readers)."""
         if rate is not None:
             share = rate / len(specs)
             specs = [{**s, "rate": share, "phase": n / len(specs)} for n, s in enumerate(specs)]
+        specs = specs + (beside or [])
         results, marks = self.run_processes(name, "client", specs, sampler)
         records = [r for result in results for r in result if r[1] >= self.warmup]
         span = self.seconds - self.warmup
@@ -503,6 +548,7 @@ class Bench:
         commands_ok = sum(n for kind in COMMANDS for status, n in statuses[kind].items()
                           if 200 <= status < 300)
         answered = [lat for values in by_kind.values() for lat in values]
+        played = [lat for kind, values in by_kind.items() if kind in PLAY for lat in values]
         cpu = (marks["cpu_end"] - marks["cpu_start"]) / span if "cpu_end" in marks else None
         return {
             "server_cpu_per_s": cpu,
@@ -513,6 +559,9 @@ class Bench:
             "commands": commands_ok,
             "p50_ms": 1000 * percentile(answered, 0.5),
             "p99_ms": 1000 * percentile(answered, 0.99),
+            "play_p50_ms": 1000 * percentile(played, 0.5),
+            "play_p99_ms": 1000 * percentile(played, 0.99),
+            "played": len(played),
             "kinds": {kind: {"count": len(values), "p50_ms": 1000 * percentile(values, 0.5),
                              "p99_ms": 1000 * percentile(values, 0.99),
                              "not_2xx": {str(s): n for s, n in sorted(statuses[kind].items())
@@ -552,6 +601,14 @@ class Bench:
             self.say("open loop at a quarter (for the plot of latency against load)")
             quarter = self.play("quarter", specs, rate=top["requests_per_s"] / 4,
                                 sampler=sampler)
+            # Play alone, then beside the readers: the players read no feed pages here (an
+            # audit read of their own would wait its turn and hold up their next commands).
+            playing = [{**s, "feed": False} for s in specs]
+            self.say("play without feed pages, open loop at a quarter")
+            alone = self.play("alone", playing, rate=top["requests_per_s"] / 4, sampler=sampler)
+            self.say(f"the same beside {self.readers} audit readers")
+            audited = self.play("audited", playing, rate=top["requests_per_s"] / 4,
+                                sampler=sampler, beside=self.reader_specs(specs, server))
             processes = len(server.pids())
         finally:
             sampler.stop()
@@ -619,7 +676,45 @@ class Bench:
             note=f"grew {(second - first) / MIB:+.1f} MiB over "
                  f"{top['commands'] // 2:,} commands",
             extra={"first_half_bytes": first, "second_half_bytes": second}))
+        figures.append(self.audited_figure(kind, alone, audited))
         return figures + slow_disk
+
+    def reader_specs(self, specs: list[dict[str, Any]], server: Server) -> list[dict[str, Any]]:
+        """The audit readers' clients, over the casino players' tables and wallets."""
+        players = [{k: s[k] for k in ("player_id", "table_id", "wallet_id")}
+                   for s in specs if s["script"] == "casino"]
+        return [{"script": "reader", "port": server.port, "seed": 1000 + n,
+                 "operator_key": specs[0]["operator_key"], "players": players}
+                for n in range(self.readers)]
+
+    def audited_figure(self, kind: str, quiet: dict[str, Any], audited: dict[str, Any]) -> Any:
+        """Play's p99 beside the audit readers over its p99 alone at the same offered rate
+        (every play request pooled: the figure), and kind by kind for the kinds answered at
+        least MIN_KIND times both times."""
+        from tests.bench.common import Figure
+
+        ratio = audited["play_p99_ms"] / quiet["play_p99_ms"]
+        kinds = {k: audited["kinds"][k]["p99_ms"] / quiet["kinds"][k]["p99_ms"] for k in PLAY
+                 if min(run["kinds"].get(k, {}).get("count", 0) for run in (quiet, audited))
+                 >= MIN_KIND}
+        reads = {k: v for k, v in audited["kinds"].items() if k.startswith("audit ")}
+        served = sum(v["count"] - sum(v["not_2xx"].values()) for v in reads.values())
+        busy = sum(v["not_2xx"].get("429", 0) for v in reads.values())
+        by_kind = ", ".join(f"{k} {quiet['kinds'][k]['p99_ms']:.1f}→"
+                            f"{audited['kinds'][k]['p99_ms']:.1f} ms ({r:.2f}×)"
+                            for k, r in kinds.items())
+        span = self.seconds - self.warmup
+        return Figure(
+            SECTION, f"play p99 beside {self.readers} audit readers", kind,
+            audited["play_p99_ms"], "ms", ceiling="play p99 alone",
+            ceiling_value=quiet["play_p99_ms"], ratio=ratio,
+            goal=f"≤ {AUDITED_GOAL:.0f}×", met=ratio <= AUDITED_GOAL,
+            note=(f"open loop at {quiet['target_rate']:,.0f} requests/s both times, "
+                  f"{audited['played']:,} play answers; p50 {quiet['play_p50_ms']:.1f}→"
+                  f"{audited['play_p50_ms']:.1f} ms; p99 by kind {by_kind or 'none'}; audit "
+                  f"reads answered {served:,} ({served / span:,.1f}/s), told to wait (429) "
+                  f"{busy:,}; {cpu_note(audited)}"),
+            extra={"kinds": kinds, "quiet": quiet, "audited": audited})
 
     def on_a_slow_disk(self, specs: list[dict[str, Any]]) -> list[Any]:
         """The commands' figures again where a flush takes longer (`tests.bench.slowsync`, the

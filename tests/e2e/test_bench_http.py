@@ -22,6 +22,7 @@ EXPECTED = {
     "p99 at half max rate (open loop)",
     "server RSS peak (all processes)",
     "server RSS after the 2nd half of the max-rate commands",
+    "play p99 beside 4 audit readers",
 }
 
 
@@ -43,3 +44,14 @@ def test_the_http_section_gives_its_figures(tmp_path) -> None:  # type: ignore[n
     # Nothing went unanswered or answered 5xx, at full speed or on schedule.
     assert by_name["p99 at half max rate (open loop)"].extra["half"]["failed"] == 0
     assert by_name["commands/s at max rate, group commit on"].extra["result"]["failed"] == 0
+    # Beside the audit readers: play measured at the same offered rate, kind by kind, and the
+    # readers answered (or told to wait), never failed.
+    audited = by_name["play p99 beside 4 audit readers"]
+    assert audited.extra["audited"]["failed"] == 0
+    assert audited.extra["quiet"]["played"] > 0 and audited.extra["audited"]["played"] > 0
+    reads = {k: v for k, v in audited.extra["audited"]["statuses"].items()
+             if k.startswith("audit ")}
+    assert sum(n for v in reads.values() for s, n in v.items() if s in ("200", "429")) > 0
+    assert "audit" not in " ".join(audited.extra["quiet"]["statuses"])  # alone means alone
+    assert audited.ratio == pytest.approx(audited.extra["audited"]["play_p99_ms"]
+                                          / audited.extra["quiet"]["play_p99_ms"])
