@@ -18,19 +18,31 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from flask import current_app, g
+from flask import current_app, g, request
 
 from ledger.errors import Busy
 
+#: Seconds since the last play request within which play counts as going on.
+PLAY_WINDOW = 1.0
+
+
+def _now() -> float:
+    """The process's real monotonic clock: the gate's rests are intervals it truly waits, never
+    the ledger's clock (which tests freeze; freezegun replaces `time.monotonic`, not this)."""
+    return time.clock_gettime(time.CLOCK_MONOTONIC)
+
 
 class AuditGate:
-    """A counting gate with a bounded queue, and a share of the process's time.
+    """A counting gate with a bounded queue, and a share of the process's time while play
+    goes on.
 
-    `share` bounds the CPU time audit reads take: after a read that used c seconds of CPU the
-    gate opens again only c × (1 − share) / share later, so that in any long stretch audit
-    reads run at most `share` of the time (a process runs Python on one core at a time, its
-    GIL, so what a read takes, play in the same process waits for). A read that would wait
-    past its budget for its turn is told to come back (429), as one finding no slot."""
+    `share` bounds the CPU time audit reads take while play goes on (a play request began or
+    ended within PLAY_WINDOW): after a read that used c seconds of CPU the gate opens again
+    only c × (1 − share) / share later, so that audit reads run at most `share` of the time (a
+    process runs Python on one core at a time, its GIL, so what a read takes, play in the same
+    process waits for). With no play going on, audit reads run back to back and owe nothing. A
+    read that would wait past its budget for its turn is told to come back (429), as one
+    finding no slot."""
 
     def __init__(self, slots: int, queue: int, seconds: float, share: float = 1.0) -> None:
         self.seconds = seconds
@@ -38,7 +50,15 @@ class AuditGate:
         self._slots = threading.BoundedSemaphore(slots)
         self._room = threading.BoundedSemaphore(slots + queue)
         self._rest = threading.Lock()
-        self._open_at = 0.0  # time.monotonic() when the next read may start
+        self._open_at = 0.0  # _now() when the next read may start
+        self._played_at = -PLAY_WINDOW  # _now() when a play request last began or ended
+
+    def played(self) -> None:
+        """A request that is not an audit read begins or ends."""
+        self._played_at = _now()
+
+    def _playing(self, now: float) -> bool:
+        return now - self._played_at <= PLAY_WINDOW
 
     @contextmanager
     def turn(self) -> Iterator[None]:
@@ -47,7 +67,7 @@ class AuditGate:
             raise Busy("audit reads are busy: too many are waiting; try again shortly",
                        retry_after=1)
         try:
-            asked = time.monotonic()
+            asked = _now()
             if not self._slots.acquire(timeout=self.seconds):
                 raise Busy("audit reads are busy: no slot came free in time", retry_after=1)
             try:
@@ -65,8 +85,8 @@ class AuditGate:
     def _wait_for_opening(self, asked: float) -> None:
         with self._rest:
             opening = self._open_at
-        now = time.monotonic()
-        if opening <= now:
+        now = _now()
+        if opening <= now or not self._playing(now):
             return
         if opening - asked > self.seconds:
             raise Busy("audit reads are busy: their share of the server's time is used; "
@@ -74,16 +94,24 @@ class AuditGate:
         time.sleep(opening - now)
 
     def _rest_after(self, cpu: float) -> None:
-        if self.share >= 1.0:
+        now = _now()
+        if self.share >= 1.0 or not self._playing(now):
             return
         with self._rest:
-            self._open_at = max(self._open_at, time.monotonic()) + cpu * (
-                1.0 - self.share) / self.share
+            self._open_at = max(self._open_at, now) + cpu * (1.0 - self.share) / self.share
 
 
 def init_app(app: Any, slots: int, queue: int, seconds: float, share: float = 1.0) -> None:
-    """Give the app its audit gate."""
+    """Give the app its audit gate, told of every request that is not an audit read."""
     app.extensions["reddog_audit_gate"] = AuditGate(slots, queue, seconds, share)
+
+    def seen() -> None:
+        view = app.view_functions.get(request.endpoint) if request.endpoint else None
+        if not getattr(view, "audit_read", False):
+            app.extensions["reddog_audit_gate"].played()
+
+    app.before_request(seen)
+    app.teardown_request(lambda _error: seen())
 
 
 def audit_read(view: Callable[..., Any]) -> Callable[..., Any]:
@@ -100,6 +128,7 @@ def audit_read(view: Callable[..., Any]) -> Callable[..., Any]:
             g.budget = gate.seconds
             return view(*args, **kwargs)
 
+    gated.audit_read = True  # type: ignore[attr-defined]
     return gated
 
 

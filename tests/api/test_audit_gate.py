@@ -49,3 +49,21 @@ def test_an_audit_read_holds_its_slot_while_its_answer_is_written(
     assert first["status"] == 200, first
     assert "entries" in first["body"]
     assert client.get("/events", headers=keys.auditor).status_code == 200  # the slot is free again
+
+
+def test_every_request_but_an_audit_read_tells_the_gate_play_goes_on(
+        app: Flask, client: FlaskClient, keys: Keys, alice_table: dict[str, Any],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its start and its end (the share of time applies while play goes on, api/gate.py)."""
+    audit = AuditGate(1, 8, 2.0, share=0.25)
+    monkeypatch.setitem(app.extensions, "reddog_audit_gate", audit)
+    told: list[str] = []
+    monkeypatch.setattr(audit, "played", lambda: told.append("played"))
+    for path, key in ((f"/tables/{alice_table['id']}", keys.alice), ("/health", None),
+                      ("/no-such-page", None)):
+        client.get(path, headers=key or {})
+        assert told == ["played", "played"], path
+        told.clear()
+    for path in ("/events", "/verification", f"/deals?table={alice_table['id']}"):
+        assert client.get(path, headers=keys.auditor).status_code == 200, path
+        assert told == [], path

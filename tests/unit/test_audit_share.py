@@ -1,6 +1,8 @@
-"""The audit gate's share of the process's time (api/gate.py, `REDDOG_AUDIT_SHARE`): after an
+"""The audit gate's share of the process's time (api/gate.py, `REDDOG_AUDIT_SHARE`): while play
+goes on (a request that is not an audit read began or ended within the last second), after an
 audit read that used c seconds of CPU the gate opens again c × (1 − share) / share later; a read
-that would wait past its budget is told to come back, as one that finds no slot."""
+that would wait past its budget is told to come back, as one that finds no slot. With no play
+going on, audit reads run back to back."""
 
 from __future__ import annotations
 
@@ -24,7 +26,10 @@ class Clock:
     cpu: float = 0.0
     slept: list[float] = field(default_factory=list)
 
-    def monotonic(self) -> float:
+    CLOCK_MONOTONIC = 1
+
+    def clock_gettime(self, which: int) -> float:
+        assert which == self.CLOCK_MONOTONIC
         return self.now
 
     def thread_time(self) -> float:
@@ -46,9 +51,15 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
     yield fake
 
 
-def read(audit: AuditGate, clock: Clock, cpu: float, wall: float | None = None) -> None:
+def read(audit: AuditGate, clock: Clock, cpu: float, wall: float | None = None,
+         playing: bool = True) -> None:
+    """An audit read using `cpu` seconds; `playing`: with play requests beside it."""
+    if playing:
+        audit.played()
     with audit.turn():
         clock.work(cpu, wall)
+        if playing:
+            audit.played()
 
 
 def test_after_a_read_the_gate_rests_in_proportion_to_the_cpu_it_used(clock: Clock) -> None:
@@ -73,6 +84,7 @@ def test_reads_ending_together_owe_their_rests_one_after_the_other(clock: Clock)
     """Two slots: reads in two threads ending at the same moment (each thread's CPU clock its
     own, so their ends are told to the gate directly) owe the sum of their rests."""
     audit = AuditGate(2, 8, 5.0, share=0.5)
+    audit.played()
     audit._rest_after(0.2)
     audit._rest_after(0.3)
     read(audit, clock, 0.0)
@@ -93,6 +105,26 @@ def test_at_a_share_of_one_the_gate_never_rests(clock: Clock) -> None:
     audit = AuditGate(1, 8, 2.0, share=1.0)
     for _ in range(5):
         read(audit, clock, 0.5)
+    assert clock.slept == []
+
+
+def test_with_no_play_going_on_audit_reads_run_back_to_back_and_owe_nothing(
+        clock: Clock) -> None:
+    audit = AuditGate(1, 8, 2.0, share=0.25)
+    for _ in range(3):
+        read(audit, clock, 0.4, playing=False)
+    assert clock.slept == []
+    read(audit, clock, 0.1)  # play comes: the reads before owe it nothing, this one does
+    assert clock.slept == []
+    read(audit, clock, 0.1)
+    assert clock.slept == [0.3]
+
+
+def test_play_stops_and_a_second_later_the_rest_owed_is_waived(clock: Clock) -> None:
+    audit = AuditGate(1, 8, 2.0, share=0.05)
+    read(audit, clock, 0.1)  # 1.9 s of rest owed, play going on
+    clock.now += 1.05  # then no play request for more than a second, 0.85 s still owed
+    read(audit, clock, 0.0, playing=False)
     assert clock.slept == []
 
 
