@@ -10,6 +10,7 @@ import signal
 import subprocess
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -145,60 +146,17 @@ def test_workers_do_not_set_up_the_tables_again(tmp_path: Path) -> None:
         ledger.close()
 
 
-def test_metrics_sum_both_workers_counters_whichever_answers(tmp_path: Path) -> None:
-    pytest.importorskip("gunicorn")
-    url = f"sqlite:///{tmp_path}/ledger.sqlite3"
-    server = ServerProcess("workers", url, tmp_path / "server.log", process_env(), threads=4,
-                           workers=2)
-    server.start()
-    try:
-        assert server.process is not None
-        first, second = wait_until(lambda: (found := children(server.process.pid)) and len(
-            found) == 2 and found, 30, f"two workers under the master\n{server.output()}")
-        [operator] = create_keys(url, process_env(), [("operator", None)], tmp_path)
-        base = server.base
-        live = 'reddog_http_requests_total{method="GET",route="/health/live",status="200"}'
-        applied = 'reddog_commands_total{outcome="applied"}'
-        before = metric_samples(base, operator)  # the scrape itself is counted: compare, not absolute
+@dataclass
+class TwoWorkers:
+    """A server of two workers on a SQLite file: the server, its workers' pids, an operator key."""
 
-        paused(second)  # 3 checks and 2 commands answered by the first worker only
-        try:
-            for _ in range(3):
-                ok(base, "GET", "/health/live", operator)
-            wallet = ok(base, "POST", "/wallets", operator, {"player_id": "m"}, "w-m", 201)
-            ok(base, "POST", f"/wallets/{wallet['id']}/grants", operator, {"amount": 5}, "g-1",
-               201)
-        finally:
-            resumed(second)
-        paused(first)  # 4 checks and 1 command answered by the second only
-        try:
-            for _ in range(4):
-                ok(base, "GET", "/health/live", operator)
-            ok(base, "POST", f"/wallets/{wallet['id']}/grants", operator, {"amount": 5}, "g-2",
-               201)
-            by_second = metric_samples(base, operator)
-        finally:
-            resumed(first)
-        paused(second)
-        try:
-            by_first = metric_samples(base, operator)
-        finally:
-            resumed(second)
-        for scrape in (by_second, by_first):
-            assert scrape[live] - before.get(live, 0) == 7
-            assert scrape[applied] - before.get(applied, 0) == 3
-            assert scrape['reddog_events_appended_total'] - before.get(
-                'reddog_events_appended_total', 0) >= 3
-        assert by_first["reddog_log_head_position"] == by_second["reddog_log_head_position"]
-        assert sorted(children(server.process.pid)) == sorted([first, second])
-    finally:
-        server.stop()
+    server: ServerProcess
+    workers: list[int]
+    operator: str
 
 
-def test_a_worker_that_stops_is_replaced_and_the_counters_go_on(tmp_path: Path) -> None:
-    """gunicorn starts a new worker when one ends (here told to stop, as a worker recycled or
-    signalled is): the one leaving takes nothing the others share, so the new one boots, the
-    master stays up and `/metrics` still sums what the workers counted, the gone one's too."""
+@pytest.fixture
+def two_workers(tmp_path: Path) -> Iterator[TwoWorkers]:
     pytest.importorskip("gunicorn")
     url = f"sqlite:///{tmp_path}/ledger.sqlite3"
     server = ServerProcess("workers", url, tmp_path / "server.log", process_env(), threads=4,
@@ -207,26 +165,75 @@ def test_a_worker_that_stops_is_replaced_and_the_counters_go_on(tmp_path: Path) 
     try:
         assert server.process is not None
         master = server.process.pid
-        first, second = wait_until(lambda: (found := children(master)) and len(found) == 2
-                                   and found, 30, f"two workers under the master\n{server.output()}")
+        workers = wait_until(lambda: (found := children(master)) and len(found) == 2 and found,
+                             30, f"two workers under the master\n{server.output()}")
         [operator] = create_keys(url, process_env(), [("operator", None)], tmp_path)
-        live = 'reddog_http_requests_total{method="GET",route="/health/live",status="200"}'
-        before = metric_samples(server.base, operator).get(live, 0)
-        for _ in range(6):
-            ok(server.base, "GET", "/health/live", operator)
-        os.kill(first, signal.SIGTERM)
-        replaced = wait_until(
-            lambda: (now := children(master)) and len(now) == 2 and first not in now and now,
-            30, f"a new worker in place of {first}\n{server.output()}")
-        assert second in replaced and server.process.poll() is None, server.output()
-        # the new worker answers: pause the old one so that only the new one can
-        paused(second)
-        try:
-            ok(server.base, "GET", "/health/live", "")  # waits in the backlog while it boots
-            after = metric_samples(server.base, operator)
-        finally:
-            resumed(second)
-        assert after[live] - before >= 6, server.output()
+        yield TwoWorkers(server, workers, operator)
     finally:
         server.stop()
 
+
+LIVE = 'reddog_http_requests_total{method="GET",route="/health/live",status="200"}'
+
+
+def test_metrics_sum_both_workers_counters_whichever_answers(two_workers: TwoWorkers) -> None:
+    server, operator = two_workers.server, two_workers.operator
+    first, second = two_workers.workers
+    assert server.process is not None
+    base = server.base
+    applied = 'reddog_commands_total{outcome="applied"}'
+    before = metric_samples(base, operator)  # the scrape itself is counted: compare, not absolute
+
+    paused(second)  # 3 checks and 2 commands answered by the first worker only
+    try:
+        for _ in range(3):
+            ok(base, "GET", "/health/live", operator)
+        wallet = ok(base, "POST", "/wallets", operator, {"player_id": "m"}, "w-m", 201)
+        ok(base, "POST", f"/wallets/{wallet['id']}/grants", operator, {"amount": 5}, "g-1", 201)
+    finally:
+        resumed(second)
+    paused(first)  # 4 checks and 1 command answered by the second only
+    try:
+        for _ in range(4):
+            ok(base, "GET", "/health/live", operator)
+        ok(base, "POST", f"/wallets/{wallet['id']}/grants", operator, {"amount": 5}, "g-2", 201)
+        by_second = metric_samples(base, operator)
+    finally:
+        resumed(first)
+    paused(second)
+    try:
+        by_first = metric_samples(base, operator)
+    finally:
+        resumed(second)
+    for scrape in (by_second, by_first):
+        assert scrape[LIVE] - before.get(LIVE, 0) == 7
+        assert scrape[applied] - before.get(applied, 0) == 3
+        assert scrape['reddog_events_appended_total'] - before.get(
+            'reddog_events_appended_total', 0) >= 3
+    assert by_first["reddog_log_head_position"] == by_second["reddog_log_head_position"]
+    assert sorted(children(server.process.pid)) == sorted([first, second])
+
+
+def test_a_worker_that_stops_is_replaced_and_the_counters_go_on(two_workers: TwoWorkers) -> None:
+    """gunicorn starts a new worker when one ends (here told to stop, as a worker recycled or
+    signalled is): the one leaving takes nothing the others share, so the new one boots, the
+    master stays up and `/metrics` still sums what the workers counted, the gone one's too."""
+    server, operator = two_workers.server, two_workers.operator
+    first, second = two_workers.workers
+    assert server.process is not None
+    master = server.process.pid
+    before = metric_samples(server.base, operator).get(LIVE, 0)
+    for _ in range(6):
+        ok(server.base, "GET", "/health/live", operator)
+    os.kill(first, signal.SIGTERM)
+    replaced = wait_until(
+        lambda: (now := children(master)) and len(now) == 2 and first not in now and now,
+        30, f"a new worker in place of {first}\n{server.output()}")
+    assert second in replaced and server.process.poll() is None, server.output()
+    paused(second)  # the new worker answers: pause the old one so that only the new one can
+    try:
+        ok(server.base, "GET", "/health/live", "")  # waits in the backlog while it boots
+        after = metric_samples(server.base, operator)
+    finally:
+        resumed(second)
+    assert after[LIVE] - before >= 6, server.output()
