@@ -72,7 +72,8 @@ def gunicorn_options(host: str, port: int, workers: int, threads: int,
 def metrics_folder() -> Iterator[Path]:
     """The folder the workers keep their counters in while the server runs: the operator's
     `PROMETHEUS_MULTIPROC_DIR`, emptied of an earlier server's files (a new server counts from
-    0, as one process does), else a new folder of its own, removed when the server (its master) stops."""
+    0, as one process does), else a new folder of its own, removed when the server (its master)
+    stops."""
     given = multiprocess_dir()
     if given:
         folder = private.make_folder(Path(given))
