@@ -26,10 +26,19 @@ from ledger.errors import Busy
 PLAY_WINDOW = 1.0
 
 
-def _now() -> float:
-    """The process's real monotonic clock: the gate's rests are intervals it truly waits, never
-    the ledger's clock (which tests freeze; freezegun replaces `time.monotonic`, not this)."""
-    return time.clock_gettime(time.CLOCK_MONOTONIC)
+class Clocks:
+    """The gate's time: the process's real monotonic clock (its rests are intervals it truly
+    waits, never the ledger's clock, which tests freeze: freezegun replaces `time.monotonic`,
+    not this), the calling thread's CPU clock, and sleeping."""
+
+    def now(self) -> float:
+        return time.clock_gettime(time.CLOCK_MONOTONIC)
+
+    def cpu(self) -> float:
+        return time.thread_time()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
 
 
 class AuditGate:
@@ -44,18 +53,20 @@ class AuditGate:
     read that would wait past its budget for its turn is told to come back (429), as one
     finding no slot."""
 
-    def __init__(self, slots: int, queue: int, seconds: float, share: float = 1.0) -> None:
+    def __init__(self, slots: int, queue: int, seconds: float, share: float = 1.0,
+                 clocks: Clocks | None = None) -> None:
         self.seconds = seconds
         self.share = share
+        self._clocks = clocks or Clocks()
         self._slots = threading.BoundedSemaphore(slots)
         self._room = threading.BoundedSemaphore(slots + queue)
         self._rest = threading.Lock()
-        self._open_at = 0.0  # _now() when the next read may start
-        self._played_at = -PLAY_WINDOW  # _now() when a play request last began or ended
+        self._open_at = 0.0  # when the next read may start (`Clocks.now`)
+        self._played_at = -PLAY_WINDOW  # when a play request last began or ended
 
     def played(self) -> None:
         """A request that is not an audit read begins or ends."""
-        self._played_at = _now()
+        self._played_at = self._clocks.now()
 
     def _playing(self, now: float) -> bool:
         return now - self._played_at <= PLAY_WINDOW
@@ -67,16 +78,16 @@ class AuditGate:
             raise Busy("audit reads are busy: too many are waiting; try again shortly",
                        retry_after=1)
         try:
-            asked = _now()
+            asked = self._clocks.now()
             if not self._slots.acquire(timeout=self.seconds):
                 raise Busy("audit reads are busy: no slot came free in time", retry_after=1)
             try:
                 self._wait_for_opening(asked)
-                used = time.thread_time()
+                used = self._clocks.cpu()
                 try:
                     yield
                 finally:
-                    self._rest_after(time.thread_time() - used)
+                    self._rest_after(self._clocks.cpu() - used)
             finally:
                 self._slots.release()
         finally:
@@ -85,16 +96,16 @@ class AuditGate:
     def _wait_for_opening(self, asked: float) -> None:
         with self._rest:
             opening = self._open_at
-        now = _now()
+        now = self._clocks.now()
         if opening <= now or not self._playing(now):
             return
         if opening - asked > self.seconds:
             raise Busy("audit reads are busy: their share of the server's time is used; "
                        "try again shortly", retry_after=1)
-        time.sleep(opening - now)
+        self._clocks.sleep(opening - now)
 
     def _rest_after(self, cpu: float) -> None:
-        now = _now()
+        now = self._clocks.now()
         if self.share >= 1.0 or not self._playing(now):
             return
         with self._rest:
