@@ -314,6 +314,7 @@ class HeadKeeper(Background):
         self._queued: list[tuple[int, Any]] = []
         self._checkpoint: int | None = None
         self._lock = threading.Lock()
+        self._writing = threading.Lock()  # one flush at a time: a flush returns once written
         self._since_short = 0
 
     def wrote(self, notifications: Iterable[Any]) -> None:
@@ -329,7 +330,12 @@ class HeadKeeper(Background):
         self.notify()
 
     def flush(self) -> None:
-        """Write what is queued now, in this thread."""
+        """Write what is queued now, in this thread: when it returns, every position queued
+        before the call is in the file (a write the keeper's thread had begun is waited for)."""
+        with self._writing:
+            self._flush()
+
+    def _flush(self) -> None:
         from ledger.chain import stored_digest
 
         with self._lock:

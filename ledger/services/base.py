@@ -247,6 +247,13 @@ class LedgerBase(Application[UUID]):
             self._head_keeper.checkpointed(done["last"])
         return done
 
+    def write_head(self) -> None:
+        """Write now what this process's saves queued for the log's head (`ledger.loghead`),
+        which its keeper otherwise writes within `GATHER_SECONDS`: so a verify made right after
+        sees the head reach the newest save."""
+        if self._head_keeper is not None:
+            self._head_keeper.flush()
+
     def checkpoint_in_background(self) -> integrity.Checkpointer:
         """Write the log's checkpoints from a thread of this process, so that no command waits
         for one (`integrity.Checkpointer`): what every server process does."""
