@@ -24,7 +24,7 @@ from api.resources import (
     verification,
     wallets,
 )
-from ledger.services.application import LedgerApplication
+from ledger.app.application import LedgerApplication
 
 DOCS_ASSETS = "/docs/assets/"
 
@@ -112,7 +112,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
 def one_look_at_the_log_per_request(app: Flask, ledger: LedgerApplication) -> None:
     """Each request is a unit of work for the aggregate cache: it looks at the log for other
-    processes' writes at its first load, not at every one (`ledger.repository`)."""
+    processes' writes at its first load, not at every one (`ledger.store.repository`)."""
 
     @app.before_request
     def look_once() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask import current_app, g, request
 
-from ledger.services.access import Principal
-from ledger.services.application import CommandKey, LedgerApplication
+from ledger.app.access import Principal
+from ledger.app.application import CommandKey, LedgerApplication
 
 AUTHORIZATION = "Authorization"
 IDEMPOTENCY_HEADER = "Idempotency-Key"

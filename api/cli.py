@@ -24,11 +24,13 @@ from api.cli_common import bad_parameter, open_ledger, print_result, progress, s
 from api.cli_disputes import disputes
 from api.cli_keys import keys
 from api.cli_stores import backup, migrate, restore
-from ledger import fairness, heap, private, validation
-from ledger.cards import format_cards
-from ledger.errors import LedgerError
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
+from ledger.core import fairness, private
+from ledger.core.cards import format_cards
+from ledger.core.errors import LedgerError
+from ledger.ops import heap
+from ledger.rules import variants
 
 DEMO = uuid5(NAMESPACE_URL, "reddog-ledger:demo")
 DEMO_PLAYER = "demo-player"
@@ -39,7 +41,7 @@ DEMO_PLAYER = "demo-player"
 def main() -> None:
     """Red Dog Ledger: an auditable, event-sourced ledger for Red Dog tables."""
     # Whatever a command creates is its owner's alone, made by it, a library or a gunicorn
-    # worker it forks (`ledger.private`); put back when a command run in a process ends (tests).
+    # worker it forks (`ledger.core.private`); put back when a command run in a process ends (tests).
     previous = os.umask(private.UMASK)
     click.get_current_context().call_on_close(lambda: os.umask(previous))
 
@@ -150,7 +152,7 @@ def demo_setup(ledger: LedgerApplication, base: str) -> list[str]:
 
 
 @main.command()
-@click.option("--variant", type=click.Choice(validation.VARIANT_NAMES), default=validation.CASINO_VARIANT,
+@click.option("--variant", type=click.Choice(variants.VARIANT_NAMES), default=variants.CASINO_VARIANT,
               show_default=True)
 @click.option("--deals", "count", type=click.IntRange(min=1), default=None,
               help="Deals to play.")
@@ -168,8 +170,8 @@ def demo_setup(ledger: LedgerApplication, base: str) -> list[str]:
 def simulate(variant: str, count: int | None, turns: int | None, players: int, strategy: str,
              bet: int, seed: str | None, as_json: bool, store: str | None) -> None:
     """Bots play N deals through the application service (the real aggregates and store)."""
-    from ledger.simulate import Run
-    from ledger.simulate import simulate as play
+    from ledger.sim.bots import Run
+    from ledger.sim.bots import simulate as play
 
     try:
         run = Run(variant, deals=count, turns=turns)
@@ -179,7 +181,7 @@ def simulate(variant: str, count: int | None, turns: int | None, players: int, s
     ledger = open_ledger(store)
     started = time.perf_counter()
     length, unit = run.length
-    # A long run keeps its heap settled: above all the in-memory store's rows (`ledger.heap`).
+    # A long run keeps its heap settled: above all the in-memory store's rows (`ledger.ops.heap`).
     with progress(length, f"{variant} {unit}") as bar, heap.settling() as settle:
         def done(units: int) -> None:
             bar.update(units)

@@ -21,11 +21,11 @@ from api.cli_common import (
     progress,
     store_option,
 )
-from ledger import clock, validation
-from ledger.errors import InvalidInput, LedgerError
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
-from ledger.services.reports import VARIANT_NAMES
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
+from ledger.app.reports import VARIANT_NAMES
+from ledger.core import clock, validation
+from ledger.core.errors import InvalidInput, LedgerError
 
 
 @click.command()
@@ -37,7 +37,7 @@ from ledger.services.reports import VARIANT_NAMES
 def verify(as_json: bool, jobs: int, store: str | None) -> None:
     """Check tamper evidence (chains, MACs, checkpoints, the log's head), conservation at
     every position and the fairness of every finished deal."""
-    from ledger.verify import verify_store
+    from ledger.integrity.verify import verify_store
 
     ledger = open_ledger(store, head="report")  # a cut log is reported, not refused
     started, began = clock.utcnow().isoformat(), time.monotonic()
@@ -117,7 +117,7 @@ def statement(wallet_id, since, until, as_json: bool, store: str | None) -> None
 
 @click.group()
 def history() -> None:
-    """Portable hand histories (format RDHH/1, see ledger/services/history.py)."""
+    """Portable hand histories (format RDHH/1, see ledger/history/hands.py)."""
 
 
 @history.command("export")
@@ -126,7 +126,7 @@ def history() -> None:
 @store_option
 def history_export(deal_id, output, store: str | None) -> None:  # type: ignore[no-untyped-def]
     """Write one finished deal's hand history."""
-    from ledger.services.history import export_history
+    from ledger.history.hands import export_history
 
     ledger = open_ledger(store)
     try:
@@ -142,8 +142,8 @@ def history_import(source, as_json: bool) -> None:  # type: ignore[no-untyped-de
     """Replay a hand history on its own, without any store.
 
     SOURCE is read a line at a time and refused (exit 2) at the first line that breaks the
-    format or passes a bound (ledger/services/history.py)."""
-    from ledger.services.history import import_history
+    format or passes a bound (ledger/history/hands.py)."""
+    from ledger.history.hands import import_history
 
     ledger = LedgerApplication.for_store("memory")
     try:
@@ -168,7 +168,7 @@ def history_import(source, as_json: bool) -> None:  # type: ignore[no-untyped-de
 @store_option
 def report(since, until, group_by, table, variant, player, as_csv, store) -> None:  # type: ignore[no-untyped-def]
     """A period report (deals, turns, handle, returned, net, hold, RTP, largest wins, bankers)."""
-    from ledger.services.reports import report_csv
+    from ledger.app.reports import report_csv
 
     ledger = open_ledger(store)
     try:
@@ -199,7 +199,7 @@ def project(follow: bool, poll: float, store: str | None) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     follower = ledger.follow(poll)
-    click.echo(f"following {ledger.settings.store}: {json.dumps(ledger.projection.status())}",
+    click.echo(f"following {ledger.settings.store}: {json.dumps(ledger.readmodels.projection.status())}",
                err=True)
     while not stop.wait(10.0):
         click.echo(json.dumps(ledger.projection.status()), err=True)

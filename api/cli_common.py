@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
-from ledger.errors import ConfigurationError, LedgerError
-from ledger.services.application import LedgerApplication
+from ledger.app.application import LedgerApplication
+from ledger.core.errors import ConfigurationError, LedgerError
 from ledger.settings import STORE_ENV_VAR, Settings
 
 #: Seconds between progress lines when stderr is not a terminal.

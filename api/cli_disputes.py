@@ -11,9 +11,9 @@ import click
 
 from api import params
 from api.cli_common import bad_parameter, open_ledger, store_option
-from ledger import validation
-from ledger.errors import LedgerError
-from ledger.services.access import SYSTEM
+from ledger.app.access import SYSTEM
+from ledger.core import validation
+from ledger.core.errors import LedgerError
 
 
 @click.group()

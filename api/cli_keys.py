@@ -9,10 +9,10 @@ import click
 
 from api import params
 from api.cli_common import open_ledger, store_option
-from ledger import validation
-from ledger.errors import LedgerError
-from ledger.services.access import SYSTEM
-from ledger.services.keys import MAX_KEY_DAYS, MAX_RATE
+from ledger.app.access import SYSTEM
+from ledger.app.keys import MAX_KEY_DAYS, MAX_RATE
+from ledger.core import validation
+from ledger.core.errors import LedgerError
 
 
 @click.group()

@@ -11,9 +11,9 @@ from pathlib import Path
 import click
 
 from api.cli_common import bad_parameter, print_verification, settings_of, store_option
-from ledger.backup import BackupRefused, backup_sqlite, restore_sqlite
-from ledger.errors import ConfigurationError, LedgerError
-from ledger.migrate import (
+from ledger.core.errors import ConfigurationError, LedgerError
+from ledger.ops.backup import BackupRefused, backup_sqlite, restore_sqlite
+from ledger.ops.migrate import (
     DEFAULT_BATCH,
     MOST_BATCH,
     NotEqual,
@@ -23,18 +23,18 @@ from ledger.migrate import (
     place_target_key,
     source_key,
 )
-from ledger.migrate import migrate as copy_store
-from ledger.rawstore import RawStore, open_raw
+from ledger.ops.migrate import migrate as copy_store
+from ledger.ops.rawstore import RawStore, open_raw
 from ledger.settings import Settings
-from ledger.store import SQLITE, locate
+from ledger.store.locate import SQLITE, locate
 
 
 def _verify(settings: Settings, as_json: bool) -> bool:
     """Write the head of the store a tool has just put in place, from its log (it is the log
     of the backup or the source: `integrity.HEAD_MODES`), then run `verify` on the store,
     printing its figures."""
-    from ledger.services.application import LedgerApplication
-    from ledger.verify import verify_store
+    from ledger.app.application import LedgerApplication
+    from ledger.integrity.verify import verify_store
 
     try:
         LedgerApplication(settings, head="rebuild").close()

@@ -20,7 +20,7 @@ this module adds what it lacks:
   problem+json the app writes (`api.errors.http_error`), with `X-Content-Type-Options`.
 
 Time here is the process's monotonic clock: deadlines are intervals, not instants of the
-ledger (`ledger.clock`).
+ledger (`ledger.core.clock`).
 """
 
 from __future__ import annotations

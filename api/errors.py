@@ -9,7 +9,7 @@ from flask import Flask, Response, json
 from werkzeug.exceptions import HTTPException
 
 from api.observe import request_id
-from ledger.errors import (
+from ledger.core.errors import (
     Busy,
     Conflict,
     Forbidden,

@@ -6,7 +6,7 @@ lets `audit_slots` audit reads run at once and up to `queue` more wait, each for
 `audit_seconds`; any further audit read is answered at once with 429 (problem `busy`) and a
 `Retry-After`, and so is one that waited its whole budget. The threads left over always serve
 play. Each admitted read also gets the time budget, which bounded reads honour by answering
-with a cursor instead of working on (`ledger.services.audit`).
+with a cursor instead of working on (`ledger.app.audit`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from flask import current_app, g, request
 
-from ledger.errors import Busy
+from ledger.core.errors import Busy
 
 #: Seconds since the last play request within which play counts as going on.
 PLAY_WINDOW = 1.0

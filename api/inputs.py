@@ -1,4 +1,4 @@
-"""What the API reads besides its schemas, held to the same two limits (`ledger.validation`):
+"""What the API reads besides its schemas, held to the same two limits (`ledger.core.validation`):
 every string is text UTF-8 can encode, every whole number one the stores hold.
 
 - The query string: werkzeug decodes its bytes strictly, so bytes that are not UTF-8 failed the
@@ -23,7 +23,7 @@ from werkzeug.utils import cached_property
 
 from api.auth import AUTHORIZATION, IDEMPOTENCY_HEADER
 from api.observe import HEADER as REQUEST_ID_HEADER
-from ledger import validation
+from ledger.core import validation
 
 #: Every header the API reads.
 HEADERS = (AUTHORIZATION, IDEMPOTENCY_HEADER, REQUEST_ID_HEADER)

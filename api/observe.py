@@ -6,11 +6,11 @@ request, Prometheus metrics at `/metrics`, and liveness and readiness at `/healt
   every problem+json body (`request_id`).
 - **Access log.** Logger `reddog.access`, one line per request: request id, key id (never the
   key), method, route (the rule, not the address, so ids do not make a new route), status,
-  duration and the aggregate versions the request wrote (`ledger.telemetry.WRITTEN`). JSON, or
+  duration and the aggregate versions the request wrote (`ledger.app.telemetry.WRITTEN`). JSON, or
   a short line for a person when the log goes to a terminal (`configure_logging`).
 - **Metrics.** Requests by method, route and status and their latency (histogram); commands
-  applied, refused and conflicted, events appended (`ledger.telemetry`), on a SQLite file with
-  group commit the groups committed and the saves they wrote (`ledger.groupcommit`), how far
+  applied, refused and conflicted, events appended (`ledger.app.telemetry`), on a SQLite file with
+  group commit the groups committed and the saves they wrote (`ledger.store.groupcommit`), how far
   the read models are behind, chips by account kind and the last verification run (both from
   the read models), in a registry of the app's own. Under `reddog serve --workers N` the
   counters are summed over the workers, whichever one answers the scrape (`Metrics`).
@@ -32,8 +32,8 @@ from flask import Flask, Response, g, has_request_context, request
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from ledger.services.folds_chips import chips_by_kind
-from ledger.telemetry import WRITTEN
+from ledger.app.telemetry import WRITTEN
+from ledger.readmodels.chips import chips_by_kind
 
 HEADER = "X-Request-Id"
 _TOKEN = re.compile(r"[A-Za-z0-9._-]{1,64}")
@@ -120,7 +120,7 @@ class Metrics:
                               registry=self.registry)
         self.groups: dict[str, Counter] = {}
         committed = getattr(ledger.recorder, "committed", None)
-        if committed is not None:  # group commit on a SQLite file (ledger.groupcommit)
+        if committed is not None:  # group commit on a SQLite file (ledger.store.groupcommit)
             self.groups = {
                 "groups": Counter("reddog_group_commits", "Transactions that committed a group "
                                   "of saves (group commit on SQLite)", registry=self.registry),

@@ -1,4 +1,4 @@
-"""Click parameter types that check ids, seeds and names with `ledger.validation`.
+"""Click parameter types that check ids, seeds and names with `ledger.core.validation`.
 
 Every command-line value that names something goes through the same full-match patterns as the
 API, so a trailing newline, a control character or a reserved marker (`#`, `|`, a leading `-`
@@ -13,12 +13,12 @@ from uuid import UUID
 
 import click
 
-from ledger import validation
-from ledger.errors import InvalidInput
+from ledger.core import validation
+from ledger.core.errors import InvalidInput
 
 
 class Checked(click.ParamType):
-    """A value that one check of `ledger.validation` accepts, converted by it.
+    """A value that one check of `ledger.core.validation` accepts, converted by it.
 
     `check(value, field)` returns the converted value or raises `InvalidInput`; `field` is the
     parameter's own name unless the type names one."""

@@ -6,7 +6,7 @@ connections and threads do not survive a fork).
 The master opens the store once before it forks, so a new store's tables and chain key are made
 by one process, and closes it again. Each worker then builds the app from the same settings,
 without making the tables again (`Settings.tables_made`); on an embedded store (SQLite) every worker
-folds the read models too, and the fold's lock (`ledger.readstore`) makes each page folded
+folds the read models too, and the fold's lock (`ledger.readmodels.readstore`) makes each page folded
 exactly once across them.
 
 Each worker counts what it answers in the Prometheus client's multiprocess files, in a folder
@@ -14,7 +14,7 @@ the master makes for the server (or `PROMETHEUS_MULTIPROC_DIR`, emptied as the s
 so `/metrics` sums every worker's counters whichever worker answers (`api.observe.Metrics`).
 
 Each server process, a worker or `reddog serve` alone, settles its start-up heap before it
-serves (`ledger.heap.settle`): Python's cycle collector never walks it again, so its full
+serves (`ledger.ops.heap.settle`): Python's cycle collector never walks it again, so its full
 collections, which stop every thread of the process, stay short under load (measured under the
 HTTP bench's load: 60-120 ms each before, 5-40 ms after).
 """
@@ -31,7 +31,8 @@ from typing import Any
 
 from api.edge import GRACEFUL_SECONDS, Limits
 from api.observe import multiprocess_dir
-from ledger import heap, private
+from ledger.core import private
+from ledger.ops import heap
 from ledger.settings import Settings
 
 #: Seconds a worker's main loop may stay silent (hung) before the master replaces it; a
@@ -121,7 +122,7 @@ def serving_app(ledger: Any) -> Any:
 
 def worker_app(settings: Settings) -> Any:
     """A worker's own app over its own ledger (the store's tables made already by the master)."""
-    from ledger.services.application import LedgerApplication
+    from ledger.app.application import LedgerApplication
 
     return serving_app(LedgerApplication(settings.tables_made()))
 

@@ -8,8 +8,9 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, post_dump, pre_load, validate
 
 from api.links import deal_links, table_links
-from ledger import validation
+from ledger.core import validation
 from ledger.domain.wallet import MAX_GRANT
+from ledger.rules import variants
 from ledger.rules.casino import CHIP_GRID, MAX_OPENING_BET, MIN_BET
 from ledger.rules.variants import VARIANTS
 
@@ -23,7 +24,7 @@ class Args(Schema):
     """What a request sends, as a body or a query string: every request schema is one (the
     blueprints refuse any other, `api.resources.ResourceBlueprint`).
 
-    Two limits hold for every field whatever else it checks (`ledger.validation`). Every string
+    Two limits hold for every field whatever else it checks (`ledger.core.validation`). Every string
     is text UTF-8 can encode: a lone surrogate, which a JSON `\\ud800` escape or a query
     string's bytes that are not UTF-8 make (`api.inputs`), is refused naming its field before
     any field reads it, as a name that is not text is refused naming the body. Every integer
@@ -102,7 +103,7 @@ class StrictBoolean(fields.Boolean):
 
 
 class FullMatch(validate.Regexp):
-    """A `ledger.validation` pattern as a schema validator: the whole value must match (a
+    """A `ledger.core.validation` pattern as a schema validator: the whole value must match (a
     trailing newline never passes), and the OpenAPI document shows the anchored pattern."""
 
     def __init__(self, pattern: validation.Pattern) -> None:
@@ -149,7 +150,7 @@ class TableLimitsArgs(Args):
 
 
 class TableOpenArgs(Args):
-    variant = fields.String(required=True, validate=validate.OneOf(validation.VARIANT_NAMES))
+    variant = fields.String(required=True, validate=validate.OneOf(variants.VARIANT_NAMES))
     wallet_id = fields.UUID(metadata={"description": "Casino only: the seated player's wallet"})
     limits = fields.Nested(TableLimitsArgs, metadata={"description": "Multi-seat tables only"})
     client_seed = fields.String(validate=CLIENT_SEED)
@@ -273,10 +274,10 @@ class TableSchema(Schema):
     fields of the other kind are absent."""
 
     id = fields.UUID()
-    variant = fields.String(metadata={"enum": list(validation.VARIANT_NAMES)})
+    variant = fields.String(metadata={"enum": list(variants.VARIANT_NAMES)})
     title = fields.String()
     family = fields.String(metadata={"description": "Rule family: C, H, S, SS, FW, P, X, XB",
-                                     "enum": list(validation.FAMILIES)})
+                                     "enum": list(variants.FAMILIES)})
     wallet_id = fields.UUID()
     player_id = fields.String()
     client_seed = fields.String()

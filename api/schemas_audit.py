@@ -6,7 +6,8 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from api.schemas import PLAYER_ID, Args
-from ledger import validation
+from ledger.core import validation
+from ledger.rules import variants
 
 
 class FeedArgs(Args):
@@ -103,7 +104,7 @@ class ReportArgs(Args):
     until = fields.Date(required=True, metadata={"description": "Day after the last (exclusive)"})
     group_by = fields.String(validate=validate.OneOf(validation.REPORT_GROUPS))
     table = fields.UUID()
-    variant = fields.String(validate=validate.OneOf(validation.VARIANT_NAMES))
+    variant = fields.String(validate=validate.OneOf(variants.VARIANT_NAMES))
     player = fields.String(validate=PLAYER_ID)
     format = fields.String(load_default="json", validate=validate.OneOf(["json", "csv"]))
 
@@ -140,7 +141,7 @@ class SeriesArgs(Args):
     since = fields.Date(required=True, metadata={"description": "First UTC day"})
     until = fields.Date(required=True, metadata={"description": "Day after the last (exclusive)"})
     table = fields.UUID()
-    variant = fields.String(validate=validate.OneOf(validation.VARIANT_NAMES))
+    variant = fields.String(validate=validate.OneOf(variants.VARIANT_NAMES))
 
 
 class SeriesDaySchema(Schema):

@@ -6,7 +6,7 @@ from marshmallow import Schema, fields, validate
 
 from api.schemas import Args, Chips, FullMatch, StrictBoolean
 from api.schemas_audit import ProjectionStatusSchema
-from ledger import validation
+from ledger.core import validation
 
 
 class DisputeOpenArgs(Args):

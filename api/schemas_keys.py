@@ -9,8 +9,8 @@ from marshmallow import Schema, ValidationError, fields, validate, validates
 
 from api.schemas import PLAYER_ID, Args, FullMatch, WholeNumber
 from api.schemas_audit import ProjectionStatusSchema
-from ledger import clock, validation
-from ledger.services.keys import KINDS, MAX_KEY_DAYS, MAX_RATE
+from ledger.app.keys import KINDS, MAX_KEY_DAYS, MAX_RATE
+from ledger.core import clock, validation
 
 
 class StrictNumber(fields.Float):

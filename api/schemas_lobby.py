@@ -7,9 +7,9 @@ from marshmallow import Schema, fields, validate
 from api.schemas import PLAYER_ID, Args, WalletSchema
 from api.schemas_audit import ProjectionStatusSchema
 from api.schemas_keys import KeySchema
-from ledger import validation
-from ledger.rules import casino
-from ledger.services.lobby import SLIP_ACTIONS, TABLE_STATUSES
+from ledger.app.lobby import SLIP_ACTIONS, TABLE_STATUSES
+from ledger.core import validation
+from ledger.rules import casino, variants
 
 PAGE = {"description": f"Page size, 1-{validation.MAX_PAGE}"}
 PROJECTION = {"description": "The list is read from the projection, which holds the log up to "
@@ -17,7 +17,7 @@ PROJECTION = {"description": "The list is read from the projection, which holds 
 
 
 class TableListArgs(Args):
-    variant = fields.String(validate=validate.OneOf(validation.VARIANT_NAMES))
+    variant = fields.String(validate=validate.OneOf(variants.VARIANT_NAMES))
     status = fields.String(validate=validate.OneOf(TABLE_STATUSES), metadata={
         "description": "open (default: both) or closed"})
     after = fields.UUID(metadata={"description": "Cursor: tables after this table id (`next`)"})
@@ -35,9 +35,9 @@ class TableSummarySchema(Schema):
     """A table as the lobby lists it: no cards, no balances."""
 
     id = fields.UUID()
-    variant = fields.String(metadata={"enum": list(validation.VARIANT_NAMES)})
+    variant = fields.String(metadata={"enum": list(variants.VARIANT_NAMES)})
     title = fields.String()
-    family = fields.String(metadata={"enum": list(validation.FAMILIES)})
+    family = fields.String(metadata={"enum": list(variants.FAMILIES)})
     status = fields.String(metadata={"description": "open | closed", "enum": list(TABLE_STATUSES)})
     phase = fields.String(metadata={"enum": list(validation.TABLE_PHASES)})
     limits = fields.Dict(keys=fields.String(), values=fields.Raw())

@@ -6,7 +6,8 @@ from marshmallow import Schema, fields, validate
 
 from api.schemas import PLAYER_ID, Args, FullMatch
 from api.schemas_audit import ProjectionStatusSchema
-from ledger import validation
+from ledger.core import validation
+from ledger.rules import variants
 
 
 class DealSearchArgs(Args):
@@ -14,7 +15,7 @@ class DealSearchArgs(Args):
     player = fields.String(validate=PLAYER_ID, metadata={
         "description": "Deals this player was dealt in; a player key may name only its own "
                        "player (and is taken to mean it when left out)"})
-    variant = fields.String(validate=validate.OneOf(validation.VARIANT_NAMES))
+    variant = fields.String(validate=validate.OneOf(variants.VARIANT_NAMES))
     outcome = fields.String(validate=validate.OneOf(validation.DEAL_OUTCOMES), metadata={
         "description": "What the player's part ended with (with `player`), else any player's: "
                        "`win`, `lose`, `push` (a casino bet returned) or `no_bet` (dealt in, "
@@ -45,9 +46,9 @@ class DealPlayerSchema(Schema):
 class DealFoundSchema(Schema):
     deal_id = fields.String()
     table_id = fields.String()
-    variant = fields.String(metadata={"enum": list(validation.VARIANT_NAMES)})
+    variant = fields.String(metadata={"enum": list(variants.VARIANT_NAMES)})
     family = fields.String(metadata={"description": "`C` (casino) or the high-card family letter",
-                                     "enum": list(validation.FAMILIES)})
+                                     "enum": list(variants.FAMILIES)})
     started_at = fields.String()
     finished_at = fields.String()
     players = fields.List(fields.Nested(DealPlayerSchema))

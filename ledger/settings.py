@@ -2,10 +2,10 @@
 
 | Variable | Setting | Default |
 |---|---|---|
-| `REDDOG_STORE` | `store`: which event store (`ledger.store`) | `sqlite:///var/ledger.sqlite3` |
+| `REDDOG_STORE` | `store`: which event store (`ledger.store.locate`) | `sqlite:///var/ledger.sqlite3` |
 | `REDDOG_CHAIN_KEY_FILE` | `chain_key_file`: where the store's chain key lives | beside a SQLite file |
 | `REDDOG_CHAIN_KEY` | `chain_key`: the chain key itself, instead of a file | |
-| `REDDOG_HEAD_FILE` | `head_file`: where the store's head is kept (`ledger.loghead`) | beside a SQLite file, else beside the chain key file |
+| `REDDOG_HEAD_FILE` | `head_file`: where the store's head is kept (`ledger.integrity.head`) | beside a SQLite file, else beside the chain key file |
 | `REDDOG_PROJECTIONS` | `projections`: fold read models inside `serve` (`auto`, `on`, `off`) | `auto` |
 | `REDDOG_RATE_LIMIT` | `rate_limit`: requests a second per API key (0: no limit) | 50 |
 | `REDDOG_RATE_BURST` | `rate_burst`: requests a key may send at once | 100 |
@@ -18,7 +18,7 @@
 | `REDDOG_METRICS` | `metrics`: serve Prometheus metrics at `/metrics` (`on`, `off`) | `on` |
 | `REDDOG_HEAD_SECONDS` | `head_seconds`: a request's head must come within this of its first byte (`api.edge`) | 10 |
 | `REDDOG_BODY_SECONDS` | `body_seconds`: a request's body must come within this of its head | 30 |
-| `REDDOG_GROUP_COMMIT` | `group_commit`: write the saves of concurrent commands in one transaction on a SQLite file (`on`, `off`; `ledger.groupcommit`); no effect on memory or PostgreSQL | `on` |
+| `REDDOG_GROUP_COMMIT` | `group_commit`: write the saves of concurrent commands in one transaction on a SQLite file (`on`, `off`; `ledger.store.groupcommit`); no effect on memory or PostgreSQL | `on` |
 
 `POSTGRES_*` and `SQLITE_*` variables (pool sizes, lock timeouts) are handed to the event store
 library as they are.
@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ledger.errors import InvalidInput
+from ledger.core.errors import InvalidInput
 
 STORE_ENV_VAR = "REDDOG_STORE"
 DEFAULT_STORE = "sqlite:///var/ledger.sqlite3"
@@ -101,7 +101,7 @@ class Settings:
         """These settings for a process opening a store whose tables another process made
         already (a server's workers, `reddog verify --jobs 2`'s worker): the event store
         library's table setup, DDL on every start (on PostgreSQL `CREATE OR REPLACE FUNCTION`,
-        under the setup lock of `ledger.postgres_setup`), is not run again."""
+        under the setup lock of `ledger.store.postgres`), is not run again."""
         return self.but(store_env={**self.store_env, "CREATE_TABLE": "n"})
 
     @property

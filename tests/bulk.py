@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid4, uuid5
 
-from ledger import fairness
+from ledger.app.application import LedgerApplication
+from ledger.core import fairness
 from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
 from ledger.domain.wallet import Wallet
-from ledger.services.application import LedgerApplication
-from ledger.simulate import deal_seed
+from ledger.sim.bots import deal_seed
 
 DEALS_PER_SAVE = 50
 TOP_UP = 1_000_000

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ledger.services.application import LedgerApplication
+from ledger.app.application import LedgerApplication
 from ledger.settings import Settings
 
 POSTGRES_ADMIN_URL = os.environ.get(

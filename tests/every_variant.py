@@ -7,15 +7,15 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from ledger import validation
+from ledger.app.application import LedgerApplication
 from ledger.domain.casino import CasinoDeal
 from ledger.domain.records import record_of
 from ledger.domain.wallet import Wallet
+from ledger.integrity.verify import read_log
 from ledger.rules import operations as op
-from ledger.services.application import LedgerApplication
+from ledger.rules import variants
 from ledger.settings import Settings
-from ledger.simulate import simulate_casino, simulate_table
-from ledger.verify import read_log
+from ledger.sim.bots import simulate_casino, simulate_table
 
 
 def settings_for(url: str, key_file: Path | str | None = None) -> Settings:
@@ -29,7 +29,7 @@ def build_every_variant(url: str, key_file: Path | str | None = None, deals: int
     app = LedgerApplication(settings_for(url, key_file))
     try:
         simulate_casino(app, 12, seed="5a" * 16, bet=50)
-        for number, variant in enumerate(validation.VARIANT_NAMES[1:]):
+        for number, variant in enumerate(variants.VARIANT_NAMES[1:]):
             simulate_table(app, variant, 3, deals=deals, seed=f"{number + 16:02x}" * 16)
         app.checkpoint()
         app.project()

@@ -27,11 +27,11 @@ from itertools import permutations, product
 from math import sqrt
 from typing import Any
 
-from ledger.cards import Card, Rank, Suit, canonical_pack
+from ledger.core.cards import Card, Rank, Suit, canonical_pack
 from ledger.rules import casino
 from ledger.rules.odds import EXACT_EV, exact_win_rate
 from ledger.rules.variants import VARIANTS
-from ledger.simulate import should_raise
+from ledger.sim.bots import should_raise
 
 SIGMAS = 4
 #: C7 and C5 as published in rules.md: net odds on the full stake for each winning opening.

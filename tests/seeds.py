@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
-from ledger.cards import Card
-from ledger.fairness import shuffled_pack
+from ledger.core.cards import Card
+from ledger.core.fairness import shuffled_pack
 from ledger.rules.casino import OpeningKind, classify_opening
 
 

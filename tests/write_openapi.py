@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from api import create_app
-from ledger.services.application import LedgerApplication
+from ledger.app.application import LedgerApplication
 from ledger.settings import Settings
 
 CONTRACT = Path(__file__).resolve().parents[1] / "docs" / "openapi.json"

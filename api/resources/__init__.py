@@ -15,7 +15,7 @@ from api.auth import IDEMPOTENCY_HEADER, principal
 from api.errors import PROBLEM
 from api.inputs import check_headers, check_path
 from api.schemas import Args, ProblemSchema
-from ledger import validation
+from ledger.core import validation
 
 IDEMPOTENCY_PARAMETER = {
     "in": "header",

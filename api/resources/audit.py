@@ -23,8 +23,8 @@ from api.schemas_audit import (
     SeriesSchema,
     StatementSchema,
 )
-from ledger import validation
-from ledger.services.reports import report_csv
+from ledger.app.reports import report_csv
+from ledger.core import validation
 
 blp = resource_blueprint("audit", __name__, "", "The event feed, time travel and statements")
 PLAYER_ID = {"in": "path", "name": "player_id", "description": validation.PLAYER_ID.explain,

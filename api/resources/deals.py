@@ -12,7 +12,7 @@ from api.gate import audit_read
 from api.resources import command, problems, resource_blueprint
 from api.schemas import DealSchema, EventSchema, FairnessSchema, ReplaySchema
 from api.schemas_search import DealSearchArgs, DealSearchSchema
-from ledger.services.history import export_history
+from ledger.history.hands import export_history
 
 blp = resource_blueprint("deals", __name__, "/deals", "Casino Red Dog deals, their events and audit")
 
@@ -83,7 +83,7 @@ HISTORY_HEADERS = {"Content-Disposition": {
 @blp.route("/<uuid:deal_id>/history", methods=["GET"])
 @audit_read
 @blp.response(200, {"type": "string"}, content_type="text/plain", headers=HISTORY_HEADERS,
-              description="The deal's hand history, RDHH/1 text (ledger/services/history.py)")
+              description="The deal's hand history, RDHH/1 text (docs/audit.md)")
 @problems(blp)
 def history(deal_id: UUID) -> Response:
     """A finished deal's portable hand history (RDHH/1), as `reddog history export` writes it.

@@ -12,8 +12,8 @@ from marshmallow import Schema, fields
 
 from api.auth import ledger, principal
 from api.resources import problems
-from ledger.services.access import Action, require
-from ledger.services.integrity import readiness
+from ledger.app.access import Action, require
+from ledger.integrity.checkpoints import readiness
 
 blp = Blueprint("health", __name__, url_prefix="",
                 description="Liveness and readiness (no key needed); metrics (a staff key)")

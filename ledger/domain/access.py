@@ -10,8 +10,8 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import event
 
+from ledger.core.errors import Conflict
 from ledger.domain.base import LedgerAggregate, upcaster, versioned
-from ledger.errors import Conflict
 
 _KEYS = uuid5(NAMESPACE_URL, "reddog-ledger:api-keys")
 _COMMANDS = uuid5(NAMESPACE_URL, "reddog-ledger:commands")

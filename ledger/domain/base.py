@@ -9,20 +9,20 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
-from ledger import clock
-from ledger.chain import GENESIS, sealed_digest
+from ledger.core import clock
+from ledger.core.digests import GENESIS, sealed_digest
 
 Upcast = Callable[[dict[str, Any]], None]
 
 #: Called with an aggregate after each new event of it is applied, where set: the application
-#: sets it around a command's decision (`ledger.snapshots.capturing`); the domain knows no more.
+#: sets it around a command's decision (`ledger.store.snapshots.capturing`); the domain knows no more.
 AFTER_NEW_EVENT: ContextVar[Callable[[Any], None] | None] = ContextVar("after_new_event",
                                                                         default=None)
 
 
 class LedgerAggregate(Aggregate):
-    """An eventsourcing aggregate whose events take their time from `ledger.clock` and form a
-    hash chain: each new event records the digest of the one before it (`ledger.chain`)."""
+    """An eventsourcing aggregate whose events take their time from `ledger.core.clock` and form a
+    hash chain: each new event records the digest of the one before it (`ledger.core.digests`)."""
 
     chain_head: str = GENESIS
 

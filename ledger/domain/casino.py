@@ -7,13 +7,13 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import event
 
-from ledger.cards import Card
+from ledger.core.cards import Card
+from ledger.core.errors import RuleViolation
+from ledger.core.transfers import HOUSE, Transfer, deal_stake_account, make_transfer
 from ledger.domain.base import LedgerAggregate, versioned
 from ledger.domain.wallet import Wallet
-from ledger.errors import RuleViolation
 from ledger.rules import casino
 from ledger.rules.casino import Opening, OpeningKind, Phase, Settlement
-from ledger.transfers import HOUSE, Transfer, deal_stake_account, make_transfer
 
 
 class CasinoTable(LedgerAggregate):

@@ -7,7 +7,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import event
 
-from ledger.chain import GENESIS
+from ledger.core.digests import GENESIS
 from ledger.domain.base import LedgerAggregate, upcaster, versioned
 
 CHECKPOINTS_ID = uuid5(NAMESPACE_URL, "reddog-ledger:checkpoints")
@@ -62,7 +62,7 @@ LOG_HEAD_ID = uuid5(NAMESPACE_URL, "reddog-ledger:log-head")
 
 class LogHead(LedgerAggregate):
     """The record, in the log itself, that the store keeps its head in a file outside it
-    (`ledger.loghead`), and of each time a head was begun: where the log then ended, and who
+    (`ledger.integrity.head`), and of each time a head was begun: where the log then ended, and who
     began it. A store with this record refuses to start without its head file, so a head file
     deleted together with the events it recorded is missed too."""
 

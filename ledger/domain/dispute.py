@@ -4,7 +4,7 @@ A dispute never edits what it disputes. Where the ledger owes the player, the re
 a compensating transfer `house` → `wallet:<id>` (the house pays, as it is Casino Red Dog's
 counterparty; no chips are created, so G10 holds) whose cause cites the dispute. The `Resolved`
 event keeps that transfer as `adjustment`; the wallet's `Credited` event records it as its
-`transfer`, so the wallet's statement shows it and `ledger.verify` checks both copies agree.
+`transfer`, so the wallet's statement shows it and `ledger.integrity.verify` checks both copies agree.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import event
 
+from ledger.core.errors import Conflict
+from ledger.core.transfers import HOUSE, Transfer, make_transfer, wallet_account
 from ledger.domain.base import LedgerAggregate, versioned
-from ledger.errors import Conflict
-from ledger.transfers import HOUSE, Transfer, make_transfer, wallet_account
 
 #: The one namespace of dispute ids: one dispute per deal and player.
 NAMESPACE = uuid5(NAMESPACE_URL, "reddog:dispute")

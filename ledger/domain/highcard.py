@@ -1,6 +1,6 @@
 """The multi-seat table of the high-card family: every operation of the engine is an event.
 
-The engine (`ledger.rules.highcard`) decides; each operation it emits is triggered here as an
+The engine (`ledger.rules.highcard.actions`) decides; each operation it emits is triggered here as an
 event of the same name (`ledger.rules.operations`), whose `apply` hands the typed operation back
 to `HighCardState.apply`. Replaying the
 events therefore rebuilds exactly the state the decisions saw.
@@ -14,11 +14,11 @@ from uuid import UUID
 from eventsourcing.domain import event
 from eventsourcing.persistence import Transcoding
 
-from ledger.chain import canonical_form
+from ledger.core.digests import canonical_form
 from ledger.domain.base import LedgerAggregate, versioned
 from ledger.rules import operations
-from ledger.rules.highcard import HighCardGame
-from ledger.rules.highcard_state import HighCardState
+from ledger.rules.highcard.actions import HighCardGame
+from ledger.rules.highcard.state import HighCardState
 
 
 class HighCardTable(LedgerAggregate):

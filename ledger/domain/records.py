@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ledger.core.transfers import Transfer, transfers_of
 from ledger.domain.highcard import HighCardTable
 from ledger.rules.operations import Operation
-from ledger.transfers import Transfer, transfers_of
 
 #: Attributes every event has that are about the event, not what it records.
 HEADER = frozenset({"originator_id", "originator_version", "timestamp", "originator_topic",

@@ -1,6 +1,6 @@
 """A verification run: who checked which positions of the log, when, what was checked and the
 result. Each run is an aggregate of one event, so the runs are in the log they verify, sealed by
-the same chain, and the projection lists them (`ledger.services.folds_verify`).
+the same chain, and the projection lists them (`ledger.readmodels.verification`).
 
 A run over a range (`POST /verification`) has an id derived from its range and its place among
 the outcomes recorded for that range (`range_id`: the first, the second when the result changed,
@@ -23,7 +23,7 @@ OUTCOME = ("first", "last", "figures", "ok", "first_bad_position", "problem")
 
 
 class VerificationRun(LedgerAggregate):
-    """One run of the checks of `ledger.verify` over a range of the log (or all of it)."""
+    """One run of the checks of `ledger.integrity.verify` over a range of the log (or all of it)."""
 
     @event("Finished")
     def __init__(self, by: str, scope: str, first: int, last: int, figures: dict[str, int],

@@ -7,9 +7,9 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import event
 
+from ledger.core.errors import RuleViolation
+from ledger.core.transfers import OPERATOR, Transfer, make_transfer, wallet_account
 from ledger.domain.base import LedgerAggregate, versioned
-from ledger.errors import RuleViolation
-from ledger.transfers import OPERATOR, Transfer, make_transfer, wallet_account
 
 MAX_GRANT = 1_000_000_000
 
@@ -33,7 +33,7 @@ class Wallet(LedgerAggregate):
         table, the amount, the transfer's id and the wallet's version that debited it. One is
         kept from its debit until the wallet's next movement at that table for another deal,
         or the deal's payout to it; whether a kept one is still sealed is its table's to say
-        (`ledger.services.sealed`). Kept only while there is one: a wallet that never bet
+        (`ledger.app.sealed`). Kept only while there is one: a wallet that never bet
         sealed has the state it always had."""
         return self.__dict__.get("_sealed_bets", {})
 

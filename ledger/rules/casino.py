@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ledger.cards import Card
-from ledger.errors import RuleViolation, passes
+from ledger.core.cards import Card
+from ledger.core.errors import RuleViolation, passes
 
 CHIPS: tuple[int, ...] = (10, 50, 100, 500, 1000)
 CHIP_GRID = 10

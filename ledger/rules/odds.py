@@ -14,7 +14,7 @@ from functools import cache
 from itertools import combinations
 from math import comb
 
-from ledger.cards import CANONICAL_PACK, Rank
+from ledger.core.cards import CANONICAL_PACK, Rank
 from ledger.rules import casino
 from ledger.rules.variants import VARIANTS, Betting, ShortPot, Target, Variant
 

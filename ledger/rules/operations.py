@@ -1,6 +1,6 @@
 """What the high-card engine does, as typed operations: one frozen dataclass per kind.
 
-The engine (`ledger.rules.highcard`) emits these; `HighCardState.apply` changes state from them;
+The engine (`ledger.rules.highcard.actions`) emits these; `HighCardState.apply` changes state from them;
 the table aggregate (`ledger.domain.highcard`) records each as an event of the same name whose
 `data` is `to_data()`, and reads it back with `operation_of`. Readers (reports, audit, views,
 verify, hand histories) dispatch on these classes, never on names.
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ledger.transfers import Transfer
+from ledger.core.transfers import Transfer
 
 #: Field metadata: leave the field out of the stored data while it holds its default.
 OMITTED = "omitted_at_default"

@@ -1,6 +1,6 @@
 """The high-card family of variants declared as data (G6): one engine reads these descriptions.
 
-Each field names a mechanism the engine in `ledger.rules.highcard` implements once; a variant is
+Each field names a mechanism the engine in `ledger.rules.highcard.actions` implements once; a variant is
 a choice of mechanisms plus the rule IDs its refusals name.
 """
 
@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+from ledger.rules import casino
 
 
 class Funding(StrEnum):
@@ -211,3 +213,10 @@ VARIANTS: dict[str, Variant] = {
         ),
     ]
 }
+
+#: Every variant a table may be: Casino Red Dog and the high-card family.
+#: The one-player variant against the house; every other variant is a multi-seat table.
+CASINO_VARIANT = casino.VARIANT
+VARIANT_NAMES = (CASINO_VARIANT, *VARIANTS)
+#: The rule families: `C` for Casino Red Dog, then the high-card families.
+FAMILIES = ("C", *dict.fromkeys(variant.family for variant in VARIANTS.values()))

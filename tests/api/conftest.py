@@ -16,9 +16,9 @@ from flask import Flask, request, request_finished
 from flask.testing import FlaskClient
 
 from api import create_app
-from ledger.cards import Card
+from ledger.app.application import LedgerApplication
+from ledger.core.cards import Card
 from ledger.rules.casino import Opening
-from ledger.services.application import LedgerApplication
 from tests.api.helpers import auth, seed_for
 
 CLIENT_SEED = "api-tests"

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from ledger.cards import Card
-from ledger.fairness import shuffled_pack
+from ledger.app.application import LedgerApplication
+from ledger.core.cards import Card
+from ledger.core.fairness import shuffled_pack
 from ledger.rules.casino import Opening, OpeningKind, classify_opening
-from ledger.services.application import LedgerApplication
 
 PROBLEM = "application/problem+json"
 

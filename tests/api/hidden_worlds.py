@@ -29,13 +29,13 @@ from freezegun import freeze_time
 from freezegun.api import FakeDatetime
 
 from api import create_app
-from ledger.cards import CANONICAL_PACK, Card
+from ledger.app.access import SYSTEM, Principal
+from ledger.app.application import LedgerApplication
+from ledger.core.cards import CANONICAL_PACK, Card
 from ledger.domain.casino import SealedSeed
 from ledger.domain.highcard import HighCardTable
 from ledger.domain.records import record_of
 from ledger.rules import operations as op
-from ledger.services.access import SYSTEM, Principal
-from ledger.services.application import LedgerApplication
 from ledger.settings import Settings
 from tests.api.helpers import auth
 from tests.integration.highcard_client import player, stack
@@ -110,7 +110,7 @@ class World:
 
     def secrets_in_play(self) -> list[str]:
         """The server seeds sealed and not yet revealed (never to be seen anywhere)."""
-        from ledger.verify import read_log
+        from ledger.integrity.verify import read_log
 
         sealed, revealed = [], set()
         for _position, event in read_log(self.ledger):
@@ -146,7 +146,7 @@ def build(variant: str, pack: list[Card], sealed: dict[int, int], seed: int = 1)
 
 def build_casino(seed: int = 1) -> World:
     """A casino deal waiting for the player's Stand or Raise (the third card still in the pack)."""
-    from ledger.fairness import shuffled_pack
+    from ledger.core.fairness import shuffled_pack
     from ledger.rules.casino import OpeningKind, classify_opening
 
     with seeded_randomness(seed), freeze_time(NOW):
@@ -235,7 +235,7 @@ def hidden_places(world: World, viewer: str) -> list[int]:
 def shown_places(world: World, deal_id: str) -> set[int]:
     """The places of the deal's cards that have been shown (a card burned or returned face up
     goes to the bottom of the pack, still in it: G3)."""
-    from ledger.verify import read_log
+    from ledger.integrity.verify import read_log
 
     shown: set[int] = set()
     for _position, event in read_log(world.ledger):

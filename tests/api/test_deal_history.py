@@ -8,10 +8,10 @@ from uuid import UUID
 
 import pytest
 
+from ledger.app.application import LedgerApplication
+from ledger.history.hands import import_history
+from ledger.history.rdhh import MAGIC
 from ledger.rules.casino import OpeningKind
-from ledger.services.application import LedgerApplication
-from ledger.services.history import import_history
-from ledger.services.rdhh import MAGIC
 from tests.api.conftest import GRANT
 from tests.api.helpers import assert_problem
 from tests.api.test_tables import Tables

@@ -10,7 +10,7 @@ from uuid import UUID
 import pytest
 from freezegun import freeze_time
 
-from ledger.services import search
+from ledger.app import search
 from tests.api.helpers import (
     assert_problem,
     consecutive,

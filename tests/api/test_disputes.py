@@ -8,9 +8,9 @@ from datetime import timedelta
 
 import pytest
 
-from ledger import clock
+from ledger.core import clock
+from ledger.integrity.verify import verify_store
 from ledger.rules.casino import OpeningKind
-from ledger.verify import verify_store
 from tests.api.helpers import assert_problem, memory_only, records_nothing
 
 

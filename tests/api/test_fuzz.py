@@ -39,8 +39,8 @@ from schemathesis.specs.openapi.checks import allow_header_conformance, unsuppor
 
 from api import create_app
 from api.gate import AuditGate
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
 from ledger.settings import Settings
 from tests.api.conftest import Casino, Keys
 from tests.api.helpers import PROBLEM, assert_problem, auth, spread

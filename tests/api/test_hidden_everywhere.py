@@ -25,8 +25,8 @@ from uuid import UUID
 import pytest
 from freezegun import freeze_time
 
-from ledger.cards import CANONICAL_PACK
-from ledger.validation import VARIANT_NAMES
+from ledger.core.cards import CANONICAL_PACK
+from ledger.rules.variants import VARIANT_NAMES
 from tests.api.hidden_worlds import (
     NOW,
     OUTSIDER,
@@ -86,7 +86,7 @@ def _since_the_deal(world: World, aggregate: UUID) -> int:
 
 def _deals(world: World) -> list[UUID]:
     from ledger.domain.casino import SealedSeed
-    from ledger.verify import read_log
+    from ledger.integrity.verify import read_log
 
     return [UUID(str(e.deal_id)) for _p, e in read_log(world.ledger)
             if isinstance(e, SealedSeed.Sealed)]

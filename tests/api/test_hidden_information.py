@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from ledger.core.fairness import shuffled_pack
 from ledger.domain.casino import SealedSeed
-from ledger.fairness import shuffled_pack
 from ledger.rules.casino import OpeningKind, classify_opening
 from tests.api.helpers import assert_problem, spread
 

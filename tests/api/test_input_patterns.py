@@ -1,6 +1,6 @@
 """No id, seed or name with a trailing newline, a control character or a reserved marker is
 accepted anywhere over HTTP: bodies, query strings, paths and headers all check the whole value
-against the one set of patterns (`ledger.validation`), and a refusal records nothing. Nor is
+against the one set of patterns (`ledger.core.validation`), and a refusal records nothing. Nor is
 text that is not text (a lone surrogate), or a number past what the stores hold, in any field:
 the same refusal, naming it (tests/api/test_fuzz.py sends both to every field there is)."""
 
@@ -90,7 +90,7 @@ def test_an_event_type_filter_is_refused_unless_a_type_name(client, keys, ledger
     assert_problem(response, 422, field="type")
 
 
-# Text that is not text, and numbers past what the stores hold (ledger.validation): refused
+# Text that is not text, and numbers past what the stores hold (ledger.core.validation): refused
 # naming the field wherever they come, before anything reads them.
 SURROGATES = pytest.mark.parametrize("value", [chr(0xD800), chr(0xDFFF), "ok" + chr(0xDCFF)],
                                      ids=["high", "low", "escaped-byte"])

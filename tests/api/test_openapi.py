@@ -275,6 +275,6 @@ def test_closed_sets_of_the_answers_are_enums(spec):
     schemas = spec["components"]["schemas"]
     for (schema, field), values in CLOSED_SETS.items():
         assert set(schemas[schema]["properties"][field]["enum"]) == values, (schema, field)
-    from ledger.validation import VARIANT_NAMES
+    from ledger.rules.variants import VARIANT_NAMES
 
     assert schemas["Table"]["properties"]["variant"]["enum"] == list(VARIANT_NAMES)

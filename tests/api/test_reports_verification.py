@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from ledger import clock, validation
+from ledger.core import clock, validation
 from ledger.rules.casino import OpeningKind
 from tests.api.helpers import assert_problem, memory_only, records_nothing, records_something
 

@@ -20,11 +20,11 @@ from uuid import UUID
 import pytest
 from flask.testing import FlaskClient
 
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
+from ledger.core.fairness import commitment, shuffled_pack
 from ledger.domain.casino import SealedSeed
-from ledger.fairness import commitment, shuffled_pack
 from ledger.rules.variants import VARIANTS
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
 from tests.api.conftest import GRANT, Casino, Keys
 from tests.api.helpers import (
     assert_problem,

@@ -20,9 +20,9 @@ import pytest
 from freezegun import freeze_time
 
 from api.examples import EXAMPLES
-from ledger.runtime import RuntimeUnavailable
-from ledger.services.access import SYSTEM
-from ledger.services.verification import RUN_BURST, RUNS_A_MINUTE
+from ledger.app.access import SYSTEM
+from ledger.app.verification import RUN_BURST, RUNS_A_MINUTE
+from ledger.store.runtime import RuntimeUnavailable
 from tests.api.helpers import assert_problem, auth, pair, position, records_nothing, spread
 
 #: Seconds between an auditor's runs at the steady rate.
@@ -143,7 +143,7 @@ def test_the_auditors_limit_fails_closed_when_its_store_cannot_be_reached(
 
     monkeypatch.setattr(ledger.runtime, "admit", unreachable)
     with records_nothing(ledger), caplog.at_level(logging.WARNING,
-                                                   logger="ledger.services.verification"):
+                                                   logger="ledger.app.verification"):
         refused = client.post("/verification", json={"from": 2, "to": head},
                               headers=keys.auditor)
         problem = assert_problem(refused, 503)

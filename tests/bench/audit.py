@@ -38,7 +38,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ledger.verify import PAGE as RAW_PAGE  # the raw reader's page: the one verify reads
+from ledger.integrity.verify import PAGE as RAW_PAGE  # the raw reader's page: the one verify reads
 from tests import bulk
 from tests.bench.common import Context, Figure, Progress, Skipped, ledger_app, open_store
 
@@ -81,7 +81,7 @@ def run(ctx: Context) -> list[Figure]:
 
 # Rates.
 def rates(ctx: Context, kind: str, size: int, progress: Progress) -> list[Figure]:
-    from ledger.verify import verify_store
+    from ledger.integrity.verify import verify_store
 
     with open_store(kind, ctx.postgres) as store:
         app = ledger_app(store)
@@ -162,8 +162,8 @@ def raw_read(app: Any) -> int:
 
 def walk_feed(app: Any) -> int:
     """The unfiltered feed from the start to its end, a page of the most entries at a time."""
-    from ledger import validation
-    from ledger.services.access import SYSTEM
+    from ledger.app.access import SYSTEM
+    from ledger.core import validation
 
     after, entries = 0, 0
     while True:
@@ -177,7 +177,7 @@ def walk_feed(app: Any) -> int:
 # Latency at a million events.
 def latencies(ctx: Context, events: int, repeats: int, progress: Progress) -> list[Figure]:
     from api import create_app
-    from ledger.services.application import LedgerApplication
+    from ledger.app.application import LedgerApplication
     from ledger.settings import Settings
 
     url, built = kept_store(ctx.workdir, events, progress)
@@ -220,7 +220,7 @@ def latencies(ctx: Context, events: int, repeats: int, progress: Progress) -> li
 
 def requests(app: Any) -> list[tuple[str, str, dict[str, Any], bool]]:
     """(figure, path, query, held to the goal) for each read, aimed at real ids of the store."""
-    from ledger.services.access import SYSTEM
+    from ledger.app.access import SYSTEM
 
     documents = app.projection.store.read_range("t|", "t|~", limit=1)
     table = next(iter(documents)).partition("|")[2]
@@ -265,7 +265,7 @@ def build_kept(url: str, events: int, progress: Progress) -> dict[str, Any]:
     """Record the deals, folding them as they are recorded: `reddog project --follow`, a process
     of its own beside the builder (as in production), so the fold takes the other core instead
     of waiting for the end; whatever it has not folded when the build ends is folded here."""
-    from ledger.services.application import LedgerApplication
+    from ledger.app.application import LedgerApplication
     from ledger.settings import Settings
 
     app = LedgerApplication(Settings.from_env(store=url))

@@ -234,7 +234,7 @@ def _postgres_store(admin_url: str) -> Iterator[Store]:
 
 def ledger_app(store: Store, **settings: Any) -> Any:
     """The ledger application on a bench store (its chain key given, never a file)."""
-    from ledger.services.application import LedgerApplication
+    from ledger.app.application import LedgerApplication
     from ledger.settings import Settings
 
     return LedgerApplication(Settings.from_env(store=store.ledger_url, chain_key=store.chain_key,

@@ -1,4 +1,4 @@
-"""Group commit on SQLite (`ledger.groupcommit`): durable commands a second with it on and off,
+"""Group commit on SQLite (`ledger.store.groupcommit`): durable commands a second with it on and off,
 beside the library's own rate of one commit per save on the same disk.
 
 `measure(store_path, threads, seconds)` runs, one after the other, each for `seconds`:
@@ -101,7 +101,7 @@ def _raw(path: Path, threads: int, seconds: float, grouped: bool) -> dict[str, A
     from eventsourcing.persistence import InfrastructureFactory, StoredEvent
     from eventsourcing.utils import Environment
 
-    module = "ledger.groupcommit:GroupCommitFactory" if grouped else "eventsourcing.sqlite"
+    module = "ledger.store.groupcommit:GroupCommitFactory" if grouped else "eventsourcing.sqlite"
     factory = InfrastructureFactory.construct(Environment("bench", {
         "PERSISTENCE_MODULE": module, "SQLITE_DBNAME": str(path)}))
     recorder = factory.application_recorder()
@@ -129,8 +129,8 @@ def _raw(path: Path, threads: int, seconds: float, grouped: bool) -> dict[str, A
 def _ledger(path: Path, group_commit: str, threads: int, seconds: float, command: str
             ) -> dict[str, Any]:
     """Commands through the application, each thread on its own wallet and table."""
-    from ledger.services.access import SYSTEM
-    from ledger.services.application import LedgerApplication
+    from ledger.app.access import SYSTEM
+    from ledger.app.application import LedgerApplication
     from ledger.settings import Settings
 
     app = LedgerApplication(Settings.from_env(

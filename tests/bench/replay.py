@@ -5,7 +5,7 @@ histories of a thousand, 100 thousand and a million events, on each store.
    events each) by the domain itself (`Wallet`: grants, wagers debited and payouts credited;
    `CasinoTable`: a deal started per event, a client seed changed now and then), saved by the
    ledger application in saves of `BATCH` events: real events, chained and sealed with their
-   MAC, snapshotted as every save snapshots them (`ledger.snapshots`). That store, a SQLite
+   MAC, snapshotted as every save snapshots them (`ledger.store.snapshots`). That store, a SQLite
    file, is built once and kept under `var/bench/replay-v<FORMAT>-<size>/` with the ids and
    chain key it was sealed with (rebuilt when missing or of an older `FORMAT`).
 2. **The stores.** For each store and each size, a fresh store holds the first `size` events of
@@ -47,12 +47,12 @@ from pathlib import Path
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
+from ledger.app.application import LedgerApplication
+from ledger.core.transfers import deal_stake_account, make_transfer
 from ledger.domain.casino import CasinoTable
 from ledger.domain.wallet import Wallet
-from ledger.services.application import LedgerApplication
 from ledger.settings import Settings
-from ledger.snapshots import snapshot_of
-from ledger.transfers import deal_stake_account, make_transfer
+from ledger.store.snapshots import snapshot_of
 from tests.bench.common import Context, Figure, Progress, Skipped, ledger_app, open_store
 
 SECTION = "replay"

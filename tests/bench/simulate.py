@@ -28,7 +28,7 @@ from typing import Any
 
 from eventsourcing.application import Application
 
-from ledger.simulate import simulate_casino, simulate_table
+from ledger.sim.bots import simulate_casino, simulate_table
 from tests.bench.common import (
     Context,
     Figure,

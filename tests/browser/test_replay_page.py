@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ledger.fairness import commitment, shuffled_pack
+from ledger.core.fairness import commitment, shuffled_pack
 from tests.browser.conftest import fits_without_sideways_scroll, shoot
 
 pytestmark = pytest.mark.browser

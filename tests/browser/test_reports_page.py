@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ledger import clock
+from ledger.core import clock
 from tests.browser.conftest import fits_without_sideways_scroll, shoot
 from tests.browser.play import banked_deals, casino_deals, caught_up
 

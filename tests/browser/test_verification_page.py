@@ -13,7 +13,7 @@ from tests.browser.conftest import fits_without_sideways_scroll, shoot
 from tests.browser.play import casino_deals, caught_up
 
 pytestmark = pytest.mark.browser
-#: A checkpoint is written once the log has grown this far (ledger.services.integrity).
+#: A checkpoint is written once the log has grown this far (ledger.integrity.checkpoints).
 CHECKPOINT_EVERY = 1000
 CHECKPOINT_SECONDS = 30
 RANGE = 120

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
 from ledger.settings import Settings
 from tests.conftest import fresh_postgres_schema
 from tests.e2e.load_harness import process_env, stop_process
@@ -219,7 +219,7 @@ def race(workers: Workers, clients: int, send: Any) -> list[tuple[int, Any]]:
 def test_a_dispute_raced_on_both_workers_is_opened_once_and_resolved_once(workers):
     """Eight players' retries open one dispute; eight operators resolving it at once pay one
     adjustment: one 201 and one 200, every other answer a 409, the ledger still verifying."""
-    from ledger.verify import verify_store
+    from ledger.integrity.verify import verify_store
 
     operator, _ = workers.app.issue_key("operator")
     player, _ = workers.app.issue_key("player", player_id="disputer")

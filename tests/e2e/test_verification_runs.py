@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from ledger.app.application import LedgerApplication
+from ledger.app.verification import RUN_BURST, RUNS_A_MINUTE
 from ledger.domain.verification import VerificationRun
-from ledger.services.application import LedgerApplication
-from ledger.services.verification import RUN_BURST, RUNS_A_MINUTE
 from ledger.settings import Settings
-from ledger.simulate import simulate_casino
+from ledger.sim.bots import simulate_casino
 from tests.e2e.load_harness import Clients, ServerProcess, process_env
 
 pytestmark = pytest.mark.load

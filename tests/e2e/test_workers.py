@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.services.application import LedgerApplication
+from ledger.app.application import LedgerApplication
 from ledger.settings import Settings
 from tests.e2e.load_harness import (
     ServerProcess,

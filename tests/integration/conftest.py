@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from ledger.services.application import LedgerApplication
+from ledger.app.application import LedgerApplication
 from ledger.settings import Settings
 from tests.integration import highcard_client
 

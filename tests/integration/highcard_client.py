@@ -9,7 +9,7 @@ grant, split and close). It reads the table through the stored `HighCardTable` e
 balances from their wallets.
 
 Packs are stacked through the application's scenario-test seam (`stacked_packs`, see
-`ledger.services.base.LedgerBase`): a test queues any 52-card order built with `stack(...)` in
+`ledger.app.base.LedgerBase`): a test queues any 52-card order built with `stack(...)` in
 `table.packs`; each new shuffle of the table takes the next one, and a shuffle with an empty
 queue deals the provably fair pack of its sealed seed.
 
@@ -29,15 +29,15 @@ from uuid import UUID
 
 import pytest
 
-from ledger.cards import CANONICAL_PACK, Card
+from ledger.app.access import SYSTEM, Principal
+from ledger.app.application import LedgerApplication
+from ledger.core.cards import CANONICAL_PACK, Card
+from ledger.core.errors import Forbidden, RuleViolation
 from ledger.domain.access import Role
 from ledger.domain.highcard import HighCardTable
-from ledger.errors import Forbidden, RuleViolation
-from ledger.rules.highcard import HighCardGame
-from ledger.rules.highcard_state import HighCardState
+from ledger.rules.highcard.actions import HighCardGame
+from ledger.rules.highcard.state import HighCardState
 from ledger.rules.variants import Funding
-from ledger.services.access import SYSTEM, Principal
-from ledger.services.application import LedgerApplication
 from ledger.settings import Settings
 
 CLIENT_SEED = "highcard-tests"

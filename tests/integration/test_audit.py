@@ -8,11 +8,11 @@ from uuid import UUID
 import pytest
 from freezegun import freeze_time
 
+from ledger.app.access import SYSTEM, Principal
+from ledger.core.errors import Forbidden, InvalidInput
 from ledger.domain.access import Role
 from ledger.domain.casino import SealedSeed
-from ledger.errors import Forbidden, InvalidInput
 from ledger.rules.casino import OpeningKind
-from ledger.services.access import SYSTEM, Principal
 from tests.seeds import opening, seed_where
 
 CLIENT = "audit"

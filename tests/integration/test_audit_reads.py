@@ -13,19 +13,19 @@ from typing import Any
 import pytest
 from eventsourcing.persistence import StoredEvent
 
-from ledger import projection as projection_module
-from ledger.chain import (
+from ledger.core.digests import (
     canonical,
     read_stored_event,
     sealed_state,
     state_digest,
     stored_event_digest,
 )
-from ledger.projection import PROJECTION, Projection
-from ledger.readstore import MemoryReadStore
-from ledger.services.folds import Fold
-from ledger.simulate import simulate_casino, simulate_table
-from ledger.verify import read_pages, verify_store
+from ledger.integrity.verify import read_pages, verify_store
+from ledger.readmodels import projection as projection_module
+from ledger.readmodels.fold import Fold
+from ledger.readmodels.projection import PROJECTION, Projection
+from ledger.readmodels.readstore import MemoryReadStore
+from ledger.sim.bots import simulate_casino, simulate_table
 
 
 class Killed(Exception):

@@ -7,14 +7,14 @@ from uuid import UUID
 import pytest
 from freezegun import freeze_time
 
+from ledger.app.access import SYSTEM, Principal
+from ledger.app.application import CommandKey
+from ledger.core.errors import Conflict, Forbidden, InvalidInput, NotFound, RuleViolation
+from ledger.core.fairness import commitment, shuffled_pack
 from ledger.domain.access import Role
 from ledger.domain.casino import SealedSeed
-from ledger.errors import Conflict, Forbidden, InvalidInput, NotFound, RuleViolation
-from ledger.fairness import commitment, shuffled_pack
+from ledger.integrity.verify import verify_store
 from ledger.rules.casino import OpeningKind
-from ledger.services.access import SYSTEM, Principal
-from ledger.services.application import CommandKey
-from ledger.verify import verify_store
 from tests.seeds import opening, seed_where
 
 CLIENT_SEED = "it-table"
@@ -260,7 +260,7 @@ def test_events_carry_the_time_of_the_one_clock(app):
 
 
 def test_G4_C9_G10_conservation_holds_at_every_position_of_a_session(app):
-    from ledger.simulate import simulate_casino
+    from ledger.sim.bots import simulate_casino
 
     result = simulate_casino(app, 120, "optimal", seed="0f" * 32, bet=50)
     report = verify_store(app)

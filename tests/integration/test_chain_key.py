@@ -12,12 +12,12 @@ from uuid import UUID
 
 import pytest
 
-from ledger.chain import key_fingerprint
-from ledger.errors import ConfigurationError
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
+from ledger.core.errors import ConfigurationError
+from ledger.integrity.chainkey import key_fingerprint
+from ledger.integrity.verify import verify_store
 from ledger.settings import Settings
-from ledger.verify import verify_store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -123,7 +123,7 @@ def test_workers_started_from_any_directory_share_the_store_key(postgres_schema,
 def test_a_key_file_appears_whole_or_not_at_all(tmp_path, monkeypatch):
     """Processes that start together on a new store race to make its key: one reading the path
     while another writes it must never find it empty. The path appears once the key is flushed."""
-    from ledger import chain
+    from ledger.integrity import chainkey as chain
 
     path = tmp_path / "keys" / "store.key"
     seen_while_flushing: list[bool] = []
@@ -144,7 +144,7 @@ def test_a_key_file_appears_whole_or_not_at_all(tmp_path, monkeypatch):
 
 
 def test_without_hard_links_the_key_file_is_still_made_once(tmp_path, monkeypatch):
-    from ledger import chain
+    from ledger.integrity import chainkey as chain
 
     def no_links(_source: object, _target: object) -> None:
         raise OSError(1, "hard links are not supported here")

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from ledger.chain import stored_digest
+from ledger.core.digests import stored_digest
 from ledger.domain.checkpoint import Checkpoints
-from ledger.services.integrity import RecentlyWritten
-from ledger.simulate import simulate_casino
-from ledger.verify import verify_store
+from ledger.integrity.checkpoints import RecentlyWritten
+from ledger.integrity.verify import verify_store
+from ledger.sim.bots import simulate_casino
 
 
 class ReadsSpy:

@@ -1,4 +1,4 @@
-"""Who writes the log's checkpoints, and when (`ledger.services.integrity`): in a server process
+"""Who writes the log's checkpoints, and when (`ledger.integrity.checkpoints`): in a server process
 its `Checkpointer` thread, woken by the command that takes the log past the mark, which is
 answered without waiting for it; on the command line the command itself, before it returns.
 Either way a checkpoint that fails never fails the command (it was applied), and the next mark
@@ -18,12 +18,12 @@ from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import OperationalError
 
 from api.production import worker_app
+from ledger.app.application import LedgerApplication
 from ledger.domain.checkpoint import Checkpoints
-from ledger.services import integrity
-from ledger.services.application import LedgerApplication
+from ledger.integrity import checkpoints as integrity
+from ledger.integrity.verify import verify_store
 from ledger.settings import Settings
-from ledger.simulate import simulate_casino
-from ledger.verify import verify_store
+from ledger.sim.bots import simulate_casino
 
 #: A mark this small is passed within a few deals.
 MARK = 40
@@ -118,7 +118,7 @@ def test_a_checkpoint_that_fails_never_fails_the_command_and_the_next_mark_cover
     app.checkpoint = failing_once
     if where == "background":
         app.checkpoint_in_background()
-    with caplog.at_level(logging.ERROR, logger="ledger.services.integrity"):
+    with caplog.at_level(logging.ERROR, logger="ledger.integrity.checkpoints"):
         play_past(app, MARK)  # every command is answered, the one that failed to checkpoint too
         first_mark = app.recorder.max_notification_id()
         play_past(app, first_mark + MARK)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ledger.services.folds_chips import chips_by_kind
-from ledger.simulate import Run, simulate
-from ledger.transfers import parse_account
-from ledger.verify import verify_store
+from ledger.core.transfers import parse_account
+from ledger.integrity.verify import verify_store
+from ledger.readmodels.chips import chips_by_kind
+from ledger.sim.bots import Run, simulate
 
 
 def test_chips_by_kind_equal_the_replayed_balances_of_every_account(app):

@@ -254,11 +254,11 @@ def exported(tmp_path_factory) -> tuple[str, dict]:  # type: ignore[type-arg]
     balances, which only the store's wallets know, aside)."""
     from uuid import UUID
 
-    from ledger.services.access import SYSTEM
-    from ledger.services.application import LedgerApplication
-    from ledger.services.history import export_history
-    from ledger.simulate import simulate_casino
-    from ledger.verify import read_log
+    from ledger.app.access import SYSTEM
+    from ledger.app.application import LedgerApplication
+    from ledger.history.hands import export_history
+    from ledger.integrity.verify import read_log
+    from ledger.sim.bots import simulate_casino
 
     app = LedgerApplication.for_store("memory")
     simulate_casino(app, 1, seed="3c" * 16, bet=50)

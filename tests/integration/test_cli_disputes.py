@@ -8,11 +8,11 @@ from uuid import UUID
 from click.testing import CliRunner
 
 from api.cli import main
-from ledger import clock
+from ledger.app.access import SYSTEM, Principal
+from ledger.app.application import LedgerApplication
+from ledger.core import clock
 from ledger.domain.access import Role
 from ledger.rules.casino import OpeningKind
-from ledger.services.access import SYSTEM, Principal
-from ledger.services.application import LedgerApplication
 from tests.seeds import opening, seed_where
 
 

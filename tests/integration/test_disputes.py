@@ -10,12 +10,12 @@ from uuid import UUID
 import pytest
 from freezegun import freeze_time
 
+from ledger.app.access import SYSTEM, Principal
+from ledger.core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from ledger.domain.access import Role
-from ledger.errors import Conflict, Forbidden, InvalidInput, NotFound
+from ledger.integrity.verify import verify_store
 from ledger.rules.casino import OpeningKind
-from ledger.services.access import SYSTEM, Principal
-from ledger.simulate import simulate_table
-from ledger.verify import verify_store
+from ledger.sim.bots import simulate_table
 from tests.seeds import opening, seed_where
 
 CLIENT = "disputes"

@@ -25,23 +25,23 @@ from uuid import UUID
 import pytest
 from eventsourcing import utils as topics
 
-from ledger import chain
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
+from ledger.core import digests as chain
+from ledger.core.errors import InvalidInput
+from ledger.core.transfers import wallet_of
 from ledger.domain.access import ApiKey
 from ledger.domain.casino import CasinoDeal, CasinoTable
 from ledger.domain.checkpoint import Checkpoints
 from ledger.domain.highcard import HighCardTable
 from ledger.domain.wallet import Wallet
-from ledger.errors import InvalidInput
-from ledger.rules import highcard_state
+from ledger.history import rdhh
+from ledger.history.hands import export_history, import_history
+from ledger.integrity.ranges import verify_range
+from ledger.integrity.verify import read_log, verify_store
 from ledger.rules import operations as op
-from ledger.services import rdhh
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
-from ledger.services.history import export_history, import_history
-from ledger.simulate import simulate_casino
-from ledger.transfers import wallet_of
-from ledger.verify import read_log, verify_store
-from ledger.verify_range import verify_range
+from ledger.rules.highcard import state as highcard_state
+from ledger.sim.bots import simulate_casino
 from tests.integration.test_release_fixture import EXPECTED, open_copy
 
 

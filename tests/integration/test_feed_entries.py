@@ -1,5 +1,5 @@
 """The feed's entries read straight from stored events are, event for event, the entries the way
-through the domain event gives (`ledger.services.feed_entries`): every variant's events, keys,
+through the domain event gives (`ledger.app.feed`): every variant's events, keys,
 verification runs, sealed six-spot bets (X4) and the wallets' debits of them, before and after
 their table shows them, on every store. Events the direct way cannot read as stored go the
 other way."""
@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from eventsourcing.persistence import StoredEvent
 
+from ledger.app import views
+from ledger.app.access import SYSTEM
+from ledger.app.feed import FeedEntries
+from ledger.app.sealed import SealedBets
 from ledger.domain.records import aggregate_type, record_of
-from ledger.services import views
-from ledger.services.access import SYSTEM
-from ledger.services.feed_entries import FeedEntries
-from ledger.services.folds import listed_topic
-from ledger.services.sealed import SealedBets
-from ledger.simulate import simulate_casino, simulate_table
+from ledger.readmodels.fold import listed_topic
+from ledger.sim.bots import simulate_casino, simulate_table
 
 
 class Gate(SealedBets):

@@ -10,10 +10,10 @@ from uuid import UUID
 
 import pytest
 
-from ledger.errors import Conflict
-from ledger.services.access import SYSTEM
-from ledger.simulate import simulate_casino, simulate_table
-from ledger.verify import verify_store
+from ledger.app.access import SYSTEM
+from ledger.core.errors import Conflict
+from ledger.integrity.verify import verify_store
+from ledger.sim.bots import simulate_casino, simulate_table
 from tests.integration.test_tamper import RawLog
 
 pytestmark = pytest.mark.postgres

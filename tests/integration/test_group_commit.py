@@ -1,4 +1,4 @@
-"""Group commit on a SQLite file (`ledger.groupcommit`), with real threads on a real file.
+"""Group commit on a SQLite file (`ledger.store.groupcommit`), with real threads on a real file.
 
 The first group's leader is held before it writes (`HeldLeader`) until the other threads' saves
 have queued (the recorder's own `wait_until_queued`), so the next group is known to hold them
@@ -16,13 +16,13 @@ from uuid import UUID
 import pytest
 from eventsourcing.persistence import IntegrityError, OperationalError
 
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
 from ledger.domain.wallet import Wallet
-from ledger.groupcommit import GroupCommitRecorder
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
+from ledger.integrity.verify import verify_store
 from ledger.settings import Settings
-from ledger.sqlite_store import SQLiteRecorder
-from ledger.verify import verify_store
+from ledger.store.groupcommit import GroupCommitRecorder
+from ledger.store.sqlite import SQLiteRecorder
 
 #: The longest a test waits for its threads (a deadline for a broken run, never a pause).
 WAIT = 60.0

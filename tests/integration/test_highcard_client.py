@@ -7,10 +7,10 @@ from uuid import UUID
 
 import pytest
 
-from ledger.cards import CANONICAL_PACK
-from ledger.fairness import shuffled_pack
+from ledger.app.access import SYSTEM
+from ledger.core.cards import CANONICAL_PACK
+from ledger.core.fairness import shuffled_pack
 from ledger.rules.variants import VARIANTS
-from ledger.services.access import SYSTEM
 from tests.integration.highcard_client import Table, round_robin, stack
 
 

@@ -6,10 +6,10 @@ from uuid import UUID
 
 import pytest
 
+from ledger.app.access import SYSTEM, Principal
+from ledger.core.errors import Forbidden, RuleViolation
 from ledger.domain.access import Role
-from ledger.errors import Forbidden, RuleViolation
-from ledger.services.access import SYSTEM, Principal
-from ledger.simulate import simulate_table
+from ledger.sim.bots import simulate_table
 
 
 def polish_table(app) -> UUID:  # type: ignore[no-untyped-def]

@@ -24,11 +24,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 
-from ledger.errors import InvalidInput, LedgerError, RuleViolation
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
+from ledger.core.errors import InvalidInput, LedgerError, RuleViolation
+from ledger.integrity.verify import verify_store
 from ledger.rules.variants import VARIANTS, Funding
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
-from ledger.verify import verify_store
 
 ALL_VARIANTS = sorted(VARIANTS)
 PREDICTED = ("deal", "fund_bank", "decline_bank", "bet", "buy", "pass", "choose", "split_pot")

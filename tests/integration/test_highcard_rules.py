@@ -13,10 +13,10 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from ledger.cards import Card
-from ledger.errors import RuleViolation
-from ledger.rules.highcard import max_seats_for, new_state, verify_limits, winning_card
-from ledger.rules.highcard_state import Phase
+from ledger.core.cards import Card
+from ledger.core.errors import RuleViolation
+from ledger.rules.highcard.actions import max_seats_for, new_state, verify_limits, winning_card
+from ledger.rules.highcard.state import Phase
 from ledger.rules.variants import VARIANTS
 from tests.integration.highcard_client import Table, cards, first_ace, round_robin, stack
 

@@ -9,10 +9,10 @@ from uuid import uuid4
 
 import pytest
 
-from ledger.cards import CANONICAL_PACK, Rank
-from ledger.errors import RuleViolation
-from ledger.rules.highcard import new_state
-from ledger.rules.highcard_state import Phase
+from ledger.core.cards import CANONICAL_PACK, Rank
+from ledger.core.errors import RuleViolation
+from ledger.rules.highcard.actions import new_state
+from ledger.rules.highcard.state import Phase
 from ledger.rules.operations import operation_of
 from tests.integration.highcard_client import Table, round_robin, stack
 

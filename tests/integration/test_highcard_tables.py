@@ -18,13 +18,13 @@ from uuid import UUID, uuid5
 import pytest
 from eventsourcing.persistence import IntegrityError
 
+from ledger.app.access import SYSTEM, Principal
+from ledger.core.errors import Forbidden, RuleViolation
+from ledger.core.fairness import commitment, shuffled_pack
 from ledger.domain.access import Role
 from ledger.domain.casino import SealedSeed
-from ledger.errors import Forbidden, RuleViolation
-from ledger.fairness import commitment, shuffled_pack
+from ledger.integrity.verify import verify_store
 from ledger.rules.variants import VARIANTS, Betting, Funding, Target
-from ledger.services.access import SYSTEM, Principal
-from ledger.verify import verify_store
 
 CLIENT_SEED = "multi-seat-it"
 CREDITS = 2_000

@@ -10,15 +10,15 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from ledger.errors import InvalidInput, RuleViolation
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
+from ledger.core.errors import InvalidInput, RuleViolation
+from ledger.history.hands import export_history, import_history
+from ledger.history.rdhh import MAGIC, MAX_HISTORY_BYTES, MAX_LINE_BYTES, MAX_LINES
+from ledger.integrity.verify import read_log
 from ledger.rules.casino import OpeningKind
 from ledger.rules.variants import VARIANTS
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
-from ledger.services.history import export_history, import_history
-from ledger.services.rdhh import MAGIC, MAX_HISTORY_BYTES, MAX_LINE_BYTES, MAX_LINES
-from ledger.simulate import simulate_casino, simulate_table
-from ledger.verify import read_log
+from ledger.sim.bots import simulate_casino, simulate_table
 from tests.seeds import opening, seed_where
 
 
@@ -396,7 +396,7 @@ def test_events_out_of_order_or_anything_after_end_are_refused(histories):
 
 
 def test_every_attribute_of_an_event_a_history_may_hold_has_its_type_checked():
-    from ledger.services.rdhh import CASINO_EVENTS, SNAPSHOTS, TABLE_EVENTS, _fields, _types
+    from ledger.history.rdhh import CASINO_EVENTS, SNAPSHOTS, TABLE_EVENTS, _fields, _types
 
     for cls in [*CASINO_EVENTS.values(), *TABLE_EVENTS.values(), *SNAPSHOTS.values()]:
         assert set(_types(cls)) == _fields(cls), cls

@@ -14,19 +14,26 @@ from typing import Any
 import pytest
 from freezegun import freeze_time
 
-from ledger import validation
+from ledger.app.access import SYSTEM, Principal
+from ledger.app.application import CommandKey
+from ledger.app.keys import MAX_KEY_DAYS, MAX_RATE
+from ledger.core import validation
+from ledger.core.errors import (
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    RateLimited,
+    Unauthenticated,
+)
 from ledger.domain.access import ApiKey, hash_key
-from ledger.errors import Conflict, Forbidden, InvalidInput, NotFound, RateLimited, Unauthenticated
-from ledger.runtime import (
+from ledger.store.runtime import (
     USE_EVERY,
     Limit,
     PostgresRuntimeStore,
     RuntimeUnavailable,
     SQLiteRuntimeStore,
 )
-from ledger.services.access import SYSTEM, Principal
-from ledger.services.application import CommandKey
-from ledger.services.keys import MAX_KEY_DAYS, MAX_RATE
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -379,7 +386,7 @@ def test_an_unavailable_runtime_store_never_refuses_a_request(app, monkeypatch, 
     monkeypatch.setattr(app.runtime, "admit", unavailable)
     monkeypatch.setattr(app.runtime, "_write_use", unavailable)
     monkeypatch.setattr(app.runtime, "last_used", unavailable)
-    with caplog.at_level(logging.WARNING, logger="ledger.services.keys"):
+    with caplog.at_level(logging.WARNING, logger="ledger.app.keys"):
         assert app.admit(key).role == "auditor"
     assert "not checked: database is locked" in caplog.text
     assert app.list_keys(SYSTEM)["keys"] == []
@@ -390,7 +397,7 @@ def test_on_sqlite_the_runtime_state_lives_in_a_side_file_in_wal_mode(app, store
     key, record = app.issue_key("auditor")
     app.admit(key)
     path = Path(store.removeprefix("sqlite:///"))
-    side = path.with_name("ledger.runtime.sqlite3")
+    side = path.with_name("ledger.store.runtime.sqlite3")
     assert isinstance(app.runtime, SQLiteRuntimeStore) and app.runtime.path == side
     with sqlite3.connect(side) as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)

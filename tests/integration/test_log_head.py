@@ -1,4 +1,4 @@
-"""The log's head (`ledger.loghead`): a cut of the newest part of the log is caught, and named.
+"""The log's head (`ledger.integrity.head`): a cut of the newest part of the log is caught, and named.
 
 A store of a few thousand events (two checkpoints, and many events after them) is played through the application. Then,
 as someone with the database but not the key would, its newest events are deleted (1, 10, 100,
@@ -22,15 +22,15 @@ from typing import Any
 
 import pytest
 
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
+from ledger.core.errors import ConfigurationError
 from ledger.domain.checkpoint import LogHead
-from ledger.errors import ConfigurationError
-from ledger.loghead import parse
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
-from ledger.services.integrity import DiffersFromHead
+from ledger.integrity.checkpoints import DiffersFromHead
+from ledger.integrity.head import parse
+from ledger.integrity.verify import verify_store
 from ledger.settings import Settings
-from ledger.simulate import simulate_casino
-from ledger.verify import verify_store
+from ledger.sim.bots import simulate_casino
 from tests.conftest import fresh_postgres_schema
 from tests.e2e.load_harness import process_env, reddog_command
 

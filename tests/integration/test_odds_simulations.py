@@ -9,10 +9,10 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
-from ledger.simulate import simulate_casino, simulate_table
-from ledger.verify import verify_store
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
+from ledger.integrity.verify import verify_store
+from ledger.sim.bots import simulate_casino, simulate_table
 from tests.conftest import app_factory
 from tests.odds_checks import (
     ONE_STEP,

@@ -1,5 +1,5 @@
 """Processes that start together on one new PostgreSQL schema all start: the event store's
-tables, types and functions are created one process at a time (`ledger.postgres_setup`), as
+tables, types and functions are created one process at a time (`ledger.store.postgres`), as
 servers on several hosts, `reddog project --follow` and CLI commands started at once need."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from ledger.postgres_setup import setup_lock
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
+from ledger.store.postgres import setup_lock
 from tests.conftest import postgres_or_skip
 
 PROCESSES = 6
@@ -84,7 +84,7 @@ def test_the_setup_lock_is_held_by_one_process_at_a_time(fresh_schemas):
         with setup_lock(datastore):
             other = psycopg.connect(postgres_or_skip(), autocommit=True)
             try:
-                from ledger.sidestore import advisory_lock_id
+                from ledger.store.sidestore import advisory_lock_id
 
                 key = advisory_lock_id(f"{datastore.schema}.setup")
                 taken = other.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()

@@ -12,18 +12,18 @@ from uuid import UUID
 
 import pytest
 
+from ledger.app.access import SYSTEM, Principal
+from ledger.core.transfers import transfers_of
 from ledger.domain.access import Role
 from ledger.domain.casino import CasinoDeal
 from ledger.domain.highcard import HighCardTable
 from ledger.domain.records import kind_of as event_name
 from ledger.domain.wallet import Wallet
-from ledger.projection import PROJECTION, Projection
-from ledger.readstore import LostRace, MemoryReadStore
-from ledger.readstore_sql import SQLiteReadStore
-from ledger.services.access import SYSTEM, Principal
-from ledger.simulate import simulate_casino, simulate_table
-from ledger.transfers import transfers_of
-from ledger.verify import read_log
+from ledger.integrity.verify import read_log
+from ledger.readmodels.projection import PROJECTION, Projection
+from ledger.readmodels.readstore import LostRace, MemoryReadStore
+from ledger.readmodels.readstore_sql import SQLiteReadStore
+from ledger.sim.bots import simulate_casino, simulate_table
 
 
 def wait_until(condition, seconds: float = 30.0) -> None:  # type: ignore[no-untyped-def]
@@ -223,9 +223,9 @@ def test_every_feed_filter_finds_exactly_what_a_scan_of_the_log_finds(app):
 
 
 def test_a_sparse_filter_answers_a_cursor_after_a_bounded_scan(app, monkeypatch):
-    import ledger.readstore
+    import ledger.readmodels.readstore
 
-    monkeypatch.setattr(ledger.readstore, "SCAN", 40)
+    monkeypatch.setattr(ledger.readmodels.readstore, "SCAN", 40)
     simulate_casino(app, 30, seed="6d" * 16, bet=40)
     app.project()
     opened = app.event_feed(SYSTEM, types={"Opened"})["entries"]

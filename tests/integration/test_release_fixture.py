@@ -18,13 +18,13 @@ from uuid import UUID
 
 import pytest
 
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
+from ledger.core.errors import Unauthenticated
 from ledger.domain.records import kind_of as event_name
-from ledger.errors import Unauthenticated
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
-from ledger.services.history import export_history, import_history
+from ledger.history.hands import export_history, import_history
+from ledger.integrity.verify import read_log, verify_store
 from ledger.settings import Settings
-from ledger.verify import read_log, verify_store
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 STORE = FIXTURES / "release-1.sqlite3"

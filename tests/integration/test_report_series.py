@@ -8,14 +8,15 @@ from uuid import UUID
 
 from freezegun import freeze_time
 
-from ledger import clock
+from ledger.app import series
+from ledger.app.access import SYSTEM
+from ledger.core import clock
+from ledger.core.transfers import pot_account
 from ledger.domain.records import record_of, transfers_in
+from ledger.integrity.verify import read_log, verify_store
+from ledger.readmodels import series as folds_series
 from ledger.rules import operations as op
-from ledger.services import folds_series, series
-from ledger.services.access import SYSTEM
-from ledger.simulate import simulate_casino, simulate_table
-from ledger.transfers import pot_account
-from ledger.verify import read_log, verify_store
+from ledger.sim.bots import simulate_casino, simulate_table
 from tests.integration import test_reports
 from tests.integration.test_reports import D1, D2, D3, at
 

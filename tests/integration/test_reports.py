@@ -10,10 +10,10 @@ from uuid import UUID
 import pytest
 from freezegun import freeze_time
 
+from ledger.app.access import SYSTEM
+from ledger.integrity.verify import read_log, verify_store
 from ledger.rules.casino import OpeningKind
-from ledger.services.access import SYSTEM
-from ledger.simulate import simulate_casino, simulate_table
-from ledger.verify import read_log, verify_store
+from ledger.sim.bots import simulate_casino, simulate_table
 from tests.seeds import opening, seed_where
 
 CLIENT = "reports"

@@ -1,4 +1,4 @@
-"""The aggregate cache (`ledger.repository`): private copies, written through on save, kept true
+"""The aggregate cache (`ledger.store.repository`): private copies, written through on save, kept true
 to the log across applications on one store, and untouched by refused or losing commands. A
 command's aggregates are handed over to the next command that loads them, not copied; its
 answer is its caller's own, which later commands never change."""
@@ -14,12 +14,12 @@ from uuid import UUID, uuid4
 import pytest
 
 from api import create_app
+from ledger.app.access import SYSTEM
+from ledger.app.base import CommandKey
+from ledger.core.errors import LedgerError
 from ledger.domain.wallet import Wallet
-from ledger.errors import LedgerError
-from ledger.services.access import SYSTEM
-from ledger.services.base import CommandKey
-from ledger.simulate import simulate_table
-from ledger.verify import verify_store
+from ledger.integrity.verify import verify_store
+from ledger.sim.bots import simulate_table
 
 
 def open_wallet(app, credit: int = 0) -> UUID:  # type: ignore[no-untyped-def]

@@ -21,8 +21,8 @@ from uuid import UUID
 import pytest
 from eventsourcing.persistence import OperationalError
 
-from ledger.services.access import SYSTEM
-from ledger.services.application import CommandKey, LedgerApplication
+from ledger.app.access import SYSTEM
+from ledger.app.application import CommandKey, LedgerApplication
 from tests.api.helpers import seed_for, spread
 
 

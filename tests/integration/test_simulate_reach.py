@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from ledger.app.application import LedgerApplication
 from ledger.rules.variants import VARIANTS, Betting
-from ledger.services.application import LedgerApplication
-from ledger.simulate import REACHED, RuleTally, _bot_amount, simulate_table
+from ledger.sim.bots import REACHED, RuleTally, _bot_amount, simulate_table
 from tests.conftest import app_factory
 
 

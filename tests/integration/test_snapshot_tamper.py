@@ -2,7 +2,7 @@
 the database, or one written there without the chain key, is found and named (its aggregate and
 version), though loading an aggregate would trust it. A snapshot that is not sealed but holds what
 its aggregate replayed from the log holds (the first release's high-card table snapshots) passes.
-Every store's snapshots are read, a page at a time (`ledger.snapshots.stored_snapshots`)."""
+Every store's snapshots are read, a page at a time (`ledger.store.snapshots.stored_snapshots`)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from eventsourcing.persistence import StoredEvent
 
-from ledger import snapshots as snapshots_module
-from ledger.simulate import simulate_casino, simulate_table
-from ledger.snapshots import stored_snapshots, verify_snapshot
-from ledger.verify import verify_store
+from ledger.integrity.verify import verify_store
+from ledger.sim.bots import simulate_casino, simulate_table
+from ledger.store import snapshots as snapshots_module
+from ledger.store.snapshots import stored_snapshots, verify_snapshot
 from tests.integration.test_release_fixture import open_copy
 
 

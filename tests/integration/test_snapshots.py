@@ -1,4 +1,4 @@
-"""Snapshots bound the cost of loading a wallet or a table at any version (`ledger.snapshots`):
+"""Snapshots bound the cost of loading a wallet or a table at any version (`ledger.store.snapshots`):
 every multiple of the interval a save reaches is snapshotted, a load reads the newest snapshot at
 or before its version and fewer than `interval` events after it, found by an index on each store,
 and what it rebuilds is what a replay from the first event gives."""
@@ -13,12 +13,12 @@ from uuid import UUID, uuid4
 import pytest
 from eventsourcing.persistence import OperationalError, StoredEvent
 
-from ledger.chain import stored_event_digest
+from ledger.app.access import SYSTEM
+from ledger.core.digests import stored_event_digest
+from ledger.core.errors import InvalidInput, LedgerError
 from ledger.domain.casino import CasinoTable
 from ledger.domain.wallet import Wallet
-from ledger.errors import InvalidInput, LedgerError
-from ledger.services.access import SYSTEM
-from ledger.snapshots import interval_of, multiples, replay, verify_snapshot
+from ledger.store.snapshots import interval_of, multiples, replay, verify_snapshot
 from tests.integration.test_highcard_tables import finished_deals, open_seated, play
 
 INTERVAL = 100

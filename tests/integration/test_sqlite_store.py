@@ -1,4 +1,4 @@
-"""The SQLite recorder reads the head of the log in one statement (`ledger.sqlite_store`): the
+"""The SQLite recorder reads the head of the log in one statement (`ledger.store.sqlite`): the
 same head as the library's read inside a transaction, another connection's commits seen at the
 next read (no read transaction left open), and the library's errors for SQLite's."""
 
@@ -13,12 +13,12 @@ import pytest
 from eventsourcing.persistence import OperationalError
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 
-from ledger.errors import Conflict
-from ledger.services import base
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
+from ledger.app import base
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
+from ledger.core.errors import Conflict
 from ledger.settings import Settings
-from ledger.sqlite_store import SQLiteRecorder
+from ledger.store.sqlite import SQLiteRecorder
 
 
 @pytest.mark.parametrize("group_commit", ["on", "off"])

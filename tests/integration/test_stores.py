@@ -18,16 +18,16 @@ import pytest
 from click.testing import CliRunner
 
 from api.cli import main
-from ledger import validation
-from ledger.backup import sha256_of
-from ledger.clock import utcnow
-from ledger.migrate import CopiedModels, NotEqual, prove_equal
-from ledger.migrate import migrate as copy_store
-from ledger.rawrows import digest_models
-from ledger.rawstore import open_raw
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
-from ledger.simulate import simulate_casino, simulate_table
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
+from ledger.core import validation
+from ledger.core.clock import utcnow
+from ledger.ops.backup import sha256_of
+from ledger.ops.migrate import CopiedModels, NotEqual, prove_equal
+from ledger.ops.migrate import migrate as copy_store
+from ledger.ops.rawrows import digest_models
+from ledger.ops.rawstore import open_raw
+from ledger.sim.bots import simulate_casino, simulate_table
 from tests.e2e.load_harness import process_env, reddog_command
 from tests.every_variant import build_every_variant, ids_of, settings_for
 from tests.integration.test_gaps import gaps, rolled_back_insert

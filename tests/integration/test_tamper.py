@@ -14,9 +14,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from ledger.services.application import LedgerApplication
-from ledger.simulate import simulate_casino, simulate_table
-from ledger.verify import verify_store
+from ledger.app.application import LedgerApplication
+from ledger.integrity.verify import verify_store
+from ledger.sim.bots import simulate_casino, simulate_table
 
 
 class RawLog:
@@ -181,7 +181,7 @@ def test_a_failing_log_is_folded_no_further_than_the_page_of_its_first_failure(
         session, make_shared_app, monkeypatch):
     """Verify compares the read models with a fresh fold only when the log verifies, so it stops
     folding at the page where it finds the first failure; what it finds is unchanged."""
-    from ledger import verify
+    from ledger.integrity import verify
 
     _app, raw = session
     position = change_an_amount(raw)
@@ -209,7 +209,7 @@ def test_two_jobs_find_what_one_finds(session, make_shared_app, monkeypatch):
     """With two jobs the read models are compared in a worker process: the same report, for a
     log that verifies, one whose kept read model was changed, and one with an altered event; and
     the same when the worker fails (the comparison is then made in this process)."""
-    from ledger import verify_jobs
+    from ledger.integrity import jobs as verify_jobs
     from tests.integration.test_audit_reads import doctor
 
     app, raw = session

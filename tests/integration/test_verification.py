@@ -9,11 +9,11 @@ import pytest
 from click.testing import CliRunner
 
 from api.cli import main
-from ledger.chain import GENESIS
+from ledger.app.access import SYSTEM, Principal
+from ledger.core.digests import GENESIS
+from ledger.core.errors import Forbidden, InvalidInput
 from ledger.domain.access import Role
-from ledger.errors import Forbidden, InvalidInput
-from ledger.services.access import SYSTEM, Principal
-from ledger.simulate import simulate_casino, simulate_table
+from ledger.sim.bots import simulate_casino, simulate_table
 from tests.integration.test_tamper import (  # noqa: F401
     change_an_amount,
     middle_of_a_table,
@@ -122,7 +122,7 @@ def test_reddog_verify_records_its_run_over_the_whole_log(tmp_path):
     result = runner.invoke(main, ["verify", "--store", store, "--json"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
-    from ledger.services.application import LedgerApplication
+    from ledger.app.application import LedgerApplication
     from ledger.settings import Settings
 
     app = LedgerApplication(Settings(store=store))

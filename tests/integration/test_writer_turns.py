@@ -1,4 +1,4 @@
-"""Processes writing one SQLite file take turns at it (`ledger.groupcommit.WriterTurns`): a
+"""Processes writing one SQLite file take turns at it (`ledger.store.groupcommit.WriterTurns`): a
 group's leader holds an exclusive `flock` on `<store>-writers` from before BEGIN to after
 COMMIT, so another process's leader waits in the kernel and goes on the moment the turn is
 free, rather than sleeping in SQLite's busy handler. The turn is only an order: SQLite's own
@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
-from ledger.groupcommit import TURNS_SUFFIX, GroupCommitRecorder
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
+from ledger.integrity.verify import verify_store
 from ledger.settings import Settings
-from ledger.simulate import simulate_casino
-from ledger.verify import verify_store
+from ledger.sim.bots import simulate_casino
+from ledger.store.groupcommit import TURNS_SUFFIX, GroupCommitRecorder
 
 WAIT = 30.0
 #: How long a save is given to show that it does not go through while the turn is taken:

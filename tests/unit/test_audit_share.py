@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from api.gate import AuditGate, Clocks
-from ledger.errors import Busy, InvalidInput
+from ledger.core.errors import Busy, InvalidInput
 from ledger.settings import Settings
 
 

@@ -1,4 +1,4 @@
-"""The canonical bytes an event's digest is of (`ledger.chain.canonical`): whatever shortcuts it
+"""The canonical bytes an event's digest is of (`ledger.core.digests.canonical`): whatever shortcuts it
 takes, they are the bytes of the plain recipe, `json.dumps` of the attributes but `chain_mac`
 with sorted keys, no spaces and `_plain` for what JSON cannot write. A stored event's digest,
 and so its MAC and its successor's chain link, depends on every byte."""
@@ -14,8 +14,8 @@ from uuid import UUID, uuid4
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger import chain
-from ledger.chain import canonical
+from ledger.core import digests as chain
+from ledger.core.digests import canonical
 
 
 def plain_recipe(state: dict[str, Any]) -> bytes:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.cards import Card
+from ledger.core.cards import Card
 from ledger.rules import casino
 from ledger.rules.odds import EXACT_EV
 from tests.odds_checks import (

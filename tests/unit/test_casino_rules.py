@@ -4,8 +4,8 @@ is checked in test_casino_odds.py."""
 
 import pytest
 
-from ledger.cards import Card
-from ledger.errors import RuleViolation
+from ledger.core.cards import Card
+from ledger.core.errors import RuleViolation
 from ledger.rules import casino
 from ledger.rules.casino import (
     BetSlip,

@@ -1,4 +1,4 @@
-"""The one clock (`ledger.clock.utcnow`): an aware UTC instant of the real `datetime` type, the
+"""The one clock (`ledger.core.clock.utcnow`): an aware UTC instant of the real `datetime` type, the
 frozen instant under freezegun (the event store encodes a timestamp by its exact type)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from freezegun import freeze_time
 
-from ledger.clock import utcnow
+from ledger.core.clock import utcnow
 
 REAL = (datetime,)  # in a tuple, which freezegun does not swap for its fake class
 

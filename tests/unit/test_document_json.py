@@ -1,4 +1,4 @@
-"""Read-model documents are written and read by `orjson` (`ledger.readstore.document_text` and
+"""Read-model documents are written and read by `orjson` (`ledger.readmodels.readstore.document_text` and
 `document_value`): every value reads back as `json` would have stored it, what orjson refuses
 goes through `json`, and texts `json` wrote before read back unchanged."""
 
@@ -8,7 +8,12 @@ import json
 import random
 import string
 
-from ledger.readstore import MemoryReadStore, document_text, document_value, same_documents
+from ledger.readmodels.readstore import (
+    MemoryReadStore,
+    document_text,
+    document_value,
+    same_documents,
+)
 
 
 def random_value(rng: random.Random, depth: int = 0) -> object:

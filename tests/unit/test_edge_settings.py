@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from api.edge import Limits
-from ledger.errors import InvalidInput
+from ledger.core.errors import InvalidInput
 from ledger.settings import Settings
 
 

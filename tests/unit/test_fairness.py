@@ -2,9 +2,9 @@
 
 import pytest
 
-from ledger.cards import Card, canonical_pack, format_cards
-from ledger.errors import InvalidInput
-from ledger.fairness import (
+from ledger.core.cards import Card, canonical_pack, format_cards
+from ledger.core.errors import InvalidInput
+from ledger.core.fairness import (
     PackStep,
     commitment,
     shuffled_notation,

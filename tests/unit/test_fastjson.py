@@ -1,6 +1,6 @@
-"""`ledger.fastjson` writes, byte for byte, what the standard `json` module writes: the stored
+"""`ledger.core.fastjson` writes, byte for byte, what the standard `json` module writes: the stored
 JSON of every event and snapshot (the library's transcoder) and the canonical bytes digests are
-of (`ledger.chain.canonical`). Where it cannot be sure to, it steps aside for `json`."""
+of (`ledger.core.digests.canonical`). Where it cannot be sure to, it steps aside for `json`."""
 
 from __future__ import annotations
 
@@ -29,16 +29,16 @@ from hypothesis import strategies as st
 
 import api
 import ledger
-from ledger import chain
-from ledger.chain import canonical, sealed_state
+from ledger.app.access import SYSTEM
+from ledger.app.application import LedgerApplication
+from ledger.core import digests as chain
+from ledger.core.digests import canonical, sealed_state
+from ledger.core.fastjson import FastJSONTranscoder, canonical_json
 from ledger.domain.highcard import HighCardStateAsDict
-from ledger.fastjson import FastJSONTranscoder, canonical_json
 from ledger.rules.variants import VARIANTS
-from ledger.services.access import SYSTEM
-from ledger.services.application import LedgerApplication
 from ledger.settings import Settings
-from ledger.simulate import simulate_casino, simulate_table
-from ledger.snapshots import stored_snapshots
+from ledger.sim.bots import simulate_casino, simulate_table
+from ledger.store.snapshots import stored_snapshots
 
 
 class Colour(enum.StrEnum):

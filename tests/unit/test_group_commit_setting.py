@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.errors import InvalidInput
+from ledger.core.errors import InvalidInput
 from ledger.settings import Settings
-from ledger.store import GROUP_COMMIT_FACTORY, locate
+from ledger.store.locate import GROUP_COMMIT_FACTORY, locate
 
 
 def test_it_is_on_unless_set_off_and_refuses_anything_else():
@@ -21,7 +21,7 @@ def test_a_sqlite_file_gets_the_grouping_factory_when_on_and_the_library_s_modul
         tmp_path):
     location = locate(f"sqlite:///{tmp_path / 'ledger.sqlite3'}")
     assert location.event_store_env(True)["PERSISTENCE_MODULE"] == GROUP_COMMIT_FACTORY
-    assert location.event_store_env(False)["PERSISTENCE_MODULE"] == "ledger.sqlite_store:Factory"
+    assert location.event_store_env(False)["PERSISTENCE_MODULE"] == "ledger.store.sqlite:Factory"
     assert location.event_store_env(True)["SQLITE_DBNAME"] == str(tmp_path / "ledger.sqlite3")
 
 

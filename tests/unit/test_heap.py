@@ -1,4 +1,4 @@
-"""What lives as long as the process is left out of the cycle collector's runs (`ledger.heap`):
+"""What lives as long as the process is left out of the cycle collector's runs (`ledger.ops.heap`):
 a server process's start-up heap (`settle`, as it starts to serve), so a full collection under load walks what the
 requests made, not the whole app; and a long batch's heap as it goes (`settling`): every so many
 units of work what exists is collected and frozen, so the full runs walk what the batch made
@@ -17,8 +17,8 @@ from click.testing import CliRunner
 
 from api.cli import main
 from api.production import worker_app
-from ledger import heap
-from ledger.services.application import LedgerApplication
+from ledger.app.application import LedgerApplication
+from ledger.ops import heap
 from ledger.settings import Settings
 
 

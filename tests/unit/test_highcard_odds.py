@@ -23,8 +23,8 @@ from itertools import combinations
 
 import pytest
 
-from ledger.cards import CANONICAL_PACK, Card, Rank
-from ledger.rules.highcard import winning_card
+from ledger.core.cards import CANONICAL_PACK, Card, Rank
+from ledger.rules.highcard.actions import winning_card
 
 SIX_SPOT_WIN = Fraction(2583571, 5353725)
 """P(a 3-card hand beats the six-spot target), exact."""

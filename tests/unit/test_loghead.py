@@ -1,4 +1,4 @@
-"""The log's head file (`ledger.loghead`): what it reads back, what it refuses to believe, and
+"""The log's head file (`ledger.integrity.head`): what it reads back, what it refuses to believe, and
 processes appending to it while another makes it short."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import multiprocessing
 import os
 from pathlib import Path
 
-from ledger.loghead import FORMAT, Head, HeadFile, compare, parse
+from ledger.integrity.head import FORMAT, Head, HeadFile, compare, parse
 
 KEY = b"a chain key"
 

@@ -4,7 +4,7 @@ from uuid import uuid4
 
 from eventsourcing.persistence import StoredEvent
 
-from ledger.memory_store import IndexedAggregateRecorder, IndexedApplicationRecorder
+from ledger.store.memory import IndexedAggregateRecorder, IndexedApplicationRecorder
 
 
 def stored(originator_id, version):  # type: ignore[no-untyped-def]

@@ -3,8 +3,8 @@
 from fractions import Fraction
 from itertools import combinations
 
-from ledger.cards import CANONICAL_PACK, Rank
-from ledger.rules.highcard import winning_card
+from ledger.core.cards import CANONICAL_PACK, Rank
+from ledger.rules.highcard.actions import winning_card
 from ledger.rules.odds import any_target_win_rate, exact_win_rate, low_target_win_rate
 from ledger.rules.variants import VARIANTS
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import hashlib
 import json
 
-from ledger import readstore
-from ledger.readstore import MemoryReadStore, PageWrite, digest_rows, same_documents
-from ledger.readstore_sql import SQLiteReadStore
+from ledger.readmodels import readstore
+from ledger.readmodels.readstore import MemoryReadStore, PageWrite, digest_rows, same_documents
+from ledger.readmodels.readstore_sql import SQLiteReadStore
 
 
 def old_digest(rows: list[tuple[object, object]]) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 import io
 
-from ledger.services.folds import COUNTS
-from ledger.services.reports import GROUP_DISPUTES, _empty_group, _finish, report_csv
+from ledger.app.reports import GROUP_DISPUTES, _empty_group, _finish, report_csv
+from ledger.readmodels.fold import COUNTS
 
 
 def group(key: str, net: int) -> dict:

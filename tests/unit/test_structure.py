@@ -69,8 +69,8 @@ def test_no_module_of_ledger_or_api_imports_itself_through_others():
         if start not in done:
             visit(start, [start], done)
     # Check the check: it would see a circle if there were one.
-    assert "ledger.services.base" in edges["ledger.services.application"] or any(
-        "ledger.services.base" in edges[m] for m in edges["ledger.services.application"])
+    assert "ledger.app.base" in edges["ledger.app.application"] or any(
+        "ledger.app.base" in edges[m] for m in edges["ledger.app.application"])
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles[:5])
 
 
@@ -155,7 +155,7 @@ def test_no_event_is_named_by_a_string_outside_the_operations_module():
 def test_account_names_are_parsed_only_in_the_transfers_module():
     found = []
     for name, path in modules().items():
-        if name == "ledger.transfers":
+        if name == "ledger.core.transfers":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
@@ -167,9 +167,9 @@ def test_account_names_are_parsed_only_in_the_transfers_module():
 
 
 #: Where the two families of tables may be told apart: the deal log and the engines.
-#: (The bots of `ledger.simulate` play each family's own game, so they choose one too.)
-FAMILY_ROOMS = {"ledger.services.deals", "ledger.services.casino", "ledger.services.tables",
-                "ledger.validation", "ledger.simulate"}
+#: (The bots of `ledger.sim.bots` play each family's own game, so they choose one too.)
+FAMILY_ROOMS = {"ledger.app.deals", "ledger.app.casino", "ledger.app.tables",
+                "ledger.core.validation", "ledger.sim.bots"}
 
 
 def test_no_family_branch_outside_the_deal_log_and_the_engines():
@@ -185,7 +185,7 @@ def test_no_family_branch_outside_the_deal_log_and_the_engines():
             if (isinstance(node, ast.Call) and text.startswith("isinstance(")
                     and ("HighCardTable)" in text or "CasinoTable)" in text)):
                 found.append(f"{name}:{node.lineno} {text}")
-    assert not found, "branch on the family in ledger.services.deals: " + ", ".join(found)
+    assert not found, "branch on the family in ledger.app.deals: " + ", ".join(found)
 
 
 def test_the_package_metadata_is_an_spdx_license_and_the_postgres_driver_an_extra():
@@ -201,8 +201,8 @@ def test_the_package_metadata_is_an_spdx_license_and_the_postgres_driver_an_extr
 def test_a_postgres_store_without_its_driver_names_the_extra(monkeypatch):
     import importlib.util
 
-    from ledger.errors import ConfigurationError
-    from ledger.store import locate
+    from ledger.core.errors import ConfigurationError
+    from ledger.store.locate import locate
 
     find_spec = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",

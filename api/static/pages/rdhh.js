@@ -1,4 +1,4 @@
-// Reading a hand history (RDHH/1, ledger/services/history.py) in the browser, from untrusted text:
+// Reading a hand history (RDHH/1, ledger/history/hands.py) in the browser, from untrusted text:
 // the same bounds and much the same checks as `reddog history import`, and events turned into
 // what GET /deals/{id}/events answers ({aggregate_id, version, type, timestamp, payload}), so the
 // replay page shows a file exactly as it shows a deal read from the server. Nothing is sent.

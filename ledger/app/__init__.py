@@ -1,0 +1,1 @@
+"""The application: one service object per resource, composed over one event store."""

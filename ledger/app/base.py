@@ -1,0 +1,391 @@
+"""The base of every service: the event store, its chain key, the read models, and the one way a
+command runs (`_execute`: decide, then save everything in one transaction).
+
+Each service module (`wallets`, `keys`, `casino`, `tables`, `deals`, `audit`, `reports`) extends
+`LedgerBase`; `ledger.app.application` composes them into `LedgerApplication`.
+
+A command that moves chips between a wallet and a deal saves both (and the table) in one
+`save`, which the event store writes in one transaction. A command sent with an idempotency
+key saves its answer in that same transaction, so a retry finds the answer and records nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Self, TypeVar
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
+from eventsourcing.domain import Aggregate
+from eventsourcing.persistence import IntegrityError, JSONTranscoder, OperationalError, Recording
+from eventsourcing.utils import Environment, EnvType
+
+from ledger.app.access import Principal
+from ledger.app.telemetry import Telemetry
+from ledger.app.versions import Versions
+from ledger.core.cards import Card
+from ledger.core.digests import seal
+from ledger.core.errors import Conflict, LedgerError, NotFound
+from ledger.core.fastjson import FastJSONTranscoder
+from ledger.core.validation import IDEMPOTENCY_KEY
+from ledger.domain.access import CommandRecord
+from ledger.domain.casino import CasinoTable
+from ledger.domain.checkpoint import Checkpoints
+from ledger.domain.highcard import HighCardStateAsDict, HighCardTable
+from ledger.domain.wallet import Wallet
+from ledger.integrity import checkpoints as integrity
+from ledger.integrity.chainkey import chain_key_file, find_chain_key
+from ledger.integrity.head import Gone, HeadFile, HeadKeeper, head_path
+from ledger.readmodels.projection import Follower, Projection
+from ledger.settings import Settings
+from ledger.store import snapshots
+from ledger.store.locate import locate
+from ledger.store.mapper import ChainedMapper
+from ledger.store.repository import LedgerRepository
+from ledger.store.runtime import RuntimeStore, runtime_store_for
+
+A = TypeVar("A", bound=Aggregate)
+Decision = tuple[list[Aggregate], dict[str, Any]]
+StackedPacks = Callable[[UUID, int], list[Card] | None]
+"""For scenario tests only: (table id, nonce) -> the 52 cards that shuffle of that high-card table
+deals, in order, or None for the provably fair pack. See `LedgerBase.__init__`."""
+MAX_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class CommandKey:
+    """An idempotency key as the API received it: who sent it, the key, and what was asked."""
+
+    principal: str
+    key: str
+    fingerprint: str
+
+    @classmethod
+    def of(cls, principal: Principal, key: str, method: str, path: str, body: Any) -> CommandKey:
+        """Fingerprint the request so a reused key with a different request is caught."""
+        IDEMPOTENCY_KEY.check(key)
+        text = json.dumps([method, path, body], sort_keys=True, default=str)
+        return cls(principal.key_id, key, hashlib.sha256(text.encode()).hexdigest())
+
+
+class LedgerBase(Application[UUID]):
+    """One event store, sealed with its chain key, with read models and runtime state beside it."""
+
+    name = "RedDogLedger"  # eventsourcing names a subclass after itself unless it says otherwise
+    snapshotting_intervals = {Wallet: 100, CasinoTable: 100, HighCardTable: 100,  # noqa: RUF012
+                              Checkpoints: 10}
+    # The cache (`ledger.store.repository`) follows the log itself; only its size is the library's setting.
+    env = {"AGGREGATE_CACHE_MAXSIZE": "10000"}  # noqa: RUF012
+
+    def __init__(self, settings: Settings | None = None,
+                 stacked_packs: StackedPacks | None = None, head: str = "check",
+                 head_by: str = "first start") -> None:
+        """`head`: how the store's head is opened (`integrity.HEAD_MODES`: by default a log
+        that differs from its head refuses to start; `reddog verify` reports it instead), and
+        `head_by` who a head begun now is recorded as begun by.
+
+        `stacked_packs` is a seam for scenario tests only, given in process and never read from
+        settings, the environment or the API: the high-card tables (`ledger.app.tables`)
+        deal the pack it returns instead of the provably fair one. Each deal still draws, seals
+        and reveals a real server seed and records its real commitment, but its cards are not
+        the ones that seed shuffles: such deals fail the fairness check, and replays, reports and
+        hand histories (which rebuild the pack from the seed) show other cards. The source must
+        answer the same pack every time it is asked for the same table and nonce."""
+        self.settings = settings or Settings.from_env()
+        self.stacked_packs = stacked_packs
+        self.telemetry = Telemetry()
+        self.store = locate(self.settings.store)
+        self._projection: Projection | None = None
+        self._follower: Follower | None = None
+        self._runtime: RuntimeStore | None = None
+        self._lazy = threading.Lock()
+        self._checkpointer: integrity.Checkpointer | None = None
+        self._head_keeper: HeadKeeper | None = None
+        #: How the log differs from its head, as this process found it when it opened the store
+        #: (kept in `report` mode; any other mode refuses to start instead).
+        self.head_problems: list[Gone] = []
+        self._written = integrity.RecentlyWritten()
+        super().__init__(env={**self.settings.store_env, **self.store.event_store_env(
+            self.settings.group_commit == "on")})
+        try:
+            self.chain = find_chain_key(self.settings, self.store, self._store_is_empty)
+            self.mapper.chain_key = self.chain.secret  # type: ignore[attr-defined]
+            integrity.seal_key_fingerprint(self, self.chain)
+            path = head_path(self.settings, self.store, chain_key_file(self.settings, self.store))
+            self.head = None if path is None else HeadFile(path, self.chain.secret)
+            self._head_keeper, self.head_problems = integrity.open_head(
+                self, self.head, head, head_by)
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def for_store(cls, url: str | None = None) -> Self:
+        """Build the application on the store named by a URL (`ledger.store.locate`), the other
+        settings from the environment."""
+        return cls(Settings.from_env(store=url))
+
+    def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
+        """Configure the store from the settings alone, not from the process environment."""
+        configured = {**type(self).env, "IS_SNAPSHOTTING_ENABLED": "y", **(env or {})}
+        return Environment(name, configured)
+
+    def construct_repository(self) -> LedgerRepository:
+        """The repository whose cache hands out private copies and follows the log
+        (`ledger.store.repository`)."""
+        maxsize = self.env.get(self.AGGREGATE_CACHE_MAXSIZE)
+        return LedgerRepository(event_store=self.events, snapshot_store=self.snapshots,
+                                cache_maxsize=int(maxsize) if maxsize else None)
+
+    def save(self, *objs: Any, **kwargs: Any) -> list[Recording[UUID]]:
+        """The library's save, collecting each aggregate's events by its class (the library
+        asks typing Protocols, a slow `isinstance`, for every object)."""
+        processing = ProcessingEvent[UUID]()
+        for obj in objs:
+            if isinstance(obj, Aggregate):
+                processing.events.extend(obj.collect_events())
+                processing.aggregates[obj.id] = obj
+            elif obj is not None:
+                processing.collect_events(obj)
+        processing.saved_kwargs.update(kwargs)
+        recordings = self._record(processing)
+        self._take_snapshots(processing)
+        # Last, after everything that reads them: a command's aggregates are handed over to
+        # the next command that loads them (`LedgerRepository.borrowing`).
+        self.repository.saved(processing.aggregates.values(), processing.events)
+        self._notify(recordings)
+        return recordings
+
+    def _record(self, processing_event: ProcessingEvent[UUID]) -> list[Recording[UUID]]:
+        """Seal each new event with the digest its aggregate already linked it by (the next
+        event's `chain_prev`, or the aggregate's `chain_head` for its last), and record (`save`
+        then keeps what was recorded in the cache)."""
+        seal(self.chain.secret, processing_event)
+        try:
+            recordings = self.events.put(processing_event.events,
+                                         tracking=processing_event.tracking,
+                                         **processing_event.saved_kwargs)
+        except (IntegrityError, OperationalError):
+            self.repository.forget(processing_event.aggregates)
+            raise
+        self.repository.saw(r.notification.id for r in recordings)
+        self._written.wrote(r.notification for r in recordings)
+        if self._head_keeper is not None:
+            self._head_keeper.wrote(r.notification for r in recordings)
+        return recordings
+
+    def construct_mapper(self) -> Any:
+        """A mapper that seals every stored event with its keyed MAC (`ledger.core.digests`)."""
+        return self.factory.mapper(transcoder=self.construct_transcoder(),
+                                   mapper_class=ChainedMapper)
+
+    def construct_transcoder(self) -> Any:
+        """The library's JSON transcoder, the same bytes written and read by `orjson`
+        (`ledger.core.fastjson`); another transcoder named by the environment is kept as it is."""
+        transcoder = self.factory.transcoder()
+        if type(transcoder) is JSONTranscoder:
+            transcoder = FastJSONTranscoder()
+        if isinstance(transcoder, JSONTranscoder):
+            self.register_transcodings(transcoder)
+        return transcoder
+
+    def register_transcodings(self, transcoder: Any) -> None:
+        """Add the transcoding that lets high-card table snapshots hold the engine state."""
+        super().register_transcodings(transcoder)
+        transcoder.register(HighCardStateAsDict())
+
+    @property
+    def chain_key(self) -> bytes:
+        return self.chain.secret
+
+    # Beside the event store: the read models and the runtime state.
+    @property
+    def projection(self) -> Projection:
+        """The ledger projection (reports, recall, the feed index, the list of keys)."""
+        with self._lazy:
+            if self._projection is None:
+                self._projection = Projection(self)
+            return self._projection
+
+    @property
+    def runtime(self) -> RuntimeStore:
+        """Rate-limit state and last-used times beside this store (`ledger.store.runtime`)."""
+        with self._lazy:
+            if self._runtime is None:
+                datastore = getattr(self.recorder, "datastore", None)
+                self._runtime = runtime_store_for(self.store, datastore, self.name.lower())
+            return self._runtime
+
+    def project(self) -> int:
+        """Fold the log into the read models up to its end now; returns events folded."""
+        return self.projection.catch_up()
+
+    def follow(self, poll: float = 0.25) -> Follower:
+        """Keep the read models folded from a thread of this process (`ledger.readmodels.projection`)."""
+        if self._follower is None:
+            self._follower = Follower(self.projection, poll).start()
+        return self._follower
+
+    def _take_snapshots(self, processing_event: Any) -> None:
+        """Snapshot at every multiple of an interval a save reaches, never failing a save whose
+        events are committed (`ledger.store.snapshots`)."""
+        snapshots.take_snapshots(self, processing_event)
+
+    def _notify(self, recordings: list[Any]) -> None:
+        if self._follower is not None:
+            self._follower.notify()
+
+    def checkpoint(self) -> dict[str, Any] | None:
+        """Checkpoint the log now (`ledger.integrity.checkpoints`); None when nothing is new. The
+        head is then made short (`ledger.integrity.head`)."""
+        done = integrity.record_checkpoints(self, self.chain_key, self._written, self.head)
+        if done is not None and self._head_keeper is not None:
+            self._head_keeper.checkpointed(done["last"])
+        return done
+
+    def write_head(self) -> None:
+        """Write now what this process's saves queued for the log's head (`ledger.integrity.head`),
+        which its keeper otherwise writes within `GATHER_SECONDS`: so a verify made right after
+        sees the head reach the newest save."""
+        if self._head_keeper is not None:
+            self._head_keeper.flush()
+
+    def checkpoint_in_background(self) -> integrity.Checkpointer:
+        """Write the log's checkpoints from a thread of this process, so that no command waits
+        for one (`integrity.Checkpointer`): what every server process does."""
+        with self._lazy:
+            if self._checkpointer is None:
+                self._checkpointer = integrity.Checkpointer(self.checkpoint).start()
+            return self._checkpointer
+
+    @property
+    def checkpointer(self) -> integrity.Checkpointer | None:
+        """The thread writing this process's checkpoints, if it writes them in the background."""
+        return self._checkpointer
+
+    def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
+        if self._head_keeper is not None:  # after the last checkpoint: what it wrote is kept
+            self._head_keeper.stop()
+        if self._follower is not None:
+            self._follower.stop()
+        if self._projection is not None:
+            self._projection.store.close()
+        if self._runtime is not None:
+            self._runtime.close()
+        super().close()
+
+    # Commands.
+    def _get(self, aggregate_id: UUID, kind: type[A], name: str) -> A:
+        """An aggregate of the expected kind, or NotFound naming what was looked for."""
+        try:
+            aggregate = self.repository.get(aggregate_id)
+        except AggregateNotFoundError:
+            raise NotFound(f"no {name} {aggregate_id}") from None
+        if not isinstance(aggregate, kind):
+            raise NotFound(f"no {name} {aggregate_id}")
+        return aggregate
+
+    def _recorded_answer(self, command: CommandKey | None) -> dict[str, Any] | None:
+        """The first answer recorded for this command's Idempotency-Key; None without a key or
+        a record. Conflict when the key was used for a different request."""
+        if command is None:
+            return None
+        try:
+            record = self.repository.get(CommandRecord.create_id(command.principal, command.key))
+        except AggregateNotFoundError:
+            return None
+        if record.fingerprint != command.fingerprint:
+            raise Conflict(
+                "this Idempotency-Key was used for a different request", field="Idempotency-Key"
+            )
+        return _detached(record.answer)  # the record may be the cache's own, handed over
+
+    def _execute(self, command: CommandKey | None, decide: Callable[[], Decision]
+                 ) -> dict[str, Any]:
+        """Decide and save atomically; retry a lost race; answer a repeated key with its first
+        answer."""
+        for attempt in range(MAX_ATTEMPTS):
+            # One attempt, on fresh state (one look at the log; for a request's first attempt,
+            # the look its authentication made moments before): its loads take the aggregates
+            # the cache holds as saved, and its save hands them back
+            # (`LedgerRepository.borrowing`). A repeated Idempotency-Key is not looked for
+            # first: its record is found when the repeat is refused (below) or when its save
+            # meets the record itself (a CommandRecord's id is its key's), and the first answer
+            # is returned then, so a first attempt (nearly every command) reads no record.
+            with self.repository.borrowing(), self.repository.fresh(again=attempt > 0), \
+                    snapshots.capturing(self):
+                try:
+                    aggregates, answer = decide()
+                except LedgerError:
+                    # The same command may have been applied already (a repeat, or a retry
+                    # racing its own first attempt): that answer stands, not this refusal.
+                    if (first := self._recorded_answer(command)) is not None:
+                        return first
+                    self.telemetry.command("refused")
+                    raise
+                # The answer may share lists with aggregates this attempt hands over, which
+                # later commands change: the command's record and its caller keep a copy of
+                # their own (a small pickle).
+                answer = _detached(answer)
+                if command is not None:
+                    aggregates.append(CommandRecord(
+                        principal=command.principal, key=command.key,
+                        fingerprint=command.fingerprint, answer=answer,
+                    ))
+                try:  # a decision that records nothing (a repeated verification run) saves nothing
+                    recordings = self.save(*aggregates) if aggregates else []
+                except (OperationalError, IntegrityError):
+                    # A lost race, or a save that wrote nothing (SQLite's lock timeout): a repeat
+                    # whose decision went through finds its first answer here.
+                    if (first := self._recorded_answer(command)) is not None:
+                        return first
+                    continue
+            self._checkpoint_now_and_then(recordings)
+            self.telemetry.command("applied", recordings)
+            return answer
+        self.telemetry.command("conflicted")
+        raise Conflict("the command kept losing races with concurrent commands; try again")
+
+    def _checkpoint_now_and_then(self, recordings: list[Any]) -> None:
+        """Checkpoint when this command's events take the log past a multiple of
+        `integrity.CHECKPOINT_EVERY`: one command of one process does, whichever process or
+        server wrote it (positions are the log's own), so two workers never checkpoint the same
+        range at the same moment. In the background where the process checkpoints there (a
+        server), else now. A multiple that no command's events reach (another save took it, or
+        a gap) waits for the next one: a checkpoint covers everything since the last. A
+        checkpoint that fails is logged and never fails the command, which was applied."""
+        if not recordings:
+            return
+        every = integrity.CHECKPOINT_EVERY
+        first, last = recordings[0].notification.id, recordings[-1].notification.id
+        if (first - 1) // every == last // every:
+            return
+        checkpointer = self._checkpointer
+        if checkpointer is not None and checkpointer.running:
+            checkpointer.notify()
+        else:
+            integrity.checkpoint_logged(self.checkpoint)
+
+    @cached_property
+    def versions(self) -> Versions:
+        """An aggregate's versions by time, a wallet's balance at a version."""
+        return Versions(self)
+
+    def _store_is_empty(self) -> bool:
+        return not (self.recorder.max_notification_id() or 0)
+
+
+B = TypeVar("B", bound=LedgerBase)
+
+
+def _detached(answer: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an answer that shares nothing with what it was built from."""
+    return pickle.loads(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))  # type: ignore[no-any-return]

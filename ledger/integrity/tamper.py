@@ -1,0 +1,101 @@
+"""Tamper evidence checked position by position: each event reads, its MAC holds, it extends
+its aggregate's hash chain, and each checkpoint's digests match the stored log (`ledger.core.digests`).
+Every digest, MAC and link is read from the event as it was stored (decoded, never upcast), so an
+upcaster cannot raise a false alarm and any change to the stored bytes still fails. Used over the whole log by `ledger.integrity.verify` and over a range by `ledger.integrity.ranges`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from eventsourcing.persistence import Mapper
+
+from ledger.core.digests import (
+    GENESIS,
+    checkpoint_mac,
+    expand_ranges,
+    mac_matches,
+    sealed_state,
+    state_digest,
+    stored_digest,
+)
+
+
+class TamperCheck:
+    """Per position: the event reads, its MAC holds, it extends its aggregate's hash chain; and
+    each checkpoint's digests match the stored log, position by position (`ledger.core.digests`)."""
+
+    def __init__(self, key: bytes, mapper: Mapper, fail: Callable[[int, Any, str], None]) -> None:
+        self.key = key
+        self.mapper = mapper
+        self.fail = fail
+        self.heads: dict[str, tuple[int, str]] = {}
+        self.digests: dict[int, str] = {}
+        self.last_mac = GENESIS
+        self.checkpointed = 0
+        self.checkpoints = 0
+
+    def check(self, position: int, stored: Any, event: Any) -> None:
+        """Check one position, decoding its sealed state here."""
+        try:
+            state = sealed_state(self.mapper, stored)
+        except Exception:  # noqa: BLE001 - altered bytes may break decoding in any way
+            state = None
+        self.check_decoded(position, stored, state, event)
+
+    def check_decoded(self, position: int, stored: Any, state: dict[str, Any] | None,
+                      event: Any) -> str:
+        """Check one position whose sealed state the caller decoded (`read_stored_event`):
+        None when its bytes cannot be decoded. Answers its aggregate's id as text, written once
+        for every check here and for the caller's own."""
+        aggregate = str(stored.originator_id)
+        self.digests[position] = stored_digest(position, stored, aggregate)
+        if state is None:
+            self.fail(position, aggregate, "the stored event cannot be read: its bytes were altered")
+            return aggregate
+        if event is None:
+            self.fail(position, aggregate, "the stored event cannot be read as its class: a class "
+                      "renamed without its old topic, or no upcaster from its stored version")
+            return aggregate
+        digest = state_digest(state)
+        if not mac_matches(self.key, stored, state, digest, aggregate):
+            self.fail(position, aggregate, "the event does not match its MAC: altered, or written "
+                      "outside the application")
+        version, head = self.heads.get(aggregate, (0, GENESIS))
+        if stored.originator_version != version + 1:
+            self.fail(position, aggregate, f"version {stored.originator_version} follows version "
+                      f"{version}: an event of this aggregate is missing or out of order")
+        elif state.get("chain_prev") != head:
+            self.fail(position, aggregate, "the event breaks its aggregate's hash chain")
+        self.heads[aggregate] = (stored.originator_version, digest)
+        if stored.topic.endswith("Checkpoints.Recorded"):
+            self._check_checkpoint(position, event)
+        return aggregate
+
+    def _check_checkpoint(self, position: int, event: Any) -> None:
+        """Compare a checkpoint with the log: every position it names must hold the event it
+        recorded, and no other position in its range may hold one. Gaps it recorded (sequence
+        numbers a rolled-back insert used up) are not failures."""
+        first, last, digests = event.first, event.last, list(event.digests)
+        ranges = getattr(event, "ranges", None)
+        if event.prev_mac != self.last_mac or event.mac != checkpoint_mac(
+                self.key, event.prev_mac, first, last, digests, ranges):
+            self.fail(position, event.originator_id, "the checkpoint's MAC chain is broken")
+        recorded = (expand_ranges(ranges) if ranges is not None
+                    else list(range(first, first + len(digests))))
+        for at, expected in zip(recorded, digests, strict=False):
+            if self.digests.get(at) != expected:
+                what = "is missing" if at not in self.digests else "holds a different event"
+                self.fail(at, event.originator_id, f"position {at} {what} than the checkpoint at "
+                          f"position {position} recorded (deleted, inserted, swapped or altered)")
+                break
+        named = set(recorded)
+        extra = [p for p in self.digests if first <= p <= last and p not in named]
+        if extra:
+            self.fail(min(extra), event.originator_id, f"position {min(extra)} was not in the log "
+                      f"when the checkpoint at position {position} was recorded")
+        for done in [p for p in self.digests if p <= last]:  # keep only what is still to check
+            del self.digests[done]
+        self.last_mac = event.mac
+        self.checkpointed = last
+        self.checkpoints += 1

@@ -1,0 +1,384 @@
+"""Verification of a whole store: conservation at every position and fairness of every finished deal.
+
+The log is read in order. Every transfer carries both its sides, so the first copy seen moves
+the chips; every later copy (the other aggregate's record of the same movement) must be
+identical. Applied once, with both sides, transfers conserve chips by construction: at every
+position the held chips (wallets, stakes, house) are the chips ever granted (G10), so what is
+checked is that nothing breaks that: a transfer of the wrong shape, a later copy that differs,
+a bounded account below zero at any position; at the end each transfer must be
+recorded by every aggregate whose account it touches, each finished deal must pass its
+fairness check (fairness.md), its stake must be empty, and each wallet rebuilt from its events
+must hold what the transfers say.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+from uuid import UUID
+
+from eventsourcing.application import Application
+
+from ledger.core.digests import read_stored_event
+from ledger.core.transfers import (
+    OPERATOR,
+    UNBOUNDED_ACCOUNTS,
+    Transfer,
+    deal_stake_account,
+    owner_of,
+    wallet_of,
+)
+from ledger.domain.casino import CasinoDeal
+from ledger.domain.dispute import Dispute
+from ledger.domain.fairness import REVEALS, fairness_of
+from ledger.domain.records import record_of, transfers_in
+from ledger.domain.wallet import Wallet
+from ledger.integrity.checkpoints import head_differences
+from ledger.integrity.jobs import ComparisonElsewhere
+from ledger.integrity.tamper import TamperCheck
+from ledger.readmodels.fold import folded_topic
+from ledger.readmodels.projection import Projection
+from ledger.readmodels.readstore import MemoryReadStore
+from ledger.rules import operations as op
+from ledger.store.snapshots import check_snapshots
+
+if TYPE_CHECKING:
+    from ledger.app.application import LedgerApplication
+
+#: Positions read (and decoded) at a time.
+PAGE = 5000
+#: Allocations between the youngest collections of Python's cycle collector while verifying.
+YOUNG_COLLECTION = 50_000
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What is wrong, and where: the log position (notification id) and aggregate."""
+
+    position: int
+    aggregate_id: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"position {self.position} (aggregate {self.aggregate_id}): {self.problem}"
+
+
+@dataclass
+class VerificationReport:
+    """The outcome of `verify_store`."""
+
+    positions: int = 0
+    events: int = 0
+    transfers: int = 0
+    deals_checked: int = 0
+    granted: int = 0
+    balances: dict[str, int] = field(default_factory=dict)
+    failures: list[Failure] = field(default_factory=list)
+    checkpointed: int = 0
+    checkpoints: int = 0
+    snapshots: int = 0
+    first: int = 0
+    last: int = 0
+    head: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "first": self.first,
+            "last": self.last,
+            "positions": self.positions,
+            "events": self.events,
+            "checkpoints": self.checkpoints,
+            "snapshots": self.snapshots,
+            "transfers": self.transfers,
+            "deals_checked": self.deals_checked,
+            "granted": self.granted,
+            "checkpointed_up_to": self.checkpointed,
+            "first_bad_position": self.failures[0].position if self.failures else None,
+            "head": self.head,
+            "house": self.balances.get("house", 0),
+            "failures": [str(f) for f in self.failures],
+        }
+
+
+def read_pages(app: Application[Any]) -> Iterator[list[tuple[int, Any, Any, Any]]]:
+    """Yield the log in order, a page at a time: (position, stored event, its sealed state or
+    None when its bytes cannot be decoded, its domain event or None when it cannot be read),
+    each event decoded once (`ledger.core.digests.read_stored_event`)."""
+    start = 1
+    mapper = app.mapper
+    while True:
+        page = app.recorder.select_notifications(start=start, limit=PAGE)
+        if not page:
+            return
+        yield [(n.id, n, *read_stored_event(mapper, n)) for n in page]
+        start = page[-1].id + 1
+
+
+def read_stored(app: Application[Any]) -> Iterator[tuple[int, Any, Any]]:
+    """Yield (position, stored event, domain event or None when it cannot be read), in order."""
+    for page in read_pages(app):
+        for position, stored, _state, event in page:
+            yield position, stored, event
+
+
+def read_log(app: Application[Any]) -> Iterator[tuple[int, Any]]:
+    """Yield (position, domain event) for the whole log, in order (unreadable events skipped)."""
+    for position, _stored, event in read_stored(app):
+        if event is not None:
+            yield position, event
+
+
+class _Rebuild:
+    """Fresh read models folded from the events verification reads, as it reads them, so the
+    comparison with the kept ones (`Projection.differences_from_a_rebuild`) reads and decodes
+    the log no second time. Stops (and leaves the comparison to a rebuild of its own) at the
+    first event it cannot fold."""
+
+    def __init__(self, app: Any) -> None:
+        self.projection: Projection | None = Projection(app, MemoryReadStore())
+
+    def fold(self, page: list[tuple[int, Any, Any, Any]]) -> None:
+        """Fold one page of what `read_pages` yields."""
+        if self.projection is None or not page:
+            return
+        events = [(position, event) for position, stored, _state, event in page
+                  if folded_topic(stored.topic)]
+        try:
+            if any(event is None for _position, event in events):
+                raise ValueError("an event that cannot be read")
+            self.projection.fold_decoded(events, page[-1][0])
+        except Exception:  # noqa: BLE001 - a log that does not fold is verify's to report
+            self.projection = None
+
+    def differences(self, app: Any) -> list[str]:
+        """The kept read models that differ from this fold (carried on to their position)."""
+        return app.projection.differences_from_a_rebuild(self.projection)
+
+    def close(self) -> None:
+        """Nothing to end: the fold is this process's (and stops with its pages)."""
+
+
+class _Comparison(Protocol):
+    """Where the read models' comparison is made: here, folding the pages verification reads
+    (`_Rebuild`), or in a worker process that reads the log itself (`ComparisonElsewhere`).
+    `close` may be called more than once: at the first failure (no comparison is needed then)
+    and at the end."""
+
+    def fold(self, page: list[tuple[int, Any, Any, Any]]) -> None: ...
+
+    def differences(self, app: Any) -> list[str]: ...
+
+    def close(self) -> None: ...
+
+
+def verify_store(
+    app: LedgerApplication, progress: Callable[[int], None] | None = None,
+    jobs: int = 1,
+) -> VerificationReport:
+    """Check conservation at every position and the fairness of every finished deal. `jobs`:
+    the processes to use; with two (or more), the read models' comparison runs in a worker
+    process beside the other checks (`ledger.integrity.jobs`). The findings are the same whatever
+    the number (on a log nobody writes to meanwhile)."""
+    with _fewer_collections(), _comparison(app, jobs) as comparison:
+        return _verify(app, progress, comparison)
+
+
+@contextlib.contextmanager
+def _comparison(app: LedgerApplication, jobs: int) -> Iterator[_Comparison]:
+    """The read models' comparison for one run, in a worker with more than one job on a store
+    another process can open; closed (its worker ended) when the run ends, if not before."""
+    comparison: _Comparison = (ComparisonElsewhere(app) if jobs > 1 and not app.store.in_process
+                               else _Rebuild(app))
+    try:
+        yield comparison
+    finally:
+        comparison.close()
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Run Python's cycle collector less often (every `YOUNG_COLLECTION` allocations, not
+    every 700), then as before: verification keeps much of what it reads (transfers, deals in
+    play, fresh read models), and each collection of the older generations walks all of it
+    again. That was a tenth of its time; its findings are the same either way."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(max(thresholds[0], YOUNG_COLLECTION), *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+def _verify(app: LedgerApplication, progress: Callable[[int], None] | None,
+            comparison: _Comparison) -> VerificationReport:
+    """`verify_store` itself."""
+    report = VerificationReport()
+    balances: dict[str, int] = defaultdict(int)
+    first_copy: dict[str, Transfer] = {}
+    recorded_by: dict[str, set[str]] = defaultdict(set)
+    deal_events: dict[str, list[Any]] = defaultdict(list)
+    adjustments: dict[str, tuple[int, str, Transfer]] = {}
+    last_position = 0
+
+    def fail(position: int, aggregate_id: Any, problem: str) -> None:
+        report.failures.append(Failure(position, str(aggregate_id), problem))
+
+    tamper = TamperCheck(app.chain_key, app.mapper, fail)
+    head = app.head.read() if app.head is not None else None  # before the log: never ahead
+    for page in read_pages(app):
+        if report.failures:  # the read models are compared only with a log that verifies
+            comparison.close()
+        else:
+            comparison.fold(page)
+        for position, stored, state, event in page:
+            report.positions += 1
+            last_position = position
+            aggregate_id = tamper.check_decoded(position, stored, state, event)
+            if event is None:
+                continue
+            report.events += 1
+            record = record_of(event)  # an operation is built once per event
+            if isinstance(event, Dispute.Resolved) and event.adjustment:
+                adjustments[event.adjustment["id"]] = (position, aggregate_id, event.adjustment)
+            for transfer in transfers_in(event, record):
+                problem = _shape_problem(transfer)
+                if problem:
+                    fail(position, aggregate_id, problem)
+                    continue
+                source, destination = transfer["source"], transfer["destination"]
+                if aggregate_id not in (owner_of(source), owner_of(destination)):
+                    fail(position, aggregate_id,
+                         f"transfer {transfer['id']} recorded by an aggregate it does not touch")
+                recorded_by[transfer["id"]].add(aggregate_id)
+                earlier = first_copy.get(transfer["id"])
+                if earlier is not None:
+                    if earlier != transfer:
+                        fail(position, aggregate_id,
+                             f"transfer {transfer['id']} differs from its first record: "
+                             f"{earlier['amount']} {earlier['source']}->{earlier['destination']}"
+                             f" vs {transfer['amount']} {source}->{destination}")
+                    continue
+                first_copy[transfer["id"]] = transfer
+                report.transfers += 1
+                amount = transfer["amount"]
+                balances[source] -= amount
+                balances[destination] += amount
+                for account in (source, destination):
+                    if account not in UNBOUNDED_ACCOUNTS and balances[account] < 0:
+                        fail(position, aggregate_id,
+                             f"{account} went below zero ({balances[account]})")
+            deal_id = _deal_of(event, record)
+            if deal_id is not None:
+                deal_events[deal_id].append(event)
+                if isinstance(record, REVEALS):
+                    _check_deal(deal_id, deal_events.pop(deal_id), balances, position, fail)
+                    report.deals_checked += 1
+        if progress is not None:
+            progress(len(page))
+
+    for deal_id, events in deal_events.items():
+        if any(isinstance(e, CasinoDeal.Settled) for e in events):
+            fail(last_position, deal_id, "deal settled but its seed was never revealed (G2)")
+    for transfer_id, transfer in first_copy.items():
+        holders = {o for o in (owner_of(transfer["source"]), owner_of(transfer["destination"])) if o}
+        missing = holders - recorded_by[transfer_id]
+        if missing:
+            fail(last_position, ",".join(sorted(missing)),
+                 f"transfer {transfer_id} is not recorded by {sorted(missing)}")
+    _check_adjustments(adjustments, first_copy, fail)
+    for gone in head_differences(app, app.head, head, last_position, tamper.checkpointed,
+                                 tamper.digests):
+        fail(gone.position, "log head", gone.problem)
+    if app.head is not None:
+        report.head = {"file": str(app.head.path), "newest": head.newest if head else None}
+    _check_wallets(app, balances, last_position, fail)
+    report.snapshots, bad_snapshots = check_snapshots(app)
+    for stored in bad_snapshots:  # loading starts from them: a changed one changes balances
+        fail(last_position, stored.originator_id,
+             f"the snapshot at version {stored.originator_version} is not sealed by the chain "
+             "key and differs from its aggregate replayed from the log")
+    if not report.failures:
+        for name in comparison.differences(app):
+            fail(last_position, name, "the read model differs from a fresh replay of the log")
+    report.granted = -balances[OPERATOR]
+    report.balances = dict(balances)
+    report.checkpointed = tamper.checkpointed
+    report.checkpoints = tamper.checkpoints
+    report.first, report.last = (1 if report.positions else 0), last_position
+    report.failures.sort(key=lambda failure: failure.position)
+    return report
+
+
+def _shape_problem(transfer: Transfer) -> str | None:
+    amount = transfer.get("amount")
+    if not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0:
+        return f"transfer {transfer.get('id')} amount {amount!r} is not a positive whole number (G4)"
+    if not transfer.get("id") or transfer.get("source") == transfer.get("destination"):
+        return f"transfer {transfer.get('id')} lacks an id or two different sides"
+    return None
+
+
+def _deal_of(event: Any, record: Any) -> str | None:
+    """The deal an event belongs to: a casino deal's own id, or a table operation's deal_id
+    (`record`: the event's `record_of`)."""
+    if isinstance(event, CasinoDeal.Event):
+        return str(event.originator_id)
+    return record.deal_id if isinstance(record, op.DealStep) else None
+
+
+def _check_deal(
+    deal_id: str, events: list[Any], balances: dict[str, int], position: int,
+    fail: Callable[[int, Any, str], None],
+) -> None:
+    if not isinstance(record_of(events[0]), CasinoDeal.Committed | op.Committed):
+        fail(position, deal_id, "deal events do not start at its commitment")
+        return
+    report = fairness_of(events)
+    for problem in report.failures():
+        fail(position, deal_id, f"fairness: {problem}")
+    stake_account = deal_stake_account(events[0].originator_id)
+    stake = balances.get(stake_account, 0)
+    if stake:
+        fail(position, deal_id, f"finished deal still holds a stake of {stake}")
+
+
+def _check_adjustments(
+    adjustments: dict[str, tuple[int, str, Transfer]], first_copy: dict[str, Transfer],
+    fail: Callable[[int, Any, str], None],
+) -> None:
+    """A dispute's adjustment is the transfer its wallet records, and it cites the dispute."""
+    for transfer_id, (position, dispute_id, adjustment) in adjustments.items():
+        recorded = first_copy.get(transfer_id)
+        if recorded != adjustment:
+            fail(position, dispute_id, f"adjustment {transfer_id} is not the transfer its "
+                 "wallet records")
+        elif adjustment["cause"].get("dispute") != dispute_id:
+            fail(position, dispute_id, f"adjustment {transfer_id} does not cite its dispute")
+
+
+def _check_wallets(
+    app: Application[Any], balances: dict[str, int], position: int,
+    fail: Callable[[int, Any, str], None],
+) -> None:
+    for account, balance in balances.items():
+        wallet_id = wallet_of(account)
+        if wallet_id is None:
+            continue
+        try:
+            wallet = app.repository.get(UUID(wallet_id))
+        except Exception as error:  # noqa: BLE001 - an event that cannot be read or applied
+            fail(position, account, f"the wallet cannot be rebuilt from its events: "
+                 f"{type(error).__name__}: {error}")
+            continue
+        if not isinstance(wallet, Wallet) or wallet.balance != balance:
+            fail(position, account, f"wallet rebuilt from its events holds "
+                 f"{getattr(wallet, 'balance', None)}, its transfers say {balance}")

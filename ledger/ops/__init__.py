@@ -1,0 +1,1 @@
+"""Operating a store: backups, moving a store, whole-store rows, the process heap."""

@@ -1,0 +1,55 @@
+"""What the ledger projection's fold reads of each event before it folds it
+(`ledger.readmodels.fold`): its facts, worked out once for every read model, and the documents
+the event names itself, which a page reads from the store at once."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from ledger.core.transfers import Transfer, wallet_movements
+from ledger.domain.casino import CasinoDeal, CasinoTable
+from ledger.domain.dispute import Dispute
+from ledger.domain.highcard import HighCardTable
+from ledger.domain.records import fields_of, record_of, transfers_in
+from ledger.domain.wallet import Wallet
+
+#: Classes the fold dispatches on, as tuples made once (not a union made at every event).
+TABLE_EVENTS = (CasinoTable.Event, HighCardTable.Event)
+
+class Facts(NamedTuple):
+    """What the fold reads of an event, worked out once for every read model (`facts`)."""
+
+    data: dict[str, Any]  # its recorded fields
+    record: Any  # what it records: a table's operation (built once), else the event
+    transfers: list[Transfer]
+    aggregate: str  # its aggregate's id, as text
+    wallets: list[tuple[str, int]]  # (wallet id, signed amount): each wallet side of a transfer
+
+
+def facts(event: Any) -> Facts:
+    """An event's `Facts`."""
+    record = record_of(event)
+    transfers = transfers_in(event, record)
+    return Facts(fields_of(event), record, transfers, str(event.originator_id),
+                 list(wallet_movements(transfers)))
+
+
+def named_documents(event: Any, known: Facts) -> set[str]:
+    """The documents a fold of the event reads that the event names itself: its wallet, table,
+    casino deal or dispute, the wallets its chips move between, and the table, wallet and deal
+    its fields name. A page reads them all at once (`Fold.prefetch`); the few others (day
+    totals, recall) are read one at a time as the fold comes to them."""
+    aggregate, data = known.aggregate, known.data
+    names = {f"w|{wallet}" for wallet, _ in known.wallets}
+    if isinstance(event, Wallet.Event):
+        names.add(f"w|{aggregate}")
+    elif isinstance(event, TABLE_EVENTS):
+        names.add(f"t|{aggregate}")
+    elif isinstance(event, CasinoDeal.Event):
+        names.add(f"d|{aggregate}")
+    elif isinstance(event, Dispute.Event):
+        names.add(f"x|{aggregate}")
+    for prefix, field in (("w|", "wallet_id"), ("t|", "table_id"), ("d|", "deal_id")):
+        if data.get(field):
+            names.add(f"{prefix}{data[field]}")
+    return names

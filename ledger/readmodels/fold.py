@@ -1,0 +1,397 @@
+"""The ledger projection's fold: how each event of the log changes the read models.
+
+One pass over the log keeps three things, written together page by page (`ledger.readmodels.projection`):
+
+Documents (JSON, by name):
+- `w|<wallet>`: the player and the balance (from grants and the first record of each transfer).
+- `t|<table>`: variant, seats and dealer.
+- `d|<deal>`: a deal in progress: its table, who plays, their bets, returns and cards seen.
+- `a|<day>|<table>|<player>`: one UTC day's totals at a table for a player; the player `#`
+  (which no player id can be) holds the table's own counts: deals, stitch rounds, pot splits.
+- `r|<player>`: the player's most recent deals, newest first.
+- `k|<key id>`: an API key's record (role, player, label, expiry, revocation), never the key
+  (`ledger.readmodels.keys`).
+- `x|`, `q|`, `s|`: disputes, their lists and day totals (`ledger.readmodels.disputes`).
+- `c|chips`: chips by account kind (`ledger.readmodels.chips`).
+- `p|`, `b|`: the report's series, deals and banks (`ledger.readmodels.series`).
+- `v|`: verification runs and checkpoints (`ledger.readmodels.verification`).
+- `g|`, `gi|`: finished deals and the index `GET /deals` searches (`ledger.readmodels.deals`).
+- `u|<table>`: the sealed six-spot bets laid at a table and not shown yet (X4), whose chips
+  are folded only once their table shows them (`ledger.readmodels.sealed`).
+
+The feed index: each listed event's time, and the keys it is found by (`ledger.readmodels.readstore`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from ledger.core.fairness import shuffled_pack
+from ledger.domain.access import ApiKey, CommandRecord
+from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
+from ledger.domain.checkpoint import ChainKeyFingerprint, Checkpoints
+from ledger.domain.dispute import Dispute
+from ledger.domain.fairness import REVEALS
+from ledger.domain.highcard import HighCardTable
+from ledger.domain.records import kind_of
+from ledger.domain.verification import VerificationRun
+from ledger.domain.wallet import Wallet
+from ledger.readmodels.chips import count_chips
+from ledger.readmodels.deals import index_deal
+from ledger.readmodels.disputes import dispute_doc, facts_of, fold_dispute
+from ledger.readmodels.events import TABLE_EVENTS, Facts, facts, named_documents
+from ledger.readmodels.keys import fold_key
+from ledger.readmodels.readstore import ReadSession
+from ledger.readmodels.sealed import UNSEALS, fold_unsealed_bets, hold_sealed_bet
+from ledger.readmodels.series import deal_finished, track_pot
+from ledger.readmodels.verification import fold_checkpoint, fold_run
+from ledger.rules import operations as op
+
+RECALL_KEPT = 50
+TOP_WINS = 5
+#: The per-table row of the day totals. Player ids start with a letter or digit
+#: (`ledger.core.validation.PLAYER_ID`), so no player can be this marker.
+TABLE_ROW = "#"
+COUNTS = ("deals", "turns", "wins", "handle", "returned", "paid_in", "paid_out", "banker_in",
+          "banker_out", "stitch_rounds", "pot_splits", "partial_payouts")
+BETS = (CasinoDeal.Wagered, CasinoDeal.Raised, op.BetPlaced)
+RETURNS = (CasinoDeal.Settled, op.PaidOut)  # a partial payout is a PaidOut too
+#: Classes the fold dispatches on, as tuples made once (not a union made at every event).
+TABLE_OPENED = (CasinoTable.Opened, HighCardTable.Opened)
+DEAL_ENDS = (CasinoDeal.SeedRevealed, op.DealEnded)
+#: Aggregates whose events the projection never reads: secrets and request bookkeeping.
+UNFOLDED = tuple(f"{cls.__qualname__}." for cls in (
+    SealedSeed, CommandRecord, ChainKeyFingerprint))
+#: Aggregates folded into documents but never listed in the feed.
+UNLISTED = (*UNFOLDED, f"{ApiKey.__qualname__}.", f"{Checkpoints.__qualname__}.")
+
+
+def listed_topic(topic: str) -> bool:
+    """Whether events of this stored topic appear in the audit feed."""
+    return not topic.rsplit(":", 1)[-1].startswith(UNLISTED)
+
+
+def folded_topic(topic: str) -> bool:
+    """Whether the projection reads events of this stored topic at all."""
+    return not topic.rsplit(":", 1)[-1].startswith(UNFOLDED)
+
+
+def microseconds(event: Any) -> int:
+    """An event's UTC time as whole microseconds since the epoch (the feed index's clock)."""
+    return int(event.timestamp.timestamp() * 1_000_000)
+
+
+class Fold:
+    """Folds events into documents and feed index rows, reading unchanged documents from
+    `session` (inside the projection's transaction). A page reads each document once at most:
+    what it read is kept, found or not, for the rest of the page."""
+
+    def __init__(self, session: ReadSession) -> None:
+        self._session = session
+        self._read: dict[str, Any] = {}  # None: the store has no such document
+        self.changed: dict[str, Any] = {}
+        self.keys: list[tuple[str, int]] = []
+        self.listed: list[tuple[int, int]] = []
+
+    def get(self, name: str, default: Any = None) -> Any:
+        if name in self.changed:
+            found = self.changed[name]
+        elif name in self._read:
+            found = self._read[name]
+        else:
+            found = self._read[name] = self._session.read(name)
+        return default if found is None else found
+
+    def put(self, name: str, document: Any) -> None:
+        self.changed[name] = document
+
+    def prefetch(self, names: Iterable[str]) -> None:
+        """Read the documents of these names that are neither read nor changed yet, at once."""
+        wanted = [name for name in names if name not in self.changed and name not in self._read]
+        if wanted:
+            found = self._session.read_many(wanted)
+            self._read.update((name, found.get(name)) for name in wanted)
+
+    def fold_page(self, events: list[tuple[int, Any]]) -> None:
+        """Fold (position, event) pairs in order, having read at once the documents that
+        their events name (where the store reads in bulk)."""
+        known = [facts(event) for _position, event in events]
+        if self._session.reads_in_bulk:
+            self.prefetch({name for (_position, event), its in zip(events, known, strict=True)
+                           for name in named_documents(event, its)})
+        for (position, event), its in zip(events, known, strict=True):
+            self.fold(position, event, its)
+
+    def row(self, day: str, table: str, player: str, variant: str) -> dict[str, Any]:
+        name = f"a|{day}|{table}|{player}"
+        row = self.get(name) or {"day": day, "table": table, "player": player,
+                                 "variant": variant, **dict.fromkeys(COUNTS, 0), "top_wins": []}
+        self.put(name, row)
+        return row
+
+    def fold(self, position: int, event: Any, known: Facts) -> None:
+        """Fold one event, at its position in the log (`known`: its `facts`)."""
+        record = known.record
+        if isinstance(record, op.BetPlaced) and record.sealed:
+            self._index(position, event, known, known.data)
+            hold_sealed_bet(self, known, event.timestamp.isoformat())
+            return
+        if isinstance(record, UNSEALS):
+            fold_unsealed_bets(self, event, known.aggregate)
+        count_chips(self, event, known.transfers)
+        if isinstance(event, ApiKey.Event):
+            fold_key(self, event, known.data)
+            return
+        if isinstance(event, Checkpoints.Event):
+            fold_checkpoint(self, position, event)
+            return
+        if isinstance(event, VerificationRun.Event):
+            self._index(position, event, known, known.data)
+            fold_run(self, event)
+            return
+        if isinstance(event, Dispute.Event):
+            doc = dispute_doc(self, event)
+            self._index(position, event, known, facts_of(doc, known.data))
+            fold_dispute(self, event, known.data, doc)
+            return
+        self._index(position, event, known, known.data)
+        self._fold(event, known)
+
+    # The feed index.
+    def _index(self, position: int, event: Any, known: Facts, data: dict[str, Any]) -> None:
+        """The event's index rows: its type, and the tables, wallets, players and deals it is
+        about (`data`: its fields, or for a dispute's event those of the dispute too). Each key
+        goes straight into one set; wallets are kept apart to find their players."""
+        aggregate = known.aggregate
+        keys = {f"type:{kind_of(event)}"}
+        wallets = {wallet for wallet, _ in known.wallets}
+        deals = []
+        at_table = False
+        if isinstance(event, Wallet.Event):
+            wallets.add(aggregate)
+        elif isinstance(event, TABLE_EVENTS):
+            keys.add(f"table:{aggregate}")
+            at_table = True
+        if isinstance(event, Dispute.Event) and data.get("table_id"):
+            keys.add(f"table:{data['table_id']}")
+            at_table = True
+        elif isinstance(event, CasinoDeal.Event):
+            deals.append(aggregate)
+            deal = self.get(f"d|{aggregate}") or {}
+            table = data.get("table_id") or deal.get("table")
+            if table:
+                keys.add(f"table:{table}")
+                at_table = True
+            keys.update([f"player:{player}" for player in deal.get("players", ())])
+        if data.get("deal_id") is not None:
+            deals.append(str(data["deal_id"]))
+        if isinstance(data.get("player_id"), str):
+            keys.add(f"player:{data['player_id']}")
+        if data.get("wallet_id") is not None:
+            wallets.add(str(data["wallet_id"]))
+        seat = data.get("seat")
+        if isinstance(seat, int) and at_table:
+            info = (self.get(f"t|{aggregate}") or {}).get("seats", {}).get(str(seat))
+            if info:
+                keys.add(f"player:{info['player']}")
+        for wallet in wallets:
+            keys.add(f"wallet:{wallet}")
+            owner = (self.get(f"w|{wallet}") or {}).get("player")
+            if owner:
+                keys.add(f"player:{owner}")
+        for deal_id in deals:
+            keys.add(f"deal:{deal_id}")
+        if isinstance(known.record, REVEALS):
+            keys.update([f"revealed:{deal_id}" for deal_id in deals])
+        self.listed.append((position, microseconds(event)))
+        # In no order: the stores order rows by key and position (`ledger.readmodels.readstore`).
+        self.keys.extend([(key, position) for key in keys])
+
+    # Reports and recall.
+    def _fold(self, event: Any, known: Facts) -> None:
+        data, aggregate = known.data, known.aggregate
+        if isinstance(event, Wallet.Event):
+            self._wallet_fact(event, aggregate, data)
+            return
+        if isinstance(event, TABLE_OPENED):
+            self.put(f"t|{aggregate}", {"variant": event.variant if isinstance(
+                event, HighCardTable.Opened) else "casino", "seats": {}, "dealer": None})
+            return
+        if isinstance(event, CasinoDeal.Event):
+            deal_id: str | None = aggregate
+            table_id = str(data["table_id"]) if isinstance(event, CasinoDeal.Committed) else (
+                self.get(f"d|{deal_id}") or {}).get("table")
+        else:
+            deal_id = data.get("deal_id")
+            table_id = aggregate
+        if table_id:
+            self.fold_at_table(known, deal_id, table_id, event.timestamp.isoformat())
+
+    def fold_at_table(self, known: Facts, deal_id: str | None, table_id: str, when: str
+                      ) -> None:
+        """What an event at a table, or of one of its deals, does to the reports and recall
+        (`when`: its time, as ISO text)."""
+        data, record, transfers = known.data, known.record, known.transfers
+        table = self.get(f"t|{table_id}")
+        if table is None:
+            return
+        day = when[:10]  # the date, as `date().isoformat()` writes it
+        variant = table["variant"]
+        if isinstance(record, op.Operation):  # a casino event changes no seat or dealer
+            self._table_fact(record, table, table_id, day, variant)
+        if isinstance(record, CasinoDeal.Committed) or (
+                isinstance(record, op.Committed) and record.purpose == op.Committed.DEAL):
+            self._start_deal(deal_id, table_id, table, record, data, when, day, variant)
+        deal = self.get(f"d|{deal_id}") if deal_id else None
+        self._move(known.wallets, record, deal, table_id, day, variant)
+        for transfer in transfers:
+            track_pot(table, table_id, transfer)
+        if deal is not None:
+            self._deal_fact(record, data, deal, day, variant, table_id)
+            self.put(f"d|{deal_id}", deal)
+            if isinstance(record, DEAL_ENDS):
+                deal_finished(self, deal, table, table_id, day, variant)
+                self._finish_deal(deal_id, deal, day, table_id, variant, when)
+            elif isinstance(record, op.DealVoided):
+                self.put(f"d|{deal_id}", None)
+                self.row(day, table_id, TABLE_ROW, variant)["deals"] -= 1
+        self.put(f"t|{table_id}", table)
+
+    def _wallet_fact(self, event: Any, aggregate: str, data: dict[str, Any]) -> None:
+        if isinstance(event, Wallet.Opened):
+            self.put(f"w|{aggregate}", {"player": data["player_id"], "balance": 0})
+        elif isinstance(event, Wallet.Granted):
+            wallet = self.get(f"w|{aggregate}")
+            wallet["balance"] += data["transfer"]["amount"]
+            self.put(f"w|{aggregate}", wallet)
+        # Debits and credits: the table or deal event holds the first record of the transfer.
+
+    def _table_fact(self, record: Any, table: dict[str, Any], table_id: str, day: str,
+                    variant: str) -> None:
+        if isinstance(record, op.Seated):
+            table["seats"][str(record.seat)] = {"player": record.player_id,
+                                                "wallet": record.wallet_id}
+        elif isinstance(record, op.Unseated):
+            table["seats"].pop(str(record.seat), None)
+        elif isinstance(record, op.DealerChosen):
+            table["dealer"] = record.seat
+        elif isinstance(record, op.DealPassed):
+            table["dealer"] = record.to_seat
+        elif isinstance(record, op.StitchDeclared):
+            self.row(day, table_id, TABLE_ROW, variant)["stitch_rounds"] += 1
+        elif isinstance(record, op.PotSplit):
+            self.row(day, table_id, TABLE_ROW, variant)["pot_splits"] += 1
+
+    def _start_deal(self, deal_id: str, table_id: str, table: dict[str, Any], record: Any,
+                    data: dict[str, Any], when: str, day: str, variant: str) -> None:
+        if isinstance(record, CasinoDeal.Committed):  # one player, in seat 1
+            seats = {"1": {"player": data["player_id"], "wallet": str(data["wallet_id"])}}
+        else:
+            seats = {str(seat): table["seats"][str(seat)] for seat in data.get("order", [])
+                     if str(seat) in table["seats"]}
+        players = {}
+        for seat, info in seats.items():
+            wallet = self.get(f"w|{info['wallet']}") or {"balance": 0}
+            players[info["player"]] = {"seat": int(seat), "wallet": info["wallet"], "bets": 0,
+                                       "returned": 0, "cards": [], "positions": [],
+                                       "target": None, "outcome": None,
+                                       "balance_before": wallet["balance"]}
+        seated = {info["player"]: {"seat": int(seat), "wallet": info["wallet"],
+                                   "balance_before": (self.get(f"w|{info['wallet']}") or {}).get(
+                                       "balance", 0)}
+                  for seat, info in table["seats"].items() if info["player"] not in players}
+        self.put(f"d|{deal_id}", {"table": table_id, "variant": variant, "started": when,
+                                  "players": players, "seated": seated, "target": None,
+                                  "client_seed": data["client_seed"], "nonce": data["nonce"]})
+        self.row(day, table_id, TABLE_ROW, variant)["deals"] += 1
+
+    def _move(self, movements: list[tuple[str, int]], record: Any,
+              deal: dict[str, Any] | None, table_id: str, day: str, variant: str) -> None:
+        """Each wallet side of the event's transfers (its facts' `wallets`, in order)."""
+        if not movements:
+            return
+        bets, returns = isinstance(record, BETS), isinstance(record, RETURNS)
+        funds, collects = isinstance(record, op.BankFunded), isinstance(record, op.BankCollected)
+        for wallet_id, signed in movements:
+            wallet = self.get(f"w|{wallet_id}")
+            wallet["balance"] += signed
+            self.put(f"w|{wallet_id}", wallet)
+            row = self.row(day, table_id, wallet["player"], variant)
+            amount = abs(signed)
+            row["paid_in" if signed < 0 else "paid_out"] += amount
+            bet, paid = signed < 0 and bets, signed > 0 and returns
+            row["handle"] += amount if bet else 0
+            row["returned"] += amount if paid else 0
+            row["banker_in"] += amount if funds else 0
+            row["banker_out"] += amount if collects else 0
+            player = (deal or {}).get("players", {}).get(wallet["player"])
+            if player is not None and bet:
+                player["bets"] += amount
+            elif player is not None and paid:
+                player["returned"] += amount
+
+    def _deal_fact(self, record: Any, data: dict[str, Any], deal: dict[str, Any], day: str,
+                   variant: str, table_id: str) -> None:
+        casino = isinstance(record, CasinoDeal.Event)
+        by_seat = {} if casino else {p["seat"]: name for name, p in deal["players"].items()}
+        if isinstance(record, CasinoDeal.CardDealt):
+            player = next(iter(deal["players"]), None)
+            if player:
+                deal["players"][player]["cards"].append(record.card)
+        elif isinstance(record, op.CardDealt):
+            player = by_seat.get(record.seat)
+            if player:
+                deal["players"][player]["positions"].append(record.position)
+        elif isinstance(record, op.TargetTurned):
+            player = by_seat.get(record.seat)
+            if player:
+                deal["players"][player]["target"] = record.card
+            else:
+                deal["target"] = record.card
+        elif isinstance(record, op.SeedRevealed):
+            pack = shuffled_pack(record.server_seed, deal["client_seed"], deal["nonce"])
+            for info in deal["players"].values():
+                info["cards"] = [str(pack[p]) for p in info["positions"]]
+        elif isinstance(record, RETURNS):
+            player = next(iter(deal["players"])) if casino else by_seat.get(record.seat)
+            if player is not None:
+                self._settled(record, data, deal, player, day, variant, table_id)
+
+    def _settled(self, record: Any, data: dict[str, Any], deal: dict[str, Any], player: str,
+                 day: str, variant: str, table_id: str) -> None:
+        row = self.row(day, table_id, player, variant)
+        row["turns"] += 1
+        won = data["outcome"] == op.PaidOut.WIN
+        row["wins"] += won
+        row["partial_payouts"] += isinstance(record, op.PartiallyPaid)
+        deal["players"][player]["outcome"] = data["outcome"]
+        winnings = data.get("winnings", max(data.get("returned", 0) - (
+            deal["players"][player]["bets"]), 0))
+        if won and winnings:
+            row["top_wins"] = sorted(row["top_wins"] + [{
+                "winnings": winnings, "player": player, "deal": data.get("deal_id") or "",
+                "table": table_id}], key=lambda w: -w["winnings"])[:TOP_WINS]
+
+    def _finish_deal(self, deal_id: str, deal: dict[str, Any], day: str, table_id: str,
+                     variant: str, when: str) -> None:
+        for player, info in deal["players"].items():
+            if not info["bets"]:
+                continue
+            self.row(day, table_id, player, variant)["deals"] += 1
+            wallet = self.get(f"w|{info['wallet']}")
+            recall = self.get(f"r|{player}", [])
+            recall.insert(0, {
+                "deal_id": deal_id, "table_id": table_id, "variant": variant,
+                "started": deal["started"], "ended": when, "seat": info["seat"],
+                "cards": info["cards"], "target": info["target"] or deal["target"],
+                "bets": info["bets"],
+                "returned": info["returned"], "outcome": info["outcome"],
+                "balance_before": info["balance_before"], "balance_after": wallet["balance"],
+            })
+            self.put(f"r|{player}", recall[:RECALL_KEPT])
+        balances = {info["wallet"]: (self.get(f"w|{info['wallet']}") or {}).get("balance", 0)
+                    for info in [*deal["players"].values(), *deal.get("seated", {}).values()]}
+        index_deal(self, deal_id, deal, table_id, variant, datetime.fromisoformat(when), balances)
+        self.put(f"d|{deal_id}", None)

@@ -1,1 +1,0 @@
-"""Application services: load, decide, save; plus the access policy and the views they answer with."""

@@ -1,0 +1,1 @@
+"""Bots that play through the application, for demos, benchmarks and load."""

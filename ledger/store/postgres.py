@@ -1,0 +1,64 @@
+"""PostgreSQL recorders that create their tables, types and functions one process at a time.
+
+The library's PostgreSQL recorders create what they need when an application starts: composite
+types, then tables, indexes and `CREATE OR REPLACE FUNCTION` statements, in transactions of
+their own. Two processes doing this at once on one schema can fail, "tuple concurrently
+updated" on a function or a duplicate type: servers on several hosts started together, a server
+and `reddog project --follow`, a CLI command run beside them. Here each recorder's setup runs
+under a session advisory lock named by its schema, taken on a connection of its own
+(the setup itself uses the pool's), so one process sets up while the others wait, then find
+everything there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from eventsourcing.postgres import (
+    PostgresAggregateRecorder,
+    PostgresApplicationRecorder,
+    PostgresDatastore,
+    PostgresFactory,
+)
+
+from ledger.store.sidestore import advisory_lock_id
+
+
+@contextmanager
+def setup_lock(datastore: PostgresDatastore) -> Iterator[None]:
+    """Hold the datastore's schema's setup lock while the block runs, on a connection that is
+    not the pool's; released when that connection closes, whatever happens."""
+    kwargs: dict[str, Any] = {k: v for k, v in datastore.pool.kwargs.items()
+                              if k != "row_factory"}
+    with psycopg.connect(autocommit=True, **kwargs) as connection:
+        connection.execute("SELECT pg_advisory_lock(%s)",
+                           (advisory_lock_id(f"{datastore.schema}.setup"),))
+        yield
+
+
+class _SetUpOneAtATime:
+    """A recorder whose `create_table` holds its schema's setup lock."""
+
+    datastore: PostgresDatastore
+
+    def create_table(self) -> None:
+        with setup_lock(self.datastore):
+            super().create_table()  # type: ignore[misc]
+
+
+class AggregateRecorder(_SetUpOneAtATime, PostgresAggregateRecorder):
+    """The snapshots' recorder, set up one process at a time."""
+
+
+class ApplicationRecorder(_SetUpOneAtATime, PostgresApplicationRecorder):
+    """The event log's recorder, set up one process at a time."""
+
+
+class Factory(PostgresFactory):
+    """The library's PostgreSQL infrastructure with recorders set up one process at a time."""
+
+    aggregate_recorder_class = AggregateRecorder
+    application_recorder_class = ApplicationRecorder

@@ -1,0 +1,100 @@
+"""What the stores kept beside the event store share: SQLite side files and PostgreSQL tables.
+
+The read models (`ledger.readmodels.readstore`) and the runtime state (`ledger.store.runtime`) each live, on
+SQLite, in a file of their own beside the event store's, reached through one connection per
+thread in WAL mode; on PostgreSQL, in tables of the store's schema, created under an advisory
+lock so processes starting together do not race on the catalogue.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ledger.core import private
+
+
+def side_file(store_file: Path, part: str) -> Path:
+    """`ledger.sqlite3` → `ledger.<part>.sqlite3`, beside it."""
+    return store_file.with_name(f"{store_file.stem}.{part}{store_file.suffix}")
+
+
+def advisory_lock_id(text: str) -> int:
+    """A PostgreSQL advisory lock key (a signed 64-bit integer) named by a text."""
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big", signed=True)
+
+
+def create_postgres_tables(datastore: Any, lock_text: str, statements: Iterable[str]) -> None:
+    """Run the CREATE statements in one transaction, one process at a time."""
+    with datastore.get_connection() as conn, conn.transaction(), conn.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", (advisory_lock_id(lock_text),))
+        for statement in statements:
+            cursor.execute(statement)
+
+
+@contextmanager
+def postgres_cursor(datastore: Any) -> Iterator[Any]:
+    """A cursor on a pooled connection (autocommit: each statement its own transaction)."""
+    with datastore.get_connection() as conn, conn.cursor() as cursor:
+        yield cursor
+
+
+class ThreadConnections:
+    """One connection per thread to a SQLite file in WAL mode, all closed together."""
+
+    def __init__(self, path: Path, busy_seconds: float, synchronous: str,
+                 schema: Iterable[str] = ()) -> None:
+        self.path = path
+        self.busy_seconds = busy_seconds
+        self.synchronous = synchronous
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._guard = threading.Lock()
+        private.create_file(path)  # its -wal and -shm take its mode
+        connection = self.connection()
+        connection.execute("PRAGMA journal_mode=WAL")
+        for statement in schema:
+            connection.execute(statement)
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection (autocommit: each statement its own transaction unless a
+        BEGIN says otherwise)."""
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = sqlite3.connect(self.path, timeout=self.busy_seconds,
+                                         isolation_level=None, check_same_thread=False)
+            connection.execute(f"PRAGMA synchronous={self.synchronous}")
+            self._local.connection = connection
+            with self._guard:
+                self._connections.append(connection)
+        return connection
+
+    @contextmanager
+    def cursor(self) -> Iterator[sqlite3.Cursor]:
+        cursor = self.connection().cursor()
+        try:
+            yield cursor
+        finally:
+            cursor.close()
+
+    def close(self) -> None:
+        with self._guard:
+            for connection in self._connections:
+                connection.close()
+            self._connections.clear()
+
+
+def row_tuple(row: Any) -> tuple[Any, ...]:
+    """A fetched row as a tuple, from SQLite (a tuple or Row) or PostgreSQL (a dict row)."""
+    return tuple(row.values()) if isinstance(row, dict) else tuple(row)
+
+
+def groups_of(items: list[Any], size: int) -> Iterator[list[Any]]:
+    """`items` in lists of at most `size`, in order (one statement's parameters each)."""
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
