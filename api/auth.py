@@ -5,7 +5,8 @@ from __future__ import annotations
 from flask import current_app, g, request
 
 from ledger.app.access import Principal
-from ledger.app.application import CommandKey, LedgerApplication
+from ledger.app.application import LedgerApplication
+from ledger.app.unit import CommandKey
 
 AUTHORIZATION = "Authorization"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -22,7 +23,7 @@ def principal() -> Principal:
     if "principal" not in g:
         header = request.headers.get(AUTHORIZATION, "")
         scheme, _, key = header.partition(" ")
-        g.principal = ledger().admit(key.strip() if scheme.lower() == "bearer" else None)
+        g.principal = ledger().keys.admit(key.strip() if scheme.lower() == "bearer" else None)
     return g.principal
 
 

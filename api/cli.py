@@ -127,22 +127,22 @@ def demo_setup(ledger: LedgerApplication, base: str) -> list[str]:
     wallet_id = uuid5(DEMO, "wallet")
     table_id = uuid5(DEMO, "table")
     try:
-        ledger.wallet(SYSTEM, wallet_id)
+        ledger.wallets.wallet(SYSTEM, wallet_id)
     except LedgerError:
-        ledger.open_wallet(SYSTEM, DEMO_PLAYER, wallet_id=wallet_id)
-        ledger.grant(SYSTEM, wallet_id, 10_000)
+        ledger.wallets.open_wallet(SYSTEM, DEMO_PLAYER, wallet_id=wallet_id)
+        ledger.wallets.grant(SYSTEM, wallet_id, 10_000)
     try:
-        ledger.table(SYSTEM, table_id)
+        ledger.deals.table(SYSTEM, table_id)
     except LedgerError:
-        ledger.open_casino_table(SYSTEM, wallet_id, client_seed="demo", table_id=table_id)
+        ledger.casino.open_casino_table(SYSTEM, wallet_id, client_seed="demo", table_id=table_id)
     lines = [f"Demo wallet {base}/wallets/{wallet_id}", f"Demo table  {base}/tables/{table_id}"]
     for role, player in (("operator", None), ("player", DEMO_PLAYER), ("auditor", None)):
-        key, _ = ledger.issue_key(role, player, label="demo")
+        key, _ = ledger.keys.issue_key(role, player, label="demo")
         lines.append(f"{role:9} key: {key}")
     lines.append(f"Demo casino page {base}/pages/casino?table={table_id}")
     lines.append("One-time sign-in links (each works once, within the hour; open one per tab):")
     for role, player in (("operator", None), ("auditor", None), ("player", DEMO_PLAYER)):
-        link, _ = ledger.issue_key(role, player, label=f"demo sign-in link ({role})", kind="link")
+        link, _ = ledger.keys.issue_key(role, player, label=f"demo sign-in link ({role})", kind="link")
         lines.append(f"{role:9} sign-in: {base}/sign-in#token={link}")
     lines.append(
         f"Try: curl -H 'Authorization: Bearer <player key>' -H 'Content-Type: application/json' "

@@ -45,7 +45,7 @@ def verify(as_json: bool, jobs: int, store: str | None) -> None:
         report = verify_store(ledger, progress=bar.update, jobs=jobs)
     summary = report.summary()
     try:  # the run goes in the log it verified; a store that cannot be written still verifies
-        ledger.record_verification("cli", report, started, time.monotonic() - began)
+        ledger.verification.record_verification("cli", report, started, time.monotonic() - began)
     except Exception as error:  # noqa: BLE001
         click.echo(f"warning: this run could not be recorded: {error}", err=True)
     print_verification(summary, as_json)
@@ -81,7 +81,7 @@ def replay(deal_id, as_json: bool, store: str | None) -> None:  # type: ignore[n
     """Replay one deal step by step from the stored events, with the state after each."""
     ledger = open_ledger(store)
     try:
-        result = ledger.replay(SYSTEM, deal_id)
+        result = ledger.deals.replay(SYSTEM, deal_id)
     except LedgerError as error:
         raise click.ClickException(error.detail) from None
     print_steps(result, as_json)
@@ -101,7 +101,7 @@ def statement(wallet_id, since, until, as_json: bool, store: str | None) -> None
     ledger = open_ledger(store)
     utc = [d.replace(tzinfo=UTC) if d is not None else None for d in (since, until)]
     try:
-        result = ledger.statement(SYSTEM, wallet_id, utc[0], utc[1])
+        result = ledger.audit.statement(SYSTEM, wallet_id, utc[0], utc[1])
     except LedgerError as error:
         raise click.ClickException(error.detail) from None
     if as_json:
@@ -172,7 +172,7 @@ def report(since, until, group_by, table, variant, player, as_csv, store) -> Non
 
     ledger = open_ledger(store)
     try:
-        result = ledger.report(SYSTEM, since.date(), until.date(), group_by,
+        result = ledger.reports.report(SYSTEM, since.date(), until.date(), group_by,
                                None if table is None else str(table), variant, player)
     except InvalidInput as error:
         raise bad_parameter(error.field, error.detail) from None
@@ -199,7 +199,7 @@ def project(follow: bool, poll: float, store: str | None) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     follower = ledger.follow(poll)
-    click.echo(f"following {ledger.settings.store}: {json.dumps(ledger.readmodels.projection.status())}",
+    click.echo(f"following {ledger.settings.store}: {json.dumps(ledger.projection.status())}",
                err=True)
     while not stop.wait(10.0):
         click.echo(json.dumps(ledger.projection.status()), err=True)

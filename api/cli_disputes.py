@@ -39,7 +39,7 @@ def list_disputes(status: str, limit: int, as_json: bool, store: str | None) -> 
     ledger = open_ledger(store)
     try:
         ledger.project()
-        listed = ledger.list_disputes(SYSTEM, status, limit=limit)
+        listed = ledger.disputes.list_disputes(SYSTEM, status, limit=limit)
     finally:
         ledger.close()
     if as_json:
@@ -57,8 +57,8 @@ def show_dispute(dispute_id: UUID, store: str | None) -> None:
     """Print a dispute and its deal's fairness check as JSON."""
     ledger = open_ledger(store)
     try:
-        dispute = ledger.dispute(SYSTEM, dispute_id)
-        check = ledger.check_fairness(SYSTEM, UUID(dispute["deal_id"]))
+        dispute = ledger.disputes.dispute(SYSTEM, dispute_id)
+        check = ledger.deals.check_fairness(SYSTEM, UUID(dispute["deal_id"]))
     except LedgerError as error:
         raise click.ClickException(error.detail) from None
     finally:
@@ -80,7 +80,7 @@ def resolve_dispute(dispute_id: UUID, finding: str, upheld: bool, adjustment: in
     """Close a dispute with a finding and, if upheld, an adjustment citing it."""
     ledger = open_ledger(store)
     try:
-        resolved = ledger.resolve_dispute(SYSTEM, dispute_id, finding, upheld, adjustment)
+        resolved = ledger.disputes.resolve_dispute(SYSTEM, dispute_id, finding, upheld, adjustment)
     except LedgerError as error:
         if error.field in ("finding", "adjustment", "upheld"):
             raise bad_parameter(error.field, error.detail) from None

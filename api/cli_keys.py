@@ -41,7 +41,7 @@ def create_key(role: str, player_id: str | None, label: str, expires_in_days: in
     """Create an API key; it is printed once and stored only as a hash."""
     ledger = open_ledger(store)
     try:
-        key, record = ledger.issue_key(role, player_id, label, expires_in_days=expires_in_days,
+        key, record = ledger.keys.issue_key(role, player_id, label, expires_in_days=expires_in_days,
                                        rate_limit=rate_limit)
     except LedgerError as error:
         raise click.BadParameter(error.detail,
@@ -67,7 +67,7 @@ def list_keys(role: str | None, player_id: str | None, include_inactive: bool, a
     after = None
     try:
         while True:
-            page = ledger.list_keys(SYSTEM, role=role, player_id=player_id,
+            page = ledger.keys.list_keys(SYSTEM, role=role, player_id=player_id,
                                     include_inactive=include_inactive, after=after,
                                     limit=validation.MAX_PAGE)
             found.extend(page["keys"])
@@ -95,7 +95,7 @@ def revoke_key(key_id, store: str | None) -> None:  # type: ignore[no-untyped-de
     """Revoke an API key: every process refuses it from its next request."""
     ledger = open_ledger(store)
     try:
-        record = ledger.revoke_key(SYSTEM, key_id)
+        record = ledger.keys.revoke_key(SYSTEM, key_id)
     except LedgerError as error:
         raise click.ClickException(error.detail) from None
     click.echo(json.dumps(record))

@@ -39,7 +39,7 @@ PLAYER_ID = {"in": "path", "name": "player_id", "description": validation.PLAYER
 def feed(args: dict) -> dict:
     """Read the global log in order, a page at a time (operator, auditor)."""
     types = set(args["type"]) if args.get("type") else None
-    return ledger().event_feed(
+    return ledger().audit.event_feed(
         principal(), after=args["after"], limit=args["limit"], table=args.get("table"),
         wallet=args.get("wallet"), player=args.get("player"), types=types,
         since=args.get("since"), until=args.get("until"), seconds=budget(),
@@ -53,7 +53,7 @@ def feed(args: dict) -> dict:
 @problems(blp)
 def table_as_of(args: dict, table_id: UUID) -> dict:
     """A table as it stood at a version or an instant (operator, auditor)."""
-    return ledger().state_at(principal(), table_id, args.get("version"), args.get("at"))
+    return ledger().audit.state_at(principal(), table_id, args.get("version"), args.get("at"))
 
 
 @blp.route("/wallets/<uuid:wallet_id>/as-of", methods=["GET"])
@@ -63,7 +63,7 @@ def table_as_of(args: dict, table_id: UUID) -> dict:
 @problems(blp)
 def wallet_as_of(args: dict, wallet_id: UUID) -> dict:
     """A wallet as it stood at a version or an instant."""
-    return ledger().state_at(principal(), wallet_id, args.get("version"), args.get("at"))
+    return ledger().audit.state_at(principal(), wallet_id, args.get("version"), args.get("at"))
 
 
 @blp.route("/wallets/<uuid:wallet_id>/statement", methods=["GET"])
@@ -73,7 +73,7 @@ def wallet_as_of(args: dict, wallet_id: UUID) -> dict:
 @problems(blp)
 def statement(args: dict, wallet_id: UUID) -> dict:
     """Every transfer of a wallet in a period, with its cause and the running balance."""
-    return ledger().statement(principal(), wallet_id, args.get("since"), args.get("until"),
+    return ledger().audit.statement(principal(), wallet_id, args.get("since"), args.get("until"),
                               after_version=args["after_version"], limit=args["limit"],
                               seconds=budget())
 
@@ -87,7 +87,7 @@ def statement(args: dict, wallet_id: UUID) -> dict:
 @problems(blp)
 def report(args: dict) -> dict | Response:
     """A period report by table, variant, player or banker, as JSON or CSV (operator, auditor)."""
-    result = ledger().report(
+    result = ledger().reports.report(
         principal(), args["since"], args["until"], group_by=args.get("group_by"),
         table=str(args["table"]) if args.get("table") else None,
         variant=args.get("variant"), player=args.get("player"),
@@ -105,7 +105,7 @@ def report(args: dict) -> dict | Response:
 def report_series(args: dict) -> dict:
     """A period's series for charts: handle and hold by day, the actual return to player as
     deals accumulate with the theoretical one, banks deal by deal (operator, auditor)."""
-    return ledger().report_series(
+    return ledger().series.report_series(
         principal(), args["since"], args["until"],
         table=str(args["table"]) if args.get("table") else None, variant=args.get("variant"))
 
@@ -117,4 +117,4 @@ def report_series(args: dict) -> dict:
 @problems(blp)
 def recall(args: dict, player_id: str) -> dict:
     """A player's last deals with cards, bets, outcome and balances (the player, operator, auditor)."""
-    return ledger().recall(principal(), player_id, args["count"])
+    return ledger().reports.recall(principal(), player_id, args["count"])

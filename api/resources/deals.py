@@ -25,7 +25,7 @@ blp = resource_blueprint("deals", __name__, "/deals", "Casino Red Dog deals, the
 def find_deals(args: dict) -> dict:
     """Find finished deals by table, player, variant, outcome, time and dispute, newest first
     (staff: any deal; a player: the deals they played in)."""
-    return ledger().find_deals(
+    return ledger().search.find_deals(
         principal(), table=args.get("table"), player=args.get("player"),
         variant=args.get("variant"), outcome=args.get("outcome"), since=args.get("since"),
         until=args.get("until"), disputed=args.get("disputed"), after=args.get("after"),
@@ -37,7 +37,7 @@ def find_deals(args: dict) -> dict:
 @problems(blp)
 def read_deal(deal_id: UUID) -> dict:
     """Read a deal as it stands."""
-    return ledger().deal_state(principal(), deal_id)
+    return ledger().deals.deal_state(principal(), deal_id)
 
 
 @blp.route("/<uuid:deal_id>/stand", methods=["POST"])
@@ -45,7 +45,7 @@ def read_deal(deal_id: UUID) -> dict:
 @command(blp)
 def stand(deal_id: UUID) -> dict:
     """Stand on the opening bet; the third card settles the deal (C6, C7)."""
-    return ledger().stand(principal(), deal_id, command=command_key())
+    return ledger().casino.stand(principal(), deal_id, command=command_key())
 
 
 @blp.route("/<uuid:deal_id>/raise", methods=["POST"])
@@ -53,7 +53,7 @@ def stand(deal_id: UUID) -> dict:
 @command(blp)
 def raise_bet(deal_id: UUID) -> dict:
     """Raise by exactly the opening bet; the third card settles the deal (C6, C7)."""
-    return ledger().raise_bet(principal(), deal_id, command=command_key())
+    return ledger().casino.raise_bet(principal(), deal_id, command=command_key())
 
 
 @blp.route("/<uuid:deal_id>/events", methods=["GET"])
@@ -62,7 +62,7 @@ def raise_bet(deal_id: UUID) -> dict:
 @problems(blp)
 def deal_events(deal_id: UUID) -> list:
     """List a deal's events in order, nothing unrevealed."""
-    return ledger().deal_events(principal(), deal_id)
+    return ledger().deals.deal_events(principal(), deal_id)
 
 
 @blp.route("/<uuid:deal_id>/replay", methods=["GET"])
@@ -71,7 +71,7 @@ def deal_events(deal_id: UUID) -> list:
 @problems(blp)
 def replay(deal_id: UUID) -> dict:
     """Replay a deal step by step, with the state after each step."""
-    return ledger().replay(principal(), deal_id)
+    return ledger().deals.replay(principal(), deal_id)
 
 
 #: What the hand history answer says about itself.
@@ -100,4 +100,4 @@ def history(deal_id: UUID) -> Response:
 @problems(blp)
 def fairness(deal_id: UUID) -> dict:
     """Check a finished deal against its commitment (fairness.md)."""
-    return ledger().check_fairness(principal(), deal_id)
+    return ledger().deals.check_fairness(principal(), deal_id)

@@ -29,7 +29,7 @@ LOCATION = {"Location": {"description": "The new dispute", "schema": {"type": "s
 def open_dispute(args: dict, deal_id: UUID) -> Any:
     """Dispute one of your own finished deals, with a message (player). A deal is disputed once
     per player: a second dispute is 409."""
-    dispute = ledger().open_dispute(principal(), deal_id, args["message"],
+    dispute = ledger().disputes.open_dispute(principal(), deal_id, args["message"],
                                     command=command_key(args))
     return dispute, 201, {"Location": url_for("disputes.read_dispute",
                                               dispute_id=dispute["dispute_id"])}
@@ -43,7 +43,7 @@ def list_disputes(args: dict) -> dict:
     """List disputes of one status, oldest first: the open ones are staff's queue (operator,
     auditor); a player sees their own. Read from the projection. With `deal`, that deal's
     disputes (staff: every seat's; a player: their own), read from their events."""
-    return ledger().list_disputes(principal(), args.get("status"), after=args.get("after"),
+    return ledger().disputes.list_disputes(principal(), args.get("status"), after=args.get("after"),
                                   limit=args["limit"], deal=args.get("deal"))
 
 
@@ -52,7 +52,7 @@ def list_disputes(args: dict) -> dict:
 @problems(blp)
 def read_dispute(dispute_id: UUID) -> dict:
     """Read a dispute (operator, auditor, or the player who opened it)."""
-    return ledger().dispute(principal(), dispute_id)
+    return ledger().disputes.dispute(principal(), dispute_id)
 
 
 @blp.route("/disputes/<uuid:dispute_id>/resolve", methods=["POST"])
@@ -63,5 +63,5 @@ def resolve_dispute(args: dict, dispute_id: UUID) -> dict:
     """Close an open dispute with a finding (operator). An upheld one may pay an `adjustment`:
     a transfer house → the player's wallet citing the dispute, never an edit. Resolving a
     resolved dispute is 409."""
-    return ledger().resolve_dispute(principal(), dispute_id, args["finding"], args["upheld"],
+    return ledger().disputes.resolve_dispute(principal(), dispute_id, args["finding"], args["upheld"],
                                     args["adjustment"], command=command_key(args))

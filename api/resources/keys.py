@@ -22,7 +22,7 @@ LOCATION = {"Location": {"description": "The new key's record", "schema": {"type
 @problems(blp)
 def list_keys(args: dict) -> dict:
     """List API keys in key id order, a page at a time, with their last use (operator)."""
-    return ledger().list_keys(
+    return ledger().keys.list_keys(
         principal(), role=args.get("role"), player_id=args.get("player_id"),
         include_inactive=args["include_inactive"], after=args.get("after"), limit=args["limit"])
 
@@ -36,7 +36,7 @@ def issue_key(args: dict) -> Any:
 
     A repeat with the same Idempotency-Key issues no second key: it is 409, naming the key the
     first request issued."""
-    key, record = ledger().issue_key(
+    key, record = ledger().keys.issue_key(
         args["role"], args.get("player_id"), args["label"], expires_at=args.get("expires_at"),
         expires_in_days=args.get("expires_in_days"), rate_limit=args.get("rate_limit"),
         actor=principal(), command=command_key(args), kind=args["kind"])
@@ -50,7 +50,7 @@ def issue_key(args: dict) -> Any:
 @problems(blp)
 def read_key(key_id: UUID) -> dict:
     """Read an API key's record, as current as authentication (operator)."""
-    return ledger().get_key(principal(), key_id)
+    return ledger().keys.get_key(principal(), key_id)
 
 
 @blp.route("/<uuid:key_id>/revoke", methods=["POST"])
@@ -59,4 +59,4 @@ def read_key(key_id: UUID) -> dict:
 def revoke_key(key_id: UUID) -> dict:
     """Revoke an API key: every worker refuses it from the next request (operator). Revoking a
     revoked key is 409."""
-    return ledger().revoke_key(principal(), key_id, command=command_key())
+    return ledger().keys.revoke_key(principal(), key_id, command=command_key())

@@ -25,7 +25,7 @@ def sign_in(args: dict) -> Any:
 
     The link is used up: a second exchange is 401, as is an unknown or expired link. The
     session key has the link's role and player and lasts 12 hours."""
-    key, record = ledger().exchange_sign_in_link(args["token"])
+    key, record = ledger().signin.exchange_sign_in_link(args["token"])
     return {**record, "key": key}, 201, {"Cache-Control": "no-store",
                                          "Location": url_for("session.whoami")}
 
@@ -35,4 +35,4 @@ def sign_in(args: dict) -> Any:
 @problems(blp)
 def whoami() -> dict:
     """Read the caller's own key record: role, player, label, expiry (never the key)."""
-    return ledger().whoami(principal())
+    return ledger().signin.whoami(principal())

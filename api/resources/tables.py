@@ -40,7 +40,7 @@ SEAT = {"in": "path", "name": "seat", "description": "The seat, from 1 (G5)",
 @command(blp)
 def open_table(args: dict) -> Any:
     """Open a table with the wallet's player seated (operator)."""
-    table = ledger().open_any_table(
+    table = ledger().deals.open_any_table(
         principal(), args["variant"], wallet_id=args.get("wallet_id"), limits=args.get("limits"),
         client_seed=args.get("client_seed"), accepts_supplied_seeds=args["accepts_supplied_seeds"],
         command=command_key(args),
@@ -63,7 +63,7 @@ NOT_MODIFIED = ("The table looks to this caller as it did when it answered the E
 def list_tables(args: dict) -> dict:
     """List tables in id order for the lobby: limits, seats, pot or bank, dealer (players: every
     multi-seat table and their own casino tables)."""
-    return ledger().list_tables(principal(), variant=args.get("variant"),
+    return ledger().lobby.list_tables(principal(), variant=args.get("variant"),
                                 status=args.get("status"), after=args.get("after"),
                                 limit=args["limit"])
 
@@ -77,7 +77,7 @@ def list_tables(args: dict) -> dict:
 def read_table(table_id: UUID) -> Any:
     """Read a table as its player may see it, with the actions legal now. With If-None-Match
     naming the ETag of the last answer, 304 while nothing this caller sees has changed."""
-    view = TABLE.dump(ledger().table(principal(), table_id))  # dumped once, for both uses
+    view = TABLE.dump(ledger().deals.table(principal(), table_id))  # dumped once, for both uses
     etag = hashlib.sha256(json.dumps(view, sort_keys=True).encode()).hexdigest()[:32]
     headers = {"ETag": f'"{etag}"', "Cache-Control": "private, no-cache"}
     if etag in request.if_none_match:
@@ -94,7 +94,7 @@ def read_table(table_id: UUID) -> Any:
 def bet_slip(args: dict, table_id: UUID) -> dict:
     """Apply one bet-slip control of a casino table (C8) and say what each control would do
     next: chips laid, Undo, Clear, Rebet, Double, Deal. Records nothing."""
-    return ledger().bet_slip(principal(), table_id, args["chips"], action=args.get("action"),
+    return ledger().lobby.bet_slip(principal(), table_id, args["chips"], action=args.get("action"),
                              chip=args.get("chip"))
 
 
@@ -104,7 +104,7 @@ def bet_slip(args: dict, table_id: UUID) -> dict:
 @command(blp)
 def change_client_seed(args: dict, table_id: UUID) -> dict:
     """Set the client seed for the next shuffle, between deals (fairness.md)."""
-    return ledger().change_client_seed(
+    return ledger().deals.change_client_seed(
         principal(), table_id, args["client_seed"], command=command_key(args)
     )
 
@@ -115,7 +115,7 @@ def change_client_seed(args: dict, table_id: UUID) -> dict:
 @command(blp)
 def deal(args: dict, table_id: UUID) -> Any:
     """Deal: commit to a fresh shuffle, take the opening bet, deal two cards (G2, C2, C3)."""
-    dealt = ledger().deal(
+    dealt = ledger().deals.deal(
         principal(), table_id, args["bet"], server_seed=args.get("server_seed"),
         command=command_key(args),
     )
@@ -128,7 +128,7 @@ def deal(args: dict, table_id: UUID) -> Any:
 @command(blp)
 def seat(args: dict, table_id: UUID) -> Any:
     """Seat a wallet's player between deals (G5, G9; operator or the wallet's player)."""
-    table = ledger().seat_player(principal(), table_id, args["seat"], args["wallet_id"],
+    table = ledger().tables.seat_player(principal(), table_id, args["seat"], args["wallet_id"],
                                  command=command_key(args))
     return table, 201, _at_table(table_id)
 
@@ -138,7 +138,7 @@ def seat(args: dict, table_id: UUID) -> Any:
 @command(blp)
 def leave(table_id: UUID, seat: int) -> dict:
     """Leave a seat between deals (G5)."""
-    return ledger().unseat_player(principal(), table_id, seat, command=command_key())
+    return ledger().tables.unseat_player(principal(), table_id, seat, command=command_key())
 
 
 @blp.route("/<uuid:table_id>/bank", methods=["POST"])
@@ -147,7 +147,7 @@ def leave(table_id: UUID, seat: int) -> dict:
 @command(blp)
 def fund_bank(args: dict, table_id: UUID) -> dict:
     """The dealer or banker stakes the pot or bank (S1, P1, XB1, H11)."""
-    return ledger().fund_bank(principal(), table_id, args["amount"], command=command_key(args))
+    return ledger().play.fund_bank(principal(), table_id, args["amount"], command=command_key(args))
 
 
 @blp.route("/<uuid:table_id>/bank/decline", methods=["POST"])
@@ -155,7 +155,7 @@ def fund_bank(args: dict, table_id: UUID) -> dict:
 @command(blp)
 def decline_bank(table_id: UUID) -> dict:
     """The dealer declines to stake the pot; the deal and bank pass left (S1, P1, XB1)."""
-    return ledger().decline_bank(principal(), table_id, command=command_key())
+    return ledger().play.decline_bank(principal(), table_id, command=command_key())
 
 
 @blp.route("/<uuid:table_id>/next-deal", methods=["POST"])
@@ -164,7 +164,7 @@ def decline_bank(table_id: UUID) -> dict:
 @command(blp)
 def next_deal(args: dict, table_id: UUID) -> Any:
     """Start the next deal of a multi-seat table: first dealer (G7), antes, shuffle, hands."""
-    table = ledger().start_deal(principal(), table_id, server_seed=args.get("server_seed"),
+    table = ledger().play.start_deal(principal(), table_id, server_seed=args.get("server_seed"),
                                 command=command_key(args))
     return table, 201, _at_table(table_id)
 
@@ -175,7 +175,7 @@ def next_deal(args: dict, table_id: UUID) -> Any:
 @command(blp)
 def table_bet(args: dict, table_id: UUID) -> dict:
     """Bet, or cover part of the bank (H5, S3, P3, X4, XB3)."""
-    return ledger().bet(principal(), table_id, args["seat"], args["amount"],
+    return ledger().play.bet(principal(), table_id, args["seat"], args["amount"],
                         command=command_key(args))
 
 
@@ -185,7 +185,7 @@ def table_bet(args: dict, table_id: UUID) -> dict:
 @command(blp)
 def buy_centre_card(args: dict, table_id: UUID) -> dict:
     """Buy a new centre card for a fifth of the pot (FW2)."""
-    return ledger().buy_centre_card(principal(), table_id, args["seat"],
+    return ledger().play.buy_centre_card(principal(), table_id, args["seat"],
                                     command=command_key(args))
 
 
@@ -195,7 +195,7 @@ def buy_centre_card(args: dict, table_id: UUID) -> dict:
 @command(blp)
 def pass_turn(args: dict, table_id: UUID) -> dict:
     """Pass without betting (FW3, XB3)."""
-    return ledger().pass_turn(principal(), table_id, args["seat"], command=command_key(args))
+    return ledger().play.pass_turn(principal(), table_id, args["seat"], command=command_key(args))
 
 
 @blp.route("/<uuid:table_id>/dealer-choice", methods=["POST"])
@@ -204,7 +204,7 @@ def pass_turn(args: dict, table_id: UUID) -> dict:
 @command(blp)
 def dealer_choice(args: dict, table_id: UUID) -> dict:
     """After three deals in a row: pass now or deal a fourth time (S6)."""
-    return ledger().dealer_choice(principal(), table_id, args["choice"],
+    return ledger().play.dealer_choice(principal(), table_id, args["choice"],
                                   command=command_key(args))
 
 
@@ -213,7 +213,7 @@ def dealer_choice(args: dict, table_id: UUID) -> dict:
 @command(blp)
 def split_pot(table_id: UUID) -> dict:
     """Split the pot equally among the seated players (H10, operator)."""
-    return ledger().split_pot(principal(), table_id, command=command_key())
+    return ledger().tables.split_pot(principal(), table_id, command=command_key())
 
 
 @blp.route("/<uuid:table_id>/close", methods=["POST"])
@@ -221,4 +221,4 @@ def split_pot(table_id: UUID) -> dict:
 @command(blp)
 def close(table_id: UUID) -> dict:
     """Close the table and pay out its pot (H10, operator)."""
-    return ledger().close_table(principal(), table_id, command=command_key())
+    return ledger().tables.close_table(principal(), table_id, command=command_key())

@@ -20,7 +20,7 @@ blp = resource_blueprint("verification", __name__, "", "Verification runs and ch
 @problems(blp)
 def verification() -> dict:
     """The last verification run, recent runs and recent checkpoints (operator, auditor)."""
-    return ledger().verification(principal())
+    return ledger().verification.verification(principal())
 
 
 @blp.route("/verification", methods=["POST"])
@@ -40,7 +40,7 @@ def run_verification(args: dict) -> tuple[dict, int, dict[str, str]]:
     finds what the range's newest recorded run found records nothing and answers that run (200,
     `repeats` naming it). A key without write rights (an auditor's) records at most 10 runs a
     minute, 5 at once: beyond that 429 with `Retry-After`."""
-    run = ledger().run_verification(principal(), args.get("first"), args.get("last"),
+    run = ledger().verification.run_verification(principal(), args.get("first"), args.get("last"),
                                     command=command_key(args))
     status = 200 if run["repeats"] else 201
     return run, status, {"Location": url_for("verification.verification")}

@@ -21,7 +21,7 @@ blp = resource_blueprint("wallets", __name__, "/wallets", "Play-credit wallets (
 @command(blp)
 def open_wallet(args: dict) -> Any:
     """Open an empty wallet for a pseudonymous player (operator)."""
-    wallet = ledger().open_wallet(principal(), args["player_id"], command=command_key(args))
+    wallet = ledger().wallets.open_wallet(principal(), args["player_id"], command=command_key(args))
     return wallet, 201, {"Location": url_for("wallets.read_wallet", wallet_id=wallet["id"])}
 
 
@@ -32,7 +32,7 @@ def open_wallet(args: dict) -> Any:
 def list_wallets(args: dict) -> dict:
     """List wallets in id order with their balances, by player id prefix (operator, auditor;
     a player gets only their own)."""
-    return ledger().list_wallets(principal(), player_id=args.get("player_id"),
+    return ledger().lobby.list_wallets(principal(), player_id=args.get("player_id"),
                                  after=args.get("after"), limit=args["limit"])
 
 
@@ -41,7 +41,7 @@ def list_wallets(args: dict) -> dict:
 @problems(blp)
 def read_wallet(wallet_id: UUID) -> dict:
     """Read a wallet (operator, auditor, or its own player)."""
-    return ledger().wallet(principal(), wallet_id)
+    return ledger().wallets.wallet(principal(), wallet_id)
 
 
 @blp.route("/<uuid:wallet_id>/grants", methods=["POST"])
@@ -50,5 +50,5 @@ def read_wallet(wallet_id: UUID) -> dict:
 @command(blp)
 def grant(args: dict, wallet_id: UUID) -> Any:
     """Grant play credits to a wallet (operator, C1)."""
-    wallet = ledger().grant(principal(), wallet_id, args["amount"], command=command_key(args))
+    wallet = ledger().wallets.grant(principal(), wallet_id, args["amount"], command=command_key(args))
     return wallet, 201, {"Location": url_for("wallets.read_wallet", wallet_id=wallet_id)}

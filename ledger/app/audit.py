@@ -21,6 +21,7 @@ from ledger.app.base import LedgerBase
 from ledger.app.deals import TABLES, table_as_audited
 from ledger.app.feed import FeedEntries
 from ledger.app.sealed import SealedBets, shown_balance
+from ledger.app.unit import UnitOfWork
 from ledger.core import validation
 from ledger.core.errors import InvalidInput, NotFound
 from ledger.core.transfers import net_effect
@@ -42,8 +43,12 @@ class Budget:
         return self.deadline is not None and time.monotonic() > self.deadline
 
 
-class AuditService(LedgerBase):
+class AuditService:
     """The event feed, state at a version or instant, and wallet statements."""
+
+    def __init__(self, unit: UnitOfWork, ledger: LedgerBase) -> None:
+        self.unit = unit
+        self.ledger = ledger
 
     def event_feed(
         self,
@@ -77,8 +82,8 @@ class AuditService(LedgerBase):
         budget = Budget(seconds)
         if not dimensions and since is None and until is None:
             return self._feed_from_log(after, limit, budget)
-        status = self.projection.status()
-        match = self.projection.store.find(FeedQuery(
+        status = self.ledger.projection.status()
+        match = self.ledger.projection.store.find(FeedQuery(
             after=after, upto=status["position"], limit=limit, dimensions=tuple(dimensions),
             since_us=_microseconds(since), until_us=_microseconds(until)))
         entries, next_position = self._render(match.positions, budget)
@@ -92,7 +97,7 @@ class AuditService(LedgerBase):
         at: datetime | None = None,
     ) -> dict[str, Any]:
         """A table or wallet as it stood at a version, or at an instant (time travel)."""
-        current = self._get(aggregate_id, object, "table or wallet")
+        current = self.unit.get(aggregate_id, object, "table or wallet")
         if isinstance(current, Wallet):
             require(actor, Action.READ_WALLET, owner=current.player_id)
         elif isinstance(current, TABLES):
@@ -102,13 +107,13 @@ class AuditService(LedgerBase):
         if version is not None and at is not None:
             raise InvalidInput("give a version or an instant, not both", field="at")
         if at is not None:
-            version = self.versions.last_at_or_before(aggregate_id, current.version, at)
+            version = self.ledger.versions.last_at_or_before(aggregate_id, current.version, at)
             if version is None:
                 raise NotFound(f"{aggregate_id} did not exist at {at.isoformat()}")
         if version is not None and not 1 <= version <= current.version:
             raise InvalidInput(f"version must be 1 to {current.version}", field="version")
-        past = self.repository.get(aggregate_id, version=version) if version else current
-        view = (views.wallet_view(past, SealedBets(self.repository).hidden(actor, current))
+        past = self.unit.repository.get(aggregate_id, version=version) if version else current
+        view = (views.wallet_view(past, SealedBets(self.unit.repository).hidden(actor, current))
                 if isinstance(past, Wallet) else table_as_audited(past))
         return {"as_of_version": past.version, "as_of": past.modified_on.isoformat(),
                 "state": view}
@@ -122,20 +127,20 @@ class AuditService(LedgerBase):
         balance; the balances at the period's start and end; `next_version` continues it. A
         sealed bet not shown yet is left out for every reader but the wallet's player, and its
         chips counted in the balances (`ledger.app.sealed`)."""
-        wallet = self._get(wallet_id, Wallet, "wallet")
+        wallet = self.unit.get(wallet_id, Wallet, "wallet")
         require(actor, Action.READ_WALLET, owner=wallet.player_id)
         validation.check_page(limit)
         validation.check_position(after_version, "after_version")
         if since is not None and until is not None and until <= since:
             raise InvalidInput("until must be after since", field="until")
-        first = self.versions.first_at_or_after(wallet_id, wallet.version, since) if since else 1
-        last = (self.versions.last_before(wallet_id, wallet.version, until) if until
+        first = self.ledger.versions.first_at_or_after(wallet_id, wallet.version, since) if since else 1
+        last = (self.ledger.versions.last_before(wallet_id, wallet.version, until) if until
                 else wallet.version)
-        hidden = SealedBets(self.repository).hidden(actor, wallet)
+        hidden = SealedBets(self.unit.repository).hidden(actor, wallet)
         unshown = {hold.transfer for hold in hidden}
 
         def balance_at(version: int) -> int:
-            return shown_balance(self.versions.balance_at(wallet_id, version), hidden, version)
+            return shown_balance(self.ledger.versions.balance_at(wallet_id, version), hidden, version)
 
         opening = balance_at(first - 1)
         closing = balance_at(last) if last >= first - 1 else opening
@@ -144,7 +149,7 @@ class AuditService(LedgerBase):
         rows: list[dict[str, Any]] = []
         next_version = None
         budget = Budget(seconds)
-        for event in events_after(self, wallet_id, start - 1, page=500, lte=last):
+        for event in events_after(self.ledger, wallet_id, start - 1, page=500, lte=last):
             if len(rows) == limit or budget.spent():
                 next_version = event.originator_version - 1
                 break
@@ -177,11 +182,11 @@ class AuditService(LedgerBase):
         """The unfiltered feed: the log itself, examining at most SCAN positions."""
         entries: list[dict[str, Any]] = []
         position = after
-        last = self.recorder.max_notification_id() or 0
+        last = self.ledger.recorder.max_notification_id() or 0
         examined = 0
-        sealed = SealedBets(self.repository)
+        sealed = SealedBets(self.unit.repository)
         while position < last and len(entries) < limit and examined < SCAN:
-            page = self.recorder.select_notifications(
+            page = self.ledger.recorder.select_notifications(
                 start=position + 1, limit=min(limit + limit // 4 + 8, SCAN - examined))
             if not page:
                 break
@@ -196,15 +201,15 @@ class AuditService(LedgerBase):
                 continue
             break
         return {"entries": entries, "next": position, "end": position >= last,
-                "projection": self.projection.status()}
+                "projection": self.ledger.projection.status()}
 
     def _render(self, positions: list[int], budget: Budget) -> tuple[list[dict[str, Any]],
                                                                       int | None]:
         """The entries at these listed positions; stops early (with where to continue) when
         the budget is spent."""
         entries: list[dict[str, Any]] = []
-        sealed = SealedBets(self.repository)
-        for notification in select_positions(self.store, self.recorder, positions):
+        sealed = SealedBets(self.unit.repository)
+        for notification in select_positions(self.ledger.store, self.ledger.recorder, positions):
             if budget.spent():
                 return entries, (entries[-1]["position"] if entries else None)
             entries.append(self._entry(notification, sealed))
@@ -215,14 +220,14 @@ class AuditService(LedgerBase):
         entry = self._feed_entries.entry(notification, sealed)
         if entry is not None:
             return entry
-        event = self.mapper.to_domain_event(notification)
+        event = self.ledger.mapper.to_domain_event(notification)
         return {"position": notification.id, "aggregate_type": aggregate_type(event),
                 **views.event_view(event, sealed=sealed)}
 
     @cached_property
     def _feed_entries(self) -> FeedEntries:
         """Entries straight from stored events, where their stored JSON allows it."""
-        return FeedEntries(self.mapper)
+        return FeedEntries(self.ledger.mapper)
 
 
 def _microseconds(at: datetime | None) -> int | None:

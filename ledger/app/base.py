@@ -1,40 +1,28 @@
-"""The base of every service: the event store, its chain key, the read models, and the one way a
-command runs (`_execute`: decide, then save everything in one transaction).
+"""The ledger's event store and what lives beside it: the chain key that seals every event,
+the read models (`projection`), the runtime state of API keys, checkpoints and the log's head.
 
-Each service module (`wallets`, `keys`, `casino`, `tables`, `deals`, `audit`, `reports`) extends
-`LedgerBase`; `ledger.app.application` composes them into `LedgerApplication`.
-
-A command that moves chips between a wallet and a deal saves both (and the table) in one
-`save`, which the event store writes in one transaction. A command sent with an idempotency
-key saves its answer in that same transaction, so a retry finds the answer and records nothing.
+`LedgerBase` is the library's `Application` over one store; `ledger.app.application` builds
+the services over it, and every command they run goes through `ledger.app.unit.UnitOfWork`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import pickle
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
+from eventsourcing.application import Application, ProcessingEvent
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, JSONTranscoder, OperationalError, Recording
 from eventsourcing.utils import Environment, EnvType
 
-from ledger.app.access import Principal
 from ledger.app.telemetry import Telemetry
 from ledger.app.versions import Versions
 from ledger.core.cards import Card
 from ledger.core.digests import seal
-from ledger.core.errors import Conflict, LedgerError, NotFound
 from ledger.core.fastjson import FastJSONTranscoder
-from ledger.core.validation import IDEMPOTENCY_KEY
-from ledger.domain.access import CommandRecord
 from ledger.domain.casino import CasinoTable
 from ledger.domain.checkpoint import Checkpoints
 from ledger.domain.highcard import HighCardStateAsDict, HighCardTable
@@ -50,28 +38,9 @@ from ledger.store.mapper import ChainedMapper
 from ledger.store.repository import LedgerRepository
 from ledger.store.runtime import RuntimeStore, runtime_store_for
 
-A = TypeVar("A", bound=Aggregate)
-Decision = tuple[list[Aggregate], dict[str, Any]]
 StackedPacks = Callable[[UUID, int], list[Card] | None]
 """For scenario tests only: (table id, nonce) -> the 52 cards that shuffle of that high-card table
 deals, in order, or None for the provably fair pack. See `LedgerBase.__init__`."""
-MAX_ATTEMPTS = 5
-
-
-@dataclass(frozen=True)
-class CommandKey:
-    """An idempotency key as the API received it: who sent it, the key, and what was asked."""
-
-    principal: str
-    key: str
-    fingerprint: str
-
-    @classmethod
-    def of(cls, principal: Principal, key: str, method: str, path: str, body: Any) -> CommandKey:
-        """Fingerprint the request so a reused key with a different request is caught."""
-        IDEMPOTENCY_KEY.check(key)
-        text = json.dumps([method, path, body], sort_keys=True, default=str)
-        return cls(principal.key_id, key, hashlib.sha256(text.encode()).hexdigest())
 
 
 class LedgerBase(Application[UUID]):
@@ -82,6 +51,7 @@ class LedgerBase(Application[UUID]):
                               Checkpoints: 10}
     # The cache (`ledger.store.repository`) follows the log itself; only its size is the library's setting.
     env = {"AGGREGATE_CACHE_MAXSIZE": "10000"}  # noqa: RUF012
+    repository: LedgerRepository  # what `construct_repository` builds
 
     def __init__(self, settings: Settings | None = None,
                  stacked_packs: StackedPacks | None = None, head: str = "check",
@@ -282,110 +252,10 @@ class LedgerBase(Application[UUID]):
             self._runtime.close()
         super().close()
 
-    # Commands.
-    def _get(self, aggregate_id: UUID, kind: type[A], name: str) -> A:
-        """An aggregate of the expected kind, or NotFound naming what was looked for."""
-        try:
-            aggregate = self.repository.get(aggregate_id)
-        except AggregateNotFoundError:
-            raise NotFound(f"no {name} {aggregate_id}") from None
-        if not isinstance(aggregate, kind):
-            raise NotFound(f"no {name} {aggregate_id}")
-        return aggregate
-
-    def _recorded_answer(self, command: CommandKey | None) -> dict[str, Any] | None:
-        """The first answer recorded for this command's Idempotency-Key; None without a key or
-        a record. Conflict when the key was used for a different request."""
-        if command is None:
-            return None
-        try:
-            record = self.repository.get(CommandRecord.create_id(command.principal, command.key))
-        except AggregateNotFoundError:
-            return None
-        if record.fingerprint != command.fingerprint:
-            raise Conflict(
-                "this Idempotency-Key was used for a different request", field="Idempotency-Key"
-            )
-        return _detached(record.answer)  # the record may be the cache's own, handed over
-
-    def _execute(self, command: CommandKey | None, decide: Callable[[], Decision]
-                 ) -> dict[str, Any]:
-        """Decide and save atomically; retry a lost race; answer a repeated key with its first
-        answer."""
-        for attempt in range(MAX_ATTEMPTS):
-            # One attempt, on fresh state (one look at the log; for a request's first attempt,
-            # the look its authentication made moments before): its loads take the aggregates
-            # the cache holds as saved, and its save hands them back
-            # (`LedgerRepository.borrowing`). A repeated Idempotency-Key is not looked for
-            # first: its record is found when the repeat is refused (below) or when its save
-            # meets the record itself (a CommandRecord's id is its key's), and the first answer
-            # is returned then, so a first attempt (nearly every command) reads no record.
-            with self.repository.borrowing(), self.repository.fresh(again=attempt > 0), \
-                    snapshots.capturing(self):
-                try:
-                    aggregates, answer = decide()
-                except LedgerError:
-                    # The same command may have been applied already (a repeat, or a retry
-                    # racing its own first attempt): that answer stands, not this refusal.
-                    if (first := self._recorded_answer(command)) is not None:
-                        return first
-                    self.telemetry.command("refused")
-                    raise
-                # The answer may share lists with aggregates this attempt hands over, which
-                # later commands change: the command's record and its caller keep a copy of
-                # their own (a small pickle).
-                answer = _detached(answer)
-                if command is not None:
-                    aggregates.append(CommandRecord(
-                        principal=command.principal, key=command.key,
-                        fingerprint=command.fingerprint, answer=answer,
-                    ))
-                try:  # a decision that records nothing (a repeated verification run) saves nothing
-                    recordings = self.save(*aggregates) if aggregates else []
-                except (OperationalError, IntegrityError):
-                    # A lost race, or a save that wrote nothing (SQLite's lock timeout): a repeat
-                    # whose decision went through finds its first answer here.
-                    if (first := self._recorded_answer(command)) is not None:
-                        return first
-                    continue
-            self._checkpoint_now_and_then(recordings)
-            self.telemetry.command("applied", recordings)
-            return answer
-        self.telemetry.command("conflicted")
-        raise Conflict("the command kept losing races with concurrent commands; try again")
-
-    def _checkpoint_now_and_then(self, recordings: list[Any]) -> None:
-        """Checkpoint when this command's events take the log past a multiple of
-        `integrity.CHECKPOINT_EVERY`: one command of one process does, whichever process or
-        server wrote it (positions are the log's own), so two workers never checkpoint the same
-        range at the same moment. In the background where the process checkpoints there (a
-        server), else now. A multiple that no command's events reach (another save took it, or
-        a gap) waits for the next one: a checkpoint covers everything since the last. A
-        checkpoint that fails is logged and never fails the command, which was applied."""
-        if not recordings:
-            return
-        every = integrity.CHECKPOINT_EVERY
-        first, last = recordings[0].notification.id, recordings[-1].notification.id
-        if (first - 1) // every == last // every:
-            return
-        checkpointer = self._checkpointer
-        if checkpointer is not None and checkpointer.running:
-            checkpointer.notify()
-        else:
-            integrity.checkpoint_logged(self.checkpoint)
-
     @cached_property
     def versions(self) -> Versions:
         """An aggregate's versions by time, a wallet's balance at a version."""
-        return Versions(self)
+        return Versions(self.events, self.repository)
 
     def _store_is_empty(self) -> bool:
         return not (self.recorder.max_notification_id() or 0)
-
-
-B = TypeVar("B", bound=LedgerBase)
-
-
-def _detached(answer: dict[str, Any]) -> dict[str, Any]:
-    """A copy of an answer that shares nothing with what it was built from."""
-    return pickle.loads(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))  # type: ignore[no-any-return]

@@ -13,16 +13,19 @@ from uuid import UUID, uuid4
 
 from ledger.app import views
 from ledger.app.access import Action, Principal, require
-from ledger.app.base import CommandKey, Decision, LedgerBase
 from ledger.app.sealed import SealedBets
+from ledger.app.unit import CommandKey, Decision, UnitOfWork
 from ledger.core import fairness
 from ledger.core.errors import RuleViolation
 from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
 from ledger.domain.wallet import Wallet
 
 
-class CasinoService(LedgerBase):
+class CasinoService:
     """Open a casino table, set its client seed, deal, stand, raise; read the table."""
+
+    def __init__(self, unit: UnitOfWork) -> None:
+        self.unit = unit
 
     def open_casino_table(
         self,
@@ -38,14 +41,14 @@ class CasinoService(LedgerBase):
         client_seed = fairness.check_client_seed(client_seed or secrets.token_hex(8))
 
         def decide() -> Decision:
-            wallet = self._get(wallet_id, Wallet, "wallet")
+            wallet = self.unit.get(wallet_id, Wallet, "wallet")
             table = CasinoTable(
                 wallet_id=wallet.id, player_id=wallet.player_id, client_seed=client_seed,
                 accepts_supplied_seeds=accepts_supplied_seeds, id=table_id or uuid4(),
             )
-            return [table], views.table_view(table, None, self._shown(actor, wallet))
+            return [table], views.table_view(table, None, self.shown(actor, wallet))
 
-        return self._execute(command, decide)
+        return self.unit.execute(command, decide)
 
     def change_casino_client_seed(
         self, actor: Principal, table_id: UUID, client_seed: str, command: CommandKey | None
@@ -53,17 +56,17 @@ class CasinoService(LedgerBase):
         """Set the client seed for the next shuffle, between deals only (fairness.md)."""
 
         def decide() -> Decision:
-            table = self._get(table_id, CasinoTable, "table")
+            table = self.unit.get(table_id, CasinoTable, "table")
             require(actor, Action.CHANGE_CLIENT_SEED, owner=table.player_id)
             current = self._current_deal(table)
             if current is not None and not current.finished:
                 raise RuleViolation("G2", "the client seed changes only between deals",
                                     field="client_seed")
             table.change_client_seed(client_seed)
-            wallet = self._get(table.wallet_id, Wallet, "wallet")
-            return [table], views.table_view(table, current, self._shown(actor, wallet))
+            wallet = self.unit.get(table.wallet_id, Wallet, "wallet")
+            return [table], views.table_view(table, current, self.shown(actor, wallet))
 
-        return self._execute(command, decide)
+        return self.unit.execute(command, decide)
 
     def casino_deal(
         self, actor: Principal, table: CasinoTable, bet: int, server_seed: str | None
@@ -80,7 +83,7 @@ class CasinoService(LedgerBase):
                                     field="server_seed")
         seed = fairness.check_server_seed(server_seed) if server_seed else (
             fairness.new_server_seed())
-        wallet = self._get(table.wallet_id, Wallet, "wallet")
+        wallet = self.unit.get(table.wallet_id, Wallet, "wallet")
         nonce = table.start_deal()
         deal = CasinoDeal(
             table_id=table.id, nonce=nonce, wallet_id=wallet.id, player_id=table.player_id,
@@ -91,7 +94,7 @@ class CasinoService(LedgerBase):
         deal.open(bet, wallet, pack)
         if not deal.needs_decision:
             deal.finish(wallet, pack, seed)
-        return [table, deal, sealed, wallet], views.deal_view(deal, self._shown(actor, wallet))
+        return [table, deal, sealed, wallet], views.deal_view(deal, self.shown(actor, wallet))
 
     def stand(
         self, actor: Principal, deal_id: UUID, command: CommandKey | None = None
@@ -108,32 +111,32 @@ class CasinoService(LedgerBase):
     def casino_table(self, actor: Principal, table: CasinoTable) -> dict[str, Any]:
         """A casino table as its player sees it, with the actions legal now."""
         require(actor, Action.READ_TABLE, owner=table.player_id)
-        wallet = self._get(table.wallet_id, Wallet, "wallet")
-        return views.table_view(table, self._current_deal(table), self._shown(actor, wallet))
+        wallet = self.unit.get(table.wallet_id, Wallet, "wallet")
+        return views.table_view(table, self._current_deal(table), self.shown(actor, wallet))
 
     def _decide_on(
         self, actor: Principal, deal_id: UUID, raise_bet: bool, command: CommandKey | None
     ) -> dict[str, Any]:
         def decide() -> Decision:
-            deal = self._get(deal_id, CasinoDeal, "deal")
+            deal = self.unit.get(deal_id, CasinoDeal, "deal")
             require(actor, Action.PLAY, owner=deal.player_id)
-            wallet = self._get(deal.wallet_id, Wallet, "wallet")
+            wallet = self.unit.get(deal.wallet_id, Wallet, "wallet")
             if raise_bet:
                 deal.raise_bet(wallet)
             else:
                 deal.stand()
-            seed = self._get(SealedSeed.create_id(deal.id), SealedSeed, "sealed seed").server_seed
+            seed = self.unit.get(SealedSeed.create_id(deal.id), SealedSeed, "sealed seed").server_seed
             deal.finish(wallet, fairness.shuffled_pack(seed, deal.client_seed, deal.nonce), seed)
-            return [deal, wallet], views.deal_view(deal, self._shown(actor, wallet))
+            return [deal, wallet], views.deal_view(deal, self.shown(actor, wallet))
 
-        return self._execute(command, decide)
+        return self.unit.execute(command, decide)
 
-    def _shown(self, actor: Principal, wallet: Wallet) -> int:
+    def shown(self, actor: Principal, wallet: Wallet) -> int:
         """The balance of the table's wallet as the actor may see it: a sealed bet the wallet
         has laid at a six-spot table is the player's alone (`ledger.app.sealed`)."""
-        return SealedBets(self.repository).balance(actor, wallet)
+        return SealedBets(self.unit.repository).balance(actor, wallet)
 
     def _current_deal(self, table: CasinoTable) -> CasinoDeal | None:
         if table.current_deal_id is None:
             return None
-        return self._get(table.current_deal_id, CasinoDeal, "deal")
+        return self.unit.get(table.current_deal_id, CasinoDeal, "deal")

@@ -24,10 +24,11 @@ from eventsourcing.domain import Aggregate
 
 from ledger.app import views
 from ledger.app.access import Action, Principal, may, require
-from ledger.app.base import CommandKey, Decision
+from ledger.app.base import LedgerBase
 from ledger.app.casino import CasinoService
 from ledger.app.sealed import SealedBets, own_wallet, shown_balance
 from ledger.app.tables import TableService, seated_players
+from ledger.app.unit import CommandKey, Decision, UnitOfWork
 from ledger.core import fairness
 from ledger.core.errors import InvalidInput, NotFound, RuleViolation
 from ledger.core.transfers import wallet_movements
@@ -169,9 +170,15 @@ class DealLog:
         return fairness_of([e for e in self.events if self.family.of_deal(e, self.deal_id)])
 
 
-class DealService(CasinoService, TableService):
+class DealService:
     """Tables and deals of either family: open, read, set the client seed, deal; a deal's state,
     events, replay and fairness check."""
+
+    def __init__(self, unit: UnitOfWork, ledger: LedgerBase, casino: CasinoService, tables: TableService) -> None:
+        self.unit = unit
+        self.ledger = ledger
+        self.casino = casino
+        self.tables = tables
 
     def open_any_table(
         self,
@@ -191,7 +198,7 @@ class DealService(CasinoService, TableService):
                                    field="wallet_id")
             if limits:
                 raise InvalidInput("casino limits are fixed by rule C2", field="limits")
-            return self.open_casino_table(actor, wallet_id, client_seed, accepts_supplied_seeds,
+            return self.casino.open_casino_table(actor, wallet_id, client_seed, accepts_supplied_seeds,
                                           command)
         if wallet_id is not None:
             raise InvalidInput("multi-seat tables seat players with POST /tables/{id}/seats",
@@ -199,15 +206,15 @@ class DealService(CasinoService, TableService):
         if variant not in VARIANTS:
             raise InvalidInput(f"variant must be casino or one of {sorted(VARIANTS)}",
                                field="variant")
-        return self.open_table(actor, variant, limits, client_seed, accepts_supplied_seeds,
+        return self.tables.open_table(actor, variant, limits, client_seed, accepts_supplied_seeds,
                                command)
 
     def table(self, actor: Principal, table_id: UUID) -> dict[str, Any]:
         """Read a table as its caller may see it, with the actions legal now."""
         table = self._any_table(table_id)
         if isinstance(table, HighCardTable):
-            return self.high_card_table(actor, table)
-        return self.casino_table(actor, table)
+            return self.tables.high_card_table(actor, table)
+        return self.casino.casino_table(actor, table)
 
     def change_client_seed(
         self, actor: Principal, table_id: UUID, client_seed: str, command: CommandKey | None = None
@@ -215,8 +222,8 @@ class DealService(CasinoService, TableService):
         """Set the client seed for the next shuffle, between deals only (fairness.md)."""
         fairness.check_client_seed(client_seed)
         if isinstance(self._any_table(table_id), HighCardTable):
-            return self.change_table_client_seed(actor, table_id, client_seed, command)
-        return self.change_casino_client_seed(actor, table_id, client_seed, command)
+            return self.tables.change_table_client_seed(actor, table_id, client_seed, command)
+        return self.casino.change_casino_client_seed(actor, table_id, client_seed, command)
 
     def deal(
         self, actor: Principal, table_id: UUID, bet: int, server_seed: str | None = None,
@@ -231,16 +238,16 @@ class DealService(CasinoService, TableService):
                 raise InvalidInput("a multi-seat table starts deals with POST "
                                    "/tables/{id}/next-deal and takes bets at /tables/{id}/bets",
                                    field="bet")
-            return self.casino_deal(actor, table, bet, server_seed)
+            return self.casino.casino_deal(actor, table, bet, server_seed)
 
-        return self._execute(command, decide)
+        return self.unit.execute(command, decide)
 
     def deal_state(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
         """Read one deal as it stands (a multi-seat deal: its replay's last state)."""
         log = self.deal_log(actor, deal_id)
         if log.family is CASINO:
-            deal = self._get(deal_id, CasinoDeal, "deal")
-            return views.deal_view(deal, self._shown(actor, self._get(deal.wallet_id, Wallet,
+            deal = self.unit.get(deal_id, CasinoDeal, "deal")
+            return views.deal_view(deal, self.casino.shown(actor, self.unit.get(deal.wallet_id, Wallet,
                                                                       "wallet")))
         return {"id": str(deal_id), "table_id": str(log.table_id),
                 "phase": "finished" if log.finished else "in_progress",
@@ -266,7 +273,7 @@ class DealService(CasinoService, TableService):
         player: as the table view hides it) is null; a sealed bet not shown yet moves only its
         bettor's own (`ledger.app.sealed`)."""
         started = log.events[0].timestamp
-        sealed = log.sealed or SealedBets(self.repository)
+        sealed = log.sealed or SealedBets(self.unit.repository)
         running: dict[int, int | None] = {}
         seat_of: dict[str, int] = {}
         owner_of: dict[int, str] = {}
@@ -295,11 +302,11 @@ class DealService(CasinoService, TableService):
         """A wallet's balance after its last event strictly before `at` (0 before it opened),
         as the actor may see it."""
         try:
-            wallet = self.repository.get(wallet_id)
+            wallet = self.unit.repository.get(wallet_id)
         except AggregateNotFoundError:
             return 0
-        version = self.versions.last_before(wallet_id, wallet.version, at)
-        return shown_balance(self.versions.balance_at(wallet_id, version),
+        version = self.ledger.versions.last_before(wallet_id, wallet.version, at)
+        return shown_balance(self.ledger.versions.balance_at(wallet_id, version),
                              sealed.hidden(actor, wallet), version)
 
     def check_fairness(self, actor: Principal, deal_id: UUID) -> dict[str, Any]:
@@ -317,7 +324,7 @@ class DealService(CasinoService, TableService):
     def deal_log(self, actor: Principal, deal_id: UUID) -> DealLog:
         """A deal's log, once its reader may read it (NotFound for an id that is no deal)."""
         try:
-            sealed = self.repository.get(SealedSeed.create_id(deal_id))
+            sealed = self.unit.repository.get(SealedSeed.create_id(deal_id))
         except AggregateNotFoundError:
             raise NotFound(f"no deal {deal_id}") from None
         log = (self._table_deal(deal_id, sealed) if sealed.table_id is not None
@@ -326,47 +333,47 @@ class DealService(CasinoService, TableService):
         return log
 
     def _casino_deal(self, deal_id: UUID) -> DealLog:
-        deal = self._get(deal_id, CasinoDeal, "deal")
-        return DealLog(CASINO, deal_id, deal.table_id, list(self.events.get(deal_id)),
+        deal = self.unit.get(deal_id, CasinoDeal, "deal")
+        return DealLog(CASINO, deal_id, deal.table_id, list(self.ledger.events.get(deal_id)),
                        owners=frozenset({deal.player_id}))
 
     def _table_deal(self, deal_id: UUID, sealed: SealedSeed) -> DealLog:
-        table = self._get(sealed.table_id, HighCardTable, "table")
+        table = self.unit.get(sealed.table_id, HighCardTable, "table")
         events = []
-        for event in events_after(self, table.id, sealed.table_version - 1):
+        for event in events_after(self.ledger, table.id, sealed.table_version - 1):
             if events and isinstance(record_of(event), op.Committed):
                 break
             events.append(event)
-        before = self.repository.get(table.id, version=sealed.table_version - 1)
+        before = self.unit.repository.get(table.id, version=sealed.table_version - 1)
         return DealLog(TABLE, deal_id, table.id, events, before=before,
                        owners=seated_players(table), variant=table.variant,
-                       sealed=SealedBets(self.repository))
+                       sealed=SealedBets(self.unit.repository))
 
     def lobby_entry(self, actor: Principal, table_id: UUID) -> dict[str, Any] | None:
         """A table of either family as the lobby lists it, if the caller may see it."""
         try:
-            table = self.repository.get(table_id)
+            table = self.unit.repository.get(table_id)
         except AggregateNotFoundError:
             return None
         if isinstance(table, CasinoTable):
             if not may(actor, Action.READ_TABLE, owner=table.player_id):
                 return None
-            return views.casino_lobby_entry(table, self._last_deal(table))
+            return views.casino_lobby_entry(table, self.last_deal(table))
         if isinstance(table, HighCardTable):
             return views.high_card_lobby_entry(table)
         return None
 
-    def _last_deal(self, table: CasinoTable) -> CasinoDeal | None:
+    def last_deal(self, table: CasinoTable) -> CasinoDeal | None:
         """The casino table's most recent deal, finished or not."""
         if not table.nonce:
             return None
         try:
-            return self.repository.get(CasinoDeal.create_id(table.id, table.nonce))
+            return self.unit.repository.get(CasinoDeal.create_id(table.id, table.nonce))
         except AggregateNotFoundError:
             return None
 
     def _any_table(self, table_id: UUID) -> CasinoTable | HighCardTable:
-        table = self._get(table_id, Aggregate, "table")
+        table = self.unit.get(table_id, Aggregate, "table")
         if not isinstance(table, TABLES):
             raise NotFound(f"no table {table_id}")
         return table

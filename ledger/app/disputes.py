@@ -15,8 +15,9 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError
 
 from ledger.app.access import SYSTEM, Action, Principal, require
-from ledger.app.base import CommandKey, Decision
+from ledger.app.base import LedgerBase
 from ledger.app.deals import DealService
+from ledger.app.unit import CommandKey, Decision, UnitOfWork
 from ledger.core import validation
 from ledger.core.errors import Conflict, InvalidInput
 from ledger.domain.access import Role
@@ -51,15 +52,20 @@ def check_adjustment(amount: object, upheld: bool) -> int:
     return amount
 
 
-class DisputeService(DealService):
+class DisputeService:
     """Open, list, read and resolve disputes."""
+
+    def __init__(self, unit: UnitOfWork, ledger: LedgerBase, deals: DealService) -> None:
+        self.unit = unit
+        self.ledger = ledger
+        self.deals = deals
 
     def open_dispute(self, actor: Principal, deal_id: UUID, message: str,
                      command: CommandKey | None = None) -> dict[str, Any]:
         """A player disputes one of their own finished deals, once."""
         require(actor, Action.OPEN_DISPUTE, owner=actor.player_id)
         validation.DISPUTE_TEXT.check(message, "message")
-        log = self.deal_log(SYSTEM, deal_id)  # who may dispute it is asked just below
+        log = self.deals.deal_log(SYSTEM, deal_id)  # who may dispute it is asked just below
         seats = [info for _seat, info in sorted(log.family.seats(log).items())]
         require(actor, Action.OPEN_DISPUTE, owner=frozenset(player for player, _ in seats))
         if not log.finished:
@@ -69,7 +75,7 @@ class DisputeService(DealService):
         def decide() -> Decision:
             dispute_id = Dispute.id_for(deal_id, str(actor.player_id))
             try:
-                self.repository.get(dispute_id)
+                self.unit.repository.get(dispute_id)
             except AggregateNotFoundError:
                 pass
             else:
@@ -80,7 +86,7 @@ class DisputeService(DealService):
                               message=message, opened_by=actor.key_id)
             return [dispute], dispute_view(dispute)
 
-        return self._execute(command, decide)
+        return self.unit.execute(command, decide)
 
     def resolve_dispute(self, actor: Principal, dispute_id: UUID, finding: str, upheld: bool,
                         adjustment: int = 0, command: CommandKey | None = None
@@ -94,26 +100,26 @@ class DisputeService(DealService):
         check_adjustment(adjustment, upheld)
 
         def decide() -> Decision:
-            dispute = self._get(dispute_id, Dispute, "dispute")
+            dispute = self.unit.get(dispute_id, Dispute, "dispute")
             transfer = dispute.resolve(finding, upheld, adjustment, resolved_by=actor.key_id)
             aggregates: list[Any] = [dispute]
             if transfer is not None:
-                wallet = self._get(UUID(dispute.wallet_id), Wallet, "wallet")
+                wallet = self.unit.get(UUID(dispute.wallet_id), Wallet, "wallet")
                 wallet.credit(transfer)
                 aggregates.append(wallet)
             return aggregates, dispute_view(dispute)
 
-        return self._execute(command, decide)
+        return self.unit.execute(command, decide)
 
     def _deal_disputes(self, actor: Principal, player: str | None, status: str | None,
                        deal_id: UUID) -> dict[str, Any]:
         """One deal's disputes, in seat order: every seat's for staff, a player's own."""
-        log = self.deal_log(SYSTEM, validation.check_uuid(deal_id, "deal"))  # 404 if no deal
+        log = self.deals.deal_log(SYSTEM, validation.check_uuid(deal_id, "deal"))  # 404 if no deal
         players = [name for _seat, (name, _wallet) in sorted(log.family.seats(log).items())]
         disputes = []
         for name in players if player is None else [player]:
             try:
-                dispute = self.repository.get(Dispute.id_for(log.deal_id, name))
+                dispute = self.unit.repository.get(Dispute.id_for(log.deal_id, name))
             except AggregateNotFoundError:
                 continue
             if isinstance(dispute, Dispute) and status in (None, dispute.status):
@@ -123,7 +129,7 @@ class DisputeService(DealService):
 
     def dispute(self, actor: Principal, dispute_id: UUID) -> dict[str, Any]:
         """Read one dispute (staff, or the player who opened it)."""
-        dispute = self._get(dispute_id, Dispute, "dispute")
+        dispute = self.unit.get(dispute_id, Dispute, "dispute")
         require(actor, Action.READ_DISPUTES, owner=dispute.player_id)
         return dispute_view(dispute)
 
@@ -147,8 +153,8 @@ class DisputeService(DealService):
                                    field="after")
             return self._deal_disputes(actor, player, status, deal)
         status = status or OPEN
-        projection = self.projection.status()
-        store = self.projection.store
+        projection = self.ledger.projection.status()
+        store = self.ledger.projection.store
         prefix = queue_name(status, player)
         first = prefix
         if after is not None:

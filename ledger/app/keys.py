@@ -30,7 +30,8 @@ from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.domain import Aggregate
 
 from ledger.app.access import SYSTEM, Action, Principal, require
-from ledger.app.base import CommandKey, LedgerBase
+from ledger.app.base import LedgerBase
+from ledger.app.unit import CommandKey, UnitOfWork
 from ledger.core import clock, validation
 from ledger.core.errors import Conflict, InvalidInput, RateLimited, Unauthenticated
 from ledger.domain.access import ApiKey, Role, hash_key, parse_instant
@@ -55,8 +56,12 @@ LINK_TTL = timedelta(hours=1)
 MAX_LINK_TTL = timedelta(days=1)
 
 
-class KeyService(LedgerBase):
+class KeyService:
     """Issue, authenticate, list, read and revoke API keys."""
+
+    def __init__(self, unit: UnitOfWork, ledger: LedgerBase) -> None:
+        self.unit = unit
+        self.ledger = ledger
 
     # Issue.
     def issue_key(
@@ -101,7 +106,7 @@ class KeyService(LedgerBase):
         if kind == "link" and parse_instant(expiry) > now + MAX_LINK_TTL:
             raise InvalidInput("a sign-in link must expire within a day", field="expires_at")
         rate_limit = _rate(rate_limit)
-        if (first := self._recorded_answer(command)) is not None:
+        if (first := self.unit.recorded_answer(command)) is not None:
             raise _already_issued(first)
         key = "rdl_" + secrets.token_urlsafe(32)
         made: list[ApiKey] = []
@@ -113,7 +118,7 @@ class KeyService(LedgerBase):
             made[:] = [api_key]
             return [api_key], key_view(api_key, now, None)
 
-        record = self._execute(command, decide)
+        record = self.unit.execute(command, decide)
         if not made or record["key_id"] != str(made[0].id):  # a racing repeat recorded first
             raise _already_issued(record)
         return key, record
@@ -122,18 +127,18 @@ class KeyService(LedgerBase):
     def authenticate(self, key: str | None) -> Principal:
         """Who holds this key; Unauthenticated for a missing, unknown, revoked or expired one.
         Nothing is counted or noted: see `admit` for a request."""
-        return _principal(self._authentic(key, clock.utcnow()))
+        return _principal(self.authentic(key, clock.utcnow()))
 
     def admit(self, key: str | None) -> Principal:
         """Authenticate one request: who holds the key, if its rate limit lets this request
         through (RateLimited otherwise); notes the key's use."""
         now = clock.utcnow()
-        api_key = self._authentic(key, now)
+        api_key = self.authentic(key, now)
         key_id = str(api_key.id)
         limit = self.limit_of(api_key)
         if limit is not None:
             try:
-                wait = self.runtime.admit(key_id, limit, now.timestamp())
+                wait = self.ledger.runtime.admit(key_id, limit, now.timestamp())
             except RuntimeUnavailable as error:  # fail open: the limiter never stops the ledger
                 log.warning("rate limit of key %s not checked: %s", key_id, error)
                 wait = 0.0
@@ -143,26 +148,26 @@ class KeyService(LedgerBase):
                     f"this API key may send {limit.rate:g} requests a second, {limit.burst} at "
                     f"once; try again in {retry} s", retry_after=retry)
         try:
-            self.runtime.used(key_id, now.timestamp())
+            self.ledger.runtime.used(key_id, now.timestamp())
         except RuntimeUnavailable as error:
             log.warning("last use of key %s not noted: %s", key_id, error)
         return _principal(api_key)
 
     def limit_of(self, api_key: ApiKey) -> Limit | None:
         """The key's rate limit: its own, else the service's; None when there is none (0)."""
-        rate = api_key.rate_limit if api_key.rate_limit is not None else self.settings.rate_limit
+        rate = api_key.rate_limit if api_key.rate_limit is not None else self.ledger.settings.rate_limit
         if not rate or rate <= 0:
             return None
-        return Limit(rate=float(rate), burst=max(int(self.settings.rate_burst), 1))
+        return Limit(rate=float(rate), burst=max(int(self.ledger.settings.rate_burst), 1))
 
-    def _authentic(self, key: str | None, now: datetime, kind: str = "api") -> ApiKey:
+    def authentic(self, key: str | None, now: datetime, kind: str = "api") -> ApiKey:
         if not key:
             raise Unauthenticated("send an API key as 'Authorization: Bearer <key>'")
         if not validation.is_text(key):  # never a key, and its hash cannot be taken
             raise Unauthenticated("unknown API key")
         key_hash = hash_key(key)
         try:
-            api_key = self.repository.get(ApiKey.create_id(key_hash))
+            api_key = self.unit.repository.get(ApiKey.create_id(key_hash))
         except AggregateNotFoundError:
             raise Unauthenticated("unknown API key") from None
         if not isinstance(api_key, ApiKey) or not secrets.compare_digest(api_key.key_hash,
@@ -198,7 +203,7 @@ class KeyService(LedgerBase):
         if player_id is not None:
             validation.PLAYER_ID.check(player_id)
         cursor = str(validation.check_uuid(after, "after")) if after is not None else None
-        status = self.projection.status()
+        status = self.ledger.projection.status()
         now = clock.utcnow()
         entries: list[dict[str, Any]] = []
         next_cursor = None
@@ -224,7 +229,7 @@ class KeyService(LedgerBase):
     def get_key(self, actor: Principal, key_id: UUID | str) -> dict[str, Any]:
         """One key's record, from its events (as current as authentication)."""
         require(actor, Action.MANAGE_KEYS)
-        api_key = self._get(validation.check_uuid(key_id, "key_id"), ApiKey, "API key")
+        api_key = self.unit.get(validation.check_uuid(key_id, "key_id"), ApiKey, "API key")
         return key_view(api_key, clock.utcnow(), self._last_used([str(api_key.id)]))
 
     # Revoke.
@@ -236,19 +241,19 @@ class KeyService(LedgerBase):
         key_uuid = validation.check_uuid(key_id, "key_id")
 
         def decide() -> tuple[list[Aggregate], dict[str, Any]]:
-            api_key = self._get(key_uuid, ApiKey, "API key")
+            api_key = self.unit.get(key_uuid, ApiKey, "API key")
             api_key.revoke(actor.key_id)
             return [api_key], key_view(api_key, clock.utcnow(),
                                        self._last_used([str(api_key.id)]))
 
-        return self._execute(command, decide)
+        return self.unit.execute(command, decide)
 
     # Plumbing.
     def _key_documents(self, after: str | None) -> Iterator[dict[str, Any]]:
         """Key documents in name order after a key id, read a page at a time."""
         first = KEYS_FIRST if after is None else f"{KEYS_FIRST}{after}"
         while True:
-            page = self.projection.store.read_range(first, KEYS_END, validation.MAX_PAGE)
+            page = self.ledger.projection.store.read_range(first, KEYS_END, validation.MAX_PAGE)
             for name, document in page.items():
                 if name.startswith(KEYS_FIRST) and document.get("key_id") != after:
                     yield document
@@ -261,7 +266,7 @@ class KeyService(LedgerBase):
         if not key_ids:
             return {}
         try:
-            found = self.runtime.last_used(key_ids)
+            found = self.ledger.runtime.last_used(key_ids)
         except RuntimeUnavailable as error:
             log.warning("last use of keys not read: %s", error)
             return {}

@@ -15,8 +15,10 @@ from uuid import UUID
 
 from ledger.app import views
 from ledger.app.access import Action, Principal, may, require
+from ledger.app.base import LedgerBase
 from ledger.app.deals import DealService
 from ledger.app.sealed import SealedBets
+from ledger.app.unit import UnitOfWork
 from ledger.core import validation
 from ledger.core.errors import RuleViolation
 from ledger.domain.casino import CasinoTable
@@ -29,8 +31,13 @@ TABLE_STATUSES = ("open", "closed")
 SLIP_ACTIONS = ("add", "undo", "clear", "rebet", "double")
 
 
-class LobbyService(DealService):
+class LobbyService:
     """List tables and wallets; decide a casino bet slip's controls."""
+
+    def __init__(self, unit: UnitOfWork, ledger: LedgerBase, deals: DealService) -> None:
+        self.unit = unit
+        self.ledger = ledger
+        self.deals = deals
 
     def list_tables(self, actor: Principal, variant: str | None = None,
                     status: str | None = None, after: UUID | str | None = None,
@@ -52,10 +59,10 @@ class LobbyService(DealService):
             cursor = table_id
             if variant is not None and document.get("variant") != variant:
                 continue
-            entry = self.lobby_entry(actor, UUID(table_id))
+            entry = self.deals.lobby_entry(actor, UUID(table_id))
             if entry is not None and status in (None, entry["status"]):
                 entries.append(entry)
-        return {"tables": entries, "next": next_cursor, "projection": self.projection.status()}
+        return {"tables": entries, "next": next_cursor, "projection": self.ledger.projection.status()}
 
     def list_wallets(self, actor: Principal, player_id: str | None = None,
                      after: UUID | str | None = None,
@@ -69,7 +76,7 @@ class LobbyService(DealService):
         cursor = str(validation.check_uuid(after, "after")) if after is not None else None
         entries: list[dict[str, Any]] = []
         next_cursor = None
-        sealed = SealedBets(self.repository)
+        sealed = SealedBets(self.unit.repository)
         for count, (wallet_id, document) in enumerate(self._documents("w|", cursor)):
             if len(entries) == limit or count == SCAN:
                 next_cursor = cursor
@@ -80,19 +87,19 @@ class LobbyService(DealService):
                 continue
             if not may(actor, Action.READ_WALLET, owner=owner):
                 continue
-            wallet = self._get(UUID(wallet_id), Wallet, "wallet")
+            wallet = self.unit.get(UUID(wallet_id), Wallet, "wallet")
             entries.append(views.wallet_view(wallet, sealed.hidden(actor, wallet)))
-        return {"wallets": entries, "next": next_cursor, "projection": self.projection.status()}
+        return {"wallets": entries, "next": next_cursor, "projection": self.ledger.projection.status()}
 
     def bet_slip(self, actor: Principal, table_id: UUID, chips: list[int],
                  action: str | None = None, chip: int | None = None) -> dict[str, Any]:
         """A casino bet slip after one control (C8), with what each control would do next.
         Nothing is recorded: the slip lives on the page until Deal carries its total."""
-        table = self._get(table_id, CasinoTable, "casino table")
+        table = self.unit.get(table_id, CasinoTable, "casino table")
         require(actor, Action.PLAY, owner=table.player_id)
-        balance = SealedBets(self.repository).balance(
-            actor, self._get(table.wallet_id, Wallet, "wallet"))
-        last = self._last_deal(table)
+        balance = SealedBets(self.unit.repository).balance(
+            actor, self.unit.get(table.wallet_id, Wallet, "wallet"))
+        last = self.deals.last_deal(table)
         slip = casino.BetSlip(last.bet if last is not None else 0)
         for value in chips:
             if value not in casino.CHIPS:
@@ -124,7 +131,7 @@ class LobbyService(DealService):
         """(id, document) of the projection's documents named `<prefix><id>`, in id order."""
         first = prefix if after is None else f"{prefix}{after}"
         while True:
-            page = self.projection.store.read_range(first, f"{prefix}g", validation.MAX_PAGE)
+            page = self.ledger.projection.store.read_range(first, f"{prefix}g", validation.MAX_PAGE)
             for name, document in page.items():
                 found = name[len(prefix):]
                 if found != after and document is not None:

@@ -26,16 +26,19 @@ GROUP_DISPUTES = ("disputes_opened", "disputes_resolved", "disputes_upheld", "ch
 VARIANT_NAMES = variants.VARIANT_NAMES
 
 
-class ReportService(LedgerBase):
+class ReportService:
     """Reports and game recall, from the ledger projection."""
+
+    def __init__(self, ledger: LedgerBase) -> None:
+        self.ledger = ledger
 
     def recall(self, actor: Principal, player_id: str, count: int = 10) -> dict[str, Any]:
         """A player's last deals, newest first: cards, bets, outcome, balance before and after."""
         validation.PLAYER_ID.check(player_id)
         require(actor, Action.READ_WALLET, owner=player_id)
         validation.check_page(count, "count", RECALL_KEPT)
-        status = self.projection.status()
-        deals = self.projection.store.read(f"r|{player_id}") or []
+        status = self.ledger.projection.status()
+        deals = self.ledger.projection.store.read(f"r|{player_id}") or []
         return {"player_id": player_id, "deals": deals[:count], "projection": status}
 
     def report(
@@ -60,8 +63,8 @@ class ReportService(LedgerBase):
         if player is not None:
             validation.PLAYER_ID.check(player, "player")
         validation.check_period(since, until)
-        status = self.projection.status()
-        rows = self.projection.store.read_range(f"a|{since.isoformat()}",
+        status = self.ledger.projection.status()
+        rows = self.ledger.projection.store.read_range(f"a|{since.isoformat()}",
                                                 f"a|{until.isoformat()}")
         groups: dict[str, dict[str, Any]] = {}
         totals = _empty_group("all")
@@ -78,7 +81,7 @@ class ReportService(LedgerBase):
             for target in (groups.setdefault(key, _empty_group(key)), totals):
                 _add(target, row, group_by)
         result_groups = [_finish(g) for g in sorted(groups.values(), key=lambda g: g["key"])]
-        disputes = self.projection.store.read_range(f"s|{since.isoformat()}",
+        disputes = self.ledger.projection.store.read_range(f"s|{since.isoformat()}",
                                                     f"s|{until.isoformat()}")
         period_disputes = _disputes(disputes.values(), table, variant, player)
         _group_disputes(result_groups, disputes.values(), group_by, (table, variant, player))

@@ -30,8 +30,11 @@ END = "~"
 OWN_DEALS = "a player finds only the deals they played in"
 
 
-class SearchService(LedgerBase):
+class SearchService:
     """Finding finished deals by table, player, variant, outcome, time and dispute."""
+
+    def __init__(self, ledger: LedgerBase) -> None:
+        self.ledger = ledger
 
     def find_deals(
         self,
@@ -56,7 +59,7 @@ class SearchService(LedgerBase):
         require(actor, Action.FIND_DEALS, owner=player or actor.player_id)
         if actor.role is Role.PLAYER:
             filters["player"] = actor.player_id
-        status = self.projection.status()
+        status = self.ledger.projection.status()
         driver = _driver(filters, disputed)
         prefix = f"{INDEX}{driver}|"
         first = prefix + (key_bound(until) if until is not None else "")
@@ -67,7 +70,7 @@ class SearchService(LedgerBase):
             disputed is not None)
         narrowing = given > (0 if driver == EVERY else 1)  # a filter the range does not apply
         wanted = SCAN if narrowing else limit + 1
-        rows = self.projection.store.read_range(first, last, limit=wanted)
+        rows = self.ledger.projection.store.read_range(first, last, limit=wanted)
         names = sorted(n for n in rows if n.startswith(prefix))
         found: list[dict[str, Any]] = []
         cursor = None

@@ -25,8 +25,11 @@ MAX_POINTS = 240
 MAX_BANKS = 12
 
 
-class SeriesService(LedgerBase):
+class SeriesService:
     """The series behind the reports page's charts."""
+
+    def __init__(self, ledger: LedgerBase) -> None:
+        self.ledger = ledger
 
     def report_series(self, actor: Principal, since: date, until: date,
                       table: str | None = None, variant: str | None = None) -> dict[str, Any]:
@@ -37,8 +40,8 @@ class SeriesService(LedgerBase):
         if variant is not None:
             validation.check_choice(variant, variants.VARIANT_NAMES, "variant")
         validation.check_period(since, until)
-        status = self.projection.status()
-        store, first, last = self.projection.store, since.isoformat(), until.isoformat()
+        status = self.ledger.projection.status()
+        store, first, last = self.ledger.projection.store, since.isoformat(), until.isoformat()
         by_day = {day.isoformat(): {"day": day.isoformat(), "deals": 0, "handle": 0,
                                     "returned": 0, "hold": 0} for day in days(since, until)}
         for row in store.read_range(f"a|{first}", f"a|{last}").values():

@@ -16,6 +16,7 @@ from eventsourcing.domain import Aggregate
 
 from ledger.app.access import Principal
 from ledger.app.keys import KeyService, key_view
+from ledger.app.unit import UnitOfWork
 from ledger.core import clock, validation
 from ledger.domain.access import ApiKey, hash_key
 
@@ -23,8 +24,12 @@ from ledger.domain.access import ApiKey, hash_key
 SESSION_TTL = timedelta(hours=12)
 
 
-class SignInService(KeyService):
+class SignInService:
     """Exchange a sign-in link for a session key; say who holds a key."""
+
+    def __init__(self, unit: UnitOfWork, keys: KeyService) -> None:
+        self.unit = unit
+        self.keys = keys
 
     def exchange_sign_in_link(self, link: str | None) -> tuple[str, dict[str, Any]]:
         """Revoke the link key and issue a session key of the same role and player, expiring
@@ -34,7 +39,7 @@ class SignInService(KeyService):
         key = "rdl_" + secrets.token_urlsafe(32)
 
         def decide() -> tuple[list[Aggregate], dict[str, Any]]:
-            link_key = self._authentic(link, now, kind="link")
+            link_key = self.keys.authentic(link, now, kind="link")
             link_key.revoke(str(link_key.id))
             session = ApiKey(
                 key_hash=hash_key(key), role=link_key.role, player_id=link_key.player_id,
@@ -43,10 +48,10 @@ class SignInService(KeyService):
                 issued_by=str(link_key.id))
             return [link_key, session], key_view(session, now, None)
 
-        record = self._execute(None, decide)
+        record = self.unit.execute(None, decide)
         return key, record
 
     def whoami(self, actor: Principal) -> dict[str, Any]:
         """The caller's own key record: role, player, label, expiry (never the key)."""
-        api_key = self._get(validation.check_uuid(actor.key_id, "key_id"), ApiKey, "API key")
+        api_key = self.unit.get(validation.check_uuid(actor.key_id, "key_id"), ApiKey, "API key")
         return key_view(api_key, clock.utcnow(), None)

@@ -14,8 +14,9 @@ from uuid import UUID, uuid4, uuid5
 
 from ledger.app import views
 from ledger.app.access import Action, Principal, require
-from ledger.app.base import CommandKey, Decision, LedgerBase
+from ledger.app.base import StackedPacks
 from ledger.app.sealed import SealedBets, shown_balance
+from ledger.app.unit import CommandKey, Decision, UnitOfWork
 from ledger.core import fairness
 from ledger.core.cards import CANONICAL_PACK, Card
 from ledger.core.errors import InvalidInput, RuleViolation
@@ -30,170 +31,16 @@ SeedSource = Callable[[], str]
 Do = Callable[[HighCardGame, Context, HighCardTable], None]
 
 
-class TableService(LedgerBase):
-    """High-card tables: open, seat, fund, deal, bet, buy, pass, choose, split, close, read."""
+class TableEngine:
+    """Runs the high-card engine on a table inside one unit of work: loads the table and the
+    wallets of its seats, lets the engine act, moves the chips of every transfer between the
+    wallets, and answers with the table as the actor may see it."""
 
-    def open_table(
-        self,
-        actor: Principal,
-        variant: str,
-        limits: dict[str, int] | None = None,
-        client_seed: str | None = None,
-        accepts_supplied_seeds: bool = False,
-        command: CommandKey | None = None,
-        table_id: UUID | None = None,
-    ) -> dict[str, Any]:
-        """Open a table of a high-card variant, its limits checked (G9 and the variant's own)."""
-        require(actor, Action.OPEN_TABLE)
-        if variant not in VARIANTS:
-            raise InvalidInput(f"variant must be casino or one of {sorted(VARIANTS)}",
-                               field="variant")
-        checked = verify_limits(VARIANTS[variant], limits or {})
-        client_seed = fairness.check_client_seed(client_seed or secrets.token_hex(8))
+    def __init__(self, unit: UnitOfWork, stacked_packs: StackedPacks | None) -> None:
+        self.unit = unit
+        self.stacked_packs = stacked_packs
 
-        def decide() -> Decision:
-            table = HighCardTable(id=table_id or uuid4(), variant=variant, limits=checked,
-                                  client_seed=client_seed,
-                                  accepts_supplied_seeds=accepts_supplied_seeds)
-            return [table], self._table_answer(table, actor, Context(), {})
-
-        return self._execute(command, decide)
-
-    def seat_player(
-        self, actor: Principal, table_id: UUID, seat: int, wallet_id: UUID,
-        command: CommandKey | None = None,
-    ) -> dict[str, Any]:
-        """Seat a wallet's player between deals (G5, G9)."""
-        wallet = self._get(wallet_id, Wallet, "wallet")
-        require(actor, Action.SEAT, owner=wallet.player_id)
-        def take_seat(game: HighCardGame, ctx: Context, table: HighCardTable) -> None:
-            game.seat(seat, str(wallet.id), wallet.player_id)
-            ctx.balances[seat] = wallet.balance
-
-        return self._on_table(actor, table_id, None, take_seat, command)
-
-    def unseat_player(
-        self, actor: Principal, table_id: UUID, seat: int, command: CommandKey | None = None
-    ) -> dict[str, Any]:
-        """Free a seat between deals (G5)."""
-        return self._on_table(actor, table_id, (Action.SEAT, _seat_owner(seat)),
-                              lambda g, ctx, t: g.unseat(seat), command)
-
-    def fund_bank(
-        self, actor: Principal, table_id: UUID, amount: int, command: CommandKey | None = None
-    ) -> dict[str, Any]:
-        """The dealer or banker stakes the pot or bank (S1, P1, XB1, H11)."""
-        return self._on_table(actor, table_id, (Action.PLAY, _dealer_owner),
-                              lambda g, ctx, t: g.fund(t.state.dealer, amount, ctx), command)
-
-    def decline_bank(
-        self, actor: Principal, table_id: UUID, command: CommandKey | None = None
-    ) -> dict[str, Any]:
-        """The dealer declines to stake the pot: the deal and bank pass left."""
-        return self._on_table(actor, table_id, (Action.PLAY, _dealer_owner),
-                              lambda g, ctx, t: g.decline(t.state.dealer, ctx), command)
-
-    def start_deal(
-        self,
-        actor: Principal,
-        table_id: UUID,
-        server_seed: str | None = None,
-        seed_source: SeedSource | None = None,
-        command: CommandKey | None = None,
-    ) -> dict[str, Any]:
-        """Start the next deal: first dealer (G7), antes, a fresh shuffle, hands, target."""
-        supplied = server_seed is not None or seed_source is not None
-        if supplied:
-            require(actor, Action.SUPPLY_SEED)
-        unused: list[str] = []  # the supplied seed, until this attempt's first shuffle takes it
-        if server_seed is not None:
-            fairness.check_server_seed(server_seed)
-            seed_source = lambda: unused.pop() if unused else fairness.new_server_seed()
-
-        def start(game: HighCardGame, ctx: Context, table: HighCardTable) -> None:
-            if supplied and not table.accepts_supplied_seeds:
-                raise RuleViolation("G2", "this table draws its own server seeds",
-                                    field="server_seed")
-            if server_seed is not None:  # every attempt, a retry after a lost race included
-                unused[:] = [server_seed]
-            game.start(ctx)
-
-        return self._on_table(actor, table_id, (Action.PLAY, _dealer_owner), start, command,
-                              seed_source=seed_source)
-
-    def bet(
-        self, actor: Principal, table_id: UUID, seat: int, amount: int,
-        command: CommandKey | None = None,
-    ) -> dict[str, Any]:
-        """Bet (or cover the bank, XB3) for a seat."""
-        return self._on_table(actor, table_id, (Action.PLAY, _seat_owner(seat)),
-                              lambda g, ctx, t: g.bet(seat, amount, ctx), command)
-
-    def buy_centre_card(
-        self, actor: Principal, table_id: UUID, seat: int, command: CommandKey | None = None
-    ) -> dict[str, Any]:
-        """Buy a new centre card for a fifth of the pot (FW2)."""
-        return self._on_table(actor, table_id, (Action.PLAY, _seat_owner(seat)),
-                              lambda g, ctx, t: g.buy(seat, ctx), command)
-
-    def pass_turn(
-        self, actor: Principal, table_id: UUID, seat: int, command: CommandKey | None = None
-    ) -> dict[str, Any]:
-        """Pass without betting (FW3, XB3)."""
-        return self._on_table(actor, table_id, (Action.PLAY, _seat_owner(seat)),
-                              lambda g, ctx, t: g.pass_turn(seat, ctx), command)
-
-    def dealer_choice(
-        self, actor: Principal, table_id: UUID, choice: str, command: CommandKey | None = None
-    ) -> dict[str, Any]:
-        """After three deals: pass now, or deal a fourth time (S6)."""
-        return self._on_table(actor, table_id, (Action.PLAY, _dealer_owner),
-                              lambda g, ctx, t: g.choose(t.state.dealer, choice, ctx), command)
-
-    def change_table_client_seed(
-        self, actor: Principal, table_id: UUID, client_seed: str,
-        command: CommandKey | None = None,
-    ) -> dict[str, Any]:
-        """Set the client seed of the next shuffle, between deals (fairness.md)."""
-        client_seed = fairness.check_client_seed(client_seed)
-
-        def change(game: HighCardGame, ctx: Context, table: HighCardTable) -> None:
-            if table.state.deal is not None:
-                raise RuleViolation("G2", "the client seed changes only between deals",
-                                    field="client_seed")
-            table.change_client_seed(client_seed)
-
-        # At a multi-seat table the seed is shared by everyone, so only an operator sets it.
-        return self._on_table(actor, table_id, (Action.CHANGE_CLIENT_SEED, _nobody),
-                              change, command)
-
-    def split_pot(
-        self, actor: Principal, table_id: UUID, command: CommandKey | None = None
-    ) -> dict[str, Any]:
-        """Split the pot equally among the seated players (H10)."""
-        return self._on_table(actor, table_id, (Action.MANAGE_TABLE, _nobody),
-                              lambda g, ctx, t: g.split_pot(ctx), command)
-
-    def close_table(
-        self, actor: Principal, table_id: UUID, command: CommandKey | None = None
-    ) -> dict[str, Any]:
-        """Close the table, paying out the pot (H10)."""
-        return self._on_table(actor, table_id, (Action.MANAGE_TABLE, _nobody),
-                              lambda g, ctx, t: g.close(ctx), command)
-
-    # Queries.
-    def high_card_table(self, actor: Principal, table: HighCardTable) -> dict[str, Any]:
-        """A table as the caller may see it: a player sees their own hand only when allowed."""
-        require(actor, Action.READ_TABLE, owner=seated_players(table))
-        wallets = {seat: self._get(UUID(info["wallet"]), Wallet, "wallet")
-                   for seat, info in table.state.seats.items()}
-        balances = {seat: wallet.balance for seat, wallet in wallets.items()}
-        return self._table_answer(
-            table, actor, Context(balances=balances, shuffle=self._current_shuffle(table)),
-            wallets)
-
-    # Plumbing.
-    def _on_table(
+    def run(
         self,
         actor: Principal,
         table_id: UUID,
@@ -203,24 +50,24 @@ class TableService(LedgerBase):
         seed_source: SeedSource | None = None,
     ) -> dict[str, Any]:
         def decide() -> Decision:
-            table = self._get(table_id, HighCardTable, "table")
+            table = self.unit.get(table_id, HighCardTable, "table")
             if permission is not None:
                 action, owner = permission
                 require(actor, action, owner=owner(table))
-            wallets = {seat: self._get(UUID(info["wallet"]), Wallet, "wallet")
+            wallets = {seat: self.unit.get(UUID(info["wallet"]), Wallet, "wallet")
                        for seat, info in table.state.seats.items()}
             sealed: list[SealedSeed] = []
             ctx = Context(
                 balances={seat: wallet.balance for seat, wallet in wallets.items()},
-                shuffle=self._current_shuffle(table),
+                shuffle=self.current_shuffle(table),
                 new_shuffle=lambda: self._new_shuffle(table, sealed, seed_source),
             )
             do(table.game(), ctx, table)
             touched = self._move_wallet_chips(table, wallets)
-            answer = self._table_answer(table, actor, ctx, wallets)
+            answer = self.answer(table, actor, ctx, wallets)
             return [table, *sealed, *touched], answer
 
-        return self._execute(command, decide)
+        return self.unit.execute(command, decide)
 
     def _move_wallet_chips(self, table: HighCardTable, wallets: dict[int, Wallet]) -> list[Wallet]:
         by_account = {wallet.account: wallet for wallet in wallets.values()}
@@ -248,12 +95,12 @@ class TableService(LedgerBase):
         return Shuffle(str(deal_id), nonce, fairness.commitment(seed), table.client_seed, seed,
                        self._pack(table.id, seed, table.client_seed, nonce))
 
-    def _current_shuffle(self, table: HighCardTable) -> Shuffle | None:
+    def current_shuffle(self, table: HighCardTable) -> Shuffle | None:
         deal = table.state.deal
         if deal is None:
             return None
         deal_id = UUID(deal["id"])
-        seed = self._get(SealedSeed.create_id(deal_id), SealedSeed, "sealed seed").server_seed
+        seed = self.unit.get(SealedSeed.create_id(deal_id), SealedSeed, "sealed seed").server_seed
         return Shuffle(str(deal_id), deal["nonce"], deal["commitment"], deal["client_seed"], seed,
                        self._pack(table.id, seed, deal["client_seed"], deal["nonce"]))
 
@@ -267,7 +114,7 @@ class TableService(LedgerBase):
             raise ValueError("a stacked pack must hold each of the 52 cards once")
         return list(stacked)
 
-    def _table_answer(self, table: HighCardTable, actor: Principal, ctx: Context,
+    def answer(self, table: HighCardTable, actor: Principal, ctx: Context,
                       wallets: dict[int, Wallet]) -> dict[str, Any]:
         """The table as the actor may see it now (`wallets`: those of the seats, in hand). A
         seat whose wallet has a sealed bet the actor may not see shows its balance before it,
@@ -279,10 +126,10 @@ class TableService(LedgerBase):
         game = table.game()
         legal = game.legal_actions(dict(ctx.balances))
         pack = ctx.shuffle.pack if ctx.shuffle is not None else None
-        sealed = SealedBets(self.repository, {str(table.id): table})
+        sealed = SealedBets(self.unit.repository, {str(table.id): table})
         shown, unshown = dict(ctx.balances), set()
         for seat, info in table.state.seats.items():
-            wallet = wallets.get(seat) or self._get(UUID(info["wallet"]), Wallet, "wallet")
+            wallet = wallets.get(seat) or self.unit.get(UUID(info["wallet"]), Wallet, "wallet")
             hidden = sealed.hidden(actor, wallet)
             if hidden:
                 shown[seat] = shown_balance(wallet.balance, hidden)
@@ -293,7 +140,182 @@ class TableService(LedgerBase):
         )
 
 
-def _seat_owner(seat: int) -> Callable[[HighCardTable], str | None]:
+class TableService:
+    """High-card tables: open, seat and unseat players, set the client seed, split the pot,
+    close, read."""
+
+    def __init__(self, unit: UnitOfWork, engine: TableEngine) -> None:
+        self.unit = unit
+        self.engine = engine
+
+    def open_table(
+        self,
+        actor: Principal,
+        variant: str,
+        limits: dict[str, int] | None = None,
+        client_seed: str | None = None,
+        accepts_supplied_seeds: bool = False,
+        command: CommandKey | None = None,
+        table_id: UUID | None = None,
+    ) -> dict[str, Any]:
+        """Open a table of a high-card variant, its limits checked (G9 and the variant's own)."""
+        require(actor, Action.OPEN_TABLE)
+        if variant not in VARIANTS:
+            raise InvalidInput(f"variant must be casino or one of {sorted(VARIANTS)}",
+                               field="variant")
+        checked = verify_limits(VARIANTS[variant], limits or {})
+        client_seed = fairness.check_client_seed(client_seed or secrets.token_hex(8))
+
+        def decide() -> Decision:
+            table = HighCardTable(id=table_id or uuid4(), variant=variant, limits=checked,
+                                  client_seed=client_seed,
+                                  accepts_supplied_seeds=accepts_supplied_seeds)
+            return [table], self.engine.answer(table, actor, Context(), {})
+
+        return self.unit.execute(command, decide)
+
+    def seat_player(
+        self, actor: Principal, table_id: UUID, seat: int, wallet_id: UUID,
+        command: CommandKey | None = None,
+    ) -> dict[str, Any]:
+        """Seat a wallet's player between deals (G5, G9)."""
+        wallet = self.unit.get(wallet_id, Wallet, "wallet")
+        require(actor, Action.SEAT, owner=wallet.player_id)
+        def take_seat(game: HighCardGame, ctx: Context, table: HighCardTable) -> None:
+            game.seat(seat, str(wallet.id), wallet.player_id)
+            ctx.balances[seat] = wallet.balance
+
+        return self.engine.run(actor, table_id, None, take_seat, command)
+
+    def unseat_player(
+        self, actor: Principal, table_id: UUID, seat: int, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """Free a seat between deals (G5)."""
+        return self.engine.run(actor, table_id, (Action.SEAT, seat_owner(seat)),
+                              lambda g, ctx, t: g.unseat(seat), command)
+
+    def change_table_client_seed(
+        self, actor: Principal, table_id: UUID, client_seed: str,
+        command: CommandKey | None = None,
+    ) -> dict[str, Any]:
+        """Set the client seed of the next shuffle, between deals (fairness.md)."""
+        client_seed = fairness.check_client_seed(client_seed)
+
+        def change(game: HighCardGame, ctx: Context, table: HighCardTable) -> None:
+            if table.state.deal is not None:
+                raise RuleViolation("G2", "the client seed changes only between deals",
+                                    field="client_seed")
+            table.change_client_seed(client_seed)
+
+        # At a multi-seat table the seed is shared by everyone, so only an operator sets it.
+        return self.engine.run(actor, table_id, (Action.CHANGE_CLIENT_SEED, nobody),
+                              change, command)
+
+    def split_pot(
+        self, actor: Principal, table_id: UUID, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """Split the pot equally among the seated players (H10)."""
+        return self.engine.run(actor, table_id, (Action.MANAGE_TABLE, nobody),
+                              lambda g, ctx, t: g.split_pot(ctx), command)
+
+    def close_table(
+        self, actor: Principal, table_id: UUID, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """Close the table, paying out the pot (H10)."""
+        return self.engine.run(actor, table_id, (Action.MANAGE_TABLE, nobody),
+                              lambda g, ctx, t: g.close(ctx), command)
+
+    def high_card_table(self, actor: Principal, table: HighCardTable) -> dict[str, Any]:
+        """A table as the caller may see it: a player sees their own hand only when allowed."""
+        require(actor, Action.READ_TABLE, owner=seated_players(table))
+        wallets = {seat: self.unit.get(UUID(info["wallet"]), Wallet, "wallet")
+                   for seat, info in table.state.seats.items()}
+        balances = {seat: wallet.balance for seat, wallet in wallets.items()}
+        return self.engine.answer(
+            table, actor, Context(balances=balances, shuffle=self.engine.current_shuffle(table)),
+            wallets)
+
+
+class PlayService:
+    """Play at a high-card table: fund or decline the bank, start a deal, bet, buy a centre
+    card, pass, the dealer's choice."""
+
+    def __init__(self, engine: TableEngine) -> None:
+        self.engine = engine
+
+    def fund_bank(
+        self, actor: Principal, table_id: UUID, amount: int, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """The dealer or banker stakes the pot or bank (S1, P1, XB1, H11)."""
+        return self.engine.run(actor, table_id, (Action.PLAY, dealer_owner),
+                              lambda g, ctx, t: g.fund(t.state.dealer, amount, ctx), command)
+
+    def decline_bank(
+        self, actor: Principal, table_id: UUID, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """The dealer declines to stake the pot: the deal and bank pass left."""
+        return self.engine.run(actor, table_id, (Action.PLAY, dealer_owner),
+                              lambda g, ctx, t: g.decline(t.state.dealer, ctx), command)
+
+    def start_deal(
+        self,
+        actor: Principal,
+        table_id: UUID,
+        server_seed: str | None = None,
+        seed_source: SeedSource | None = None,
+        command: CommandKey | None = None,
+    ) -> dict[str, Any]:
+        """Start the next deal: first dealer (G7), antes, a fresh shuffle, hands, target."""
+        supplied = server_seed is not None or seed_source is not None
+        if supplied:
+            require(actor, Action.SUPPLY_SEED)
+        unused: list[str] = []  # the supplied seed, until this attempt's first shuffle takes it
+        if server_seed is not None:
+            fairness.check_server_seed(server_seed)
+            seed_source = lambda: unused.pop() if unused else fairness.new_server_seed()
+
+        def start(game: HighCardGame, ctx: Context, table: HighCardTable) -> None:
+            if supplied and not table.accepts_supplied_seeds:
+                raise RuleViolation("G2", "this table draws its own server seeds",
+                                    field="server_seed")
+            if server_seed is not None:  # every attempt, a retry after a lost race included
+                unused[:] = [server_seed]
+            game.start(ctx)
+
+        return self.engine.run(actor, table_id, (Action.PLAY, dealer_owner), start, command,
+                              seed_source=seed_source)
+
+    def bet(
+        self, actor: Principal, table_id: UUID, seat: int, amount: int,
+        command: CommandKey | None = None,
+    ) -> dict[str, Any]:
+        """Bet (or cover the bank, XB3) for a seat."""
+        return self.engine.run(actor, table_id, (Action.PLAY, seat_owner(seat)),
+                              lambda g, ctx, t: g.bet(seat, amount, ctx), command)
+
+    def buy_centre_card(
+        self, actor: Principal, table_id: UUID, seat: int, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """Buy a new centre card for a fifth of the pot (FW2)."""
+        return self.engine.run(actor, table_id, (Action.PLAY, seat_owner(seat)),
+                              lambda g, ctx, t: g.buy(seat, ctx), command)
+
+    def pass_turn(
+        self, actor: Principal, table_id: UUID, seat: int, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """Pass without betting (FW3, XB3)."""
+        return self.engine.run(actor, table_id, (Action.PLAY, seat_owner(seat)),
+                              lambda g, ctx, t: g.pass_turn(seat, ctx), command)
+
+    def dealer_choice(
+        self, actor: Principal, table_id: UUID, choice: str, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """After three deals: pass now, or deal a fourth time (S6)."""
+        return self.engine.run(actor, table_id, (Action.PLAY, dealer_owner),
+                              lambda g, ctx, t: g.choose(t.state.dealer, choice, ctx), command)
+
+
+def seat_owner(seat: int) -> Callable[[HighCardTable], str | None]:
     def owner(table: HighCardTable) -> str | None:
         info = table.state.seats.get(seat)
         return info["player"] if info else None
@@ -301,14 +323,14 @@ def _seat_owner(seat: int) -> Callable[[HighCardTable], str | None]:
     return owner
 
 
-def _dealer_owner(table: HighCardTable) -> str | None:
+def dealer_owner(table: HighCardTable) -> str | None:
     dealer = table.state.dealer
     if dealer is None or dealer not in table.state.seats:
         return None
     return table.state.seats[dealer]["player"]
 
 
-def _nobody(table: HighCardTable) -> None:
+def nobody(table: HighCardTable) -> None:
     return None
 
 

@@ -31,7 +31,8 @@ from typing import Any
 from eventsourcing.application import AggregateNotFoundError
 
 from ledger.app.access import Action, Principal, require, writes
-from ledger.app.base import CommandKey, Decision, LedgerBase
+from ledger.app.base import LedgerBase
+from ledger.app.unit import CommandKey, Decision, UnitOfWork
 from ledger.core import clock, validation
 from ledger.core.errors import InvalidInput, RateLimited, Unavailable
 from ledger.domain.verification import VerificationRun
@@ -51,15 +52,19 @@ RUNS_A_MINUTE, RUN_BURST = 10, 5
 RUN_LIMIT = Limit(rate=RUNS_A_MINUTE / 60, burst=RUN_BURST)
 
 
-class VerificationService(LedgerBase):
+class VerificationService:
     """Verification on demand, and the record of every run."""
+
+    def __init__(self, unit: UnitOfWork, ledger: LedgerBase) -> None:
+        self.unit = unit
+        self.ledger = ledger
 
     def verification(self, actor: Principal) -> dict[str, Any]:
         """The last run, recent runs and recent checkpoints (operator, auditor)."""
         require(actor, Action.AUDIT)
-        status = self.projection.status()
-        runs = self.projection.store.read("v|runs") or {"count": 0, "runs": []}
-        checkpoints = self.projection.store.read("v|checkpoints") or {"count": 0,
+        status = self.ledger.projection.status()
+        runs = self.ledger.projection.store.read("v|runs") or {"count": 0, "runs": []}
+        checkpoints = self.ledger.projection.store.read("v|checkpoints") or {"count": 0,
                                                                       "checkpoints": []}
         return {"last": runs["runs"][0] if runs["runs"] else None, "runs": runs["runs"],
                 "run_count": runs["count"], "checkpoints": checkpoints["checkpoints"],
@@ -75,7 +80,7 @@ class VerificationService(LedgerBase):
         require(actor, Action.AUDIT)
         first, last = self._range(first, last)
         started, clock_start = clock.utcnow().isoformat(), time.monotonic()
-        report = verify_range(self, first, last)
+        report = verify_range(self.ledger, first, last)
         finished = _finished(actor.key_id, RANGE, report, started, time.monotonic() - clock_start)
         admitted: list[bool] = []
 
@@ -89,7 +94,7 @@ class VerificationService(LedgerBase):
             run = VerificationRun.of_range(number + 1, **finished)
             return [run], {**run.summary(), "repeats": None}
 
-        return self._execute(command, decide)
+        return self.unit.execute(command, decide)
 
     def record_verification(self, by: str, report: VerificationReport, started: str,
                             seconds: float) -> dict[str, Any]:
@@ -98,11 +103,11 @@ class VerificationService(LedgerBase):
             run = VerificationRun(**_finished(by, WHOLE_LOG, report, started, seconds))
             return [run], run.summary()
 
-        return self._execute(None, decide)
+        return self.unit.execute(None, decide)
 
     def _range(self, first: int | None, last: int | None) -> tuple[int, int]:
         """The positions a run checks: as asked, within the log and the most a run checks."""
-        head = self.recorder.max_notification_id() or 0
+        head = self.ledger.recorder.max_notification_id() or 0
         most = validation.MAX_VERIFY_POSITIONS
         last = head if last is None else last
         first = max(1, last - most + 1) if first is None else first
@@ -124,7 +129,7 @@ class VerificationService(LedgerBase):
         found by doubling and then halving, a few reads however often the range changed."""
         def run(number: int) -> VerificationRun | None:
             try:
-                return self.repository.get(VerificationRun.range_id(first, last, number))
+                return self.unit.repository.get(VerificationRun.range_id(first, last, number))
             except AggregateNotFoundError:
                 return None
 
@@ -146,7 +151,7 @@ class VerificationService(LedgerBase):
         if admitted or writes(actor.role):
             return
         try:
-            wait = self.runtime.admit(f"verification-runs|{actor.key_id}", RUN_LIMIT,
+            wait = self.ledger.runtime.admit(f"verification-runs|{actor.key_id}", RUN_LIMIT,
                                       clock.utcnow().timestamp())
         except RuntimeUnavailable as error:  # fail closed: never a run unchecked
             log.warning("verification run of key %s refused, its limit not checked: %s",

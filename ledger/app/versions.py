@@ -5,16 +5,18 @@ from the one clock, `ledger.core.clock`), so a binary search over its versions f
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 from uuid import UUID
+
+from eventsourcing.application import Repository
+from eventsourcing.persistence import EventStore
 
 
 class Versions:
     """Versions by time over one application's events and repository."""
 
-    def __init__(self, app: Any) -> None:
-        self._events = app.events
-        self._repository = app.repository
+    def __init__(self, events: EventStore[UUID], repository: Repository[UUID]) -> None:
+        self._events = events
+        self._repository = repository
 
     def balance_at(self, wallet_id: UUID, version: int) -> int:
         """A wallet's balance after its event `version` (0 before it was opened)."""

@@ -57,11 +57,11 @@ from eventsourcing.domain import Snapshot
 from eventsourcing.utils import get_topic
 
 from ledger.app.access import SYSTEM, Principal
+from ledger.app.application import LedgerApplication
 from ledger.app.deals import (
     CASINO,
     TABLE,
     DealLog,
-    DealService,
     Family,
     family_of,
 )
@@ -78,6 +78,7 @@ from ledger.history.rdhh import (
     TABLE_EVENTS,
     Header,
     HistorySource,
+    WithMapper,
     decode,
     lines_of,
     refused,
@@ -86,10 +87,10 @@ from ledger.rules import operations as op
 from ledger.rules.highcard.state import HighCardState
 
 
-def export_history(app: DealService, deal_id: UUID, actor: Principal = SYSTEM) -> str:
+def export_history(app: LedgerApplication, deal_id: UUID, actor: Principal = SYSTEM) -> str:
     """The hand history of one finished deal, as text, once `actor` may read the deal (the
     same policy as its replay)."""
-    log = app.deal_log(actor, deal_id)
+    log = app.deals.deal_log(actor, deal_id)
     if not log.finished:
         raise RuleViolation("G2", "only a finished deal, its seed revealed, has a hand history")
     committed = log.committed
@@ -114,7 +115,7 @@ def export_history(app: DealService, deal_id: UUID, actor: Principal = SYSTEM) -
     return "\n".join(lines) + "\n"
 
 
-def import_history(app: Any, source: HistorySource) -> dict[str, Any]:
+def import_history(app: WithMapper, source: HistorySource) -> dict[str, Any]:
     """Replay a hand history without the store: the same answer as `replay` gives.
 
     `source` is the whole document (`str` or `bytes`), a text or binary stream (read a bounded
@@ -153,7 +154,7 @@ def import_history(app: Any, source: HistorySource) -> dict[str, Any]:
     return replay.finish(number)
 
 
-def _replay_for(app: Any, header: Header, number: int) -> _Replay:
+def _replay_for(app: WithMapper, header: Header, number: int) -> _Replay:
     """The replay of the family the header's variant belongs to, once the header is whole."""
     for key in HEADERS:
         if key not in header.values:
@@ -175,7 +176,7 @@ class _Replay:
     originator: type[Any]
     classes: dict[str, type[Any]]
 
-    def __init__(self, app: Any, header: Header, number: int) -> None:
+    def __init__(self, app: WithMapper, header: Header, number: int) -> None:
         self.app, self.header = app, header
         self.deal: UUID = header["deal"]
         self.table: UUID = header["table"]
@@ -336,7 +337,7 @@ def _snapshot(table: Any) -> Snapshot:
                     topic=taken.topic, state=taken.state)
 
 
-def _encode(app: Any, event: Any) -> str:
+def _encode(app: WithMapper, event: Any) -> str:
     stored = app.mapper.to_stored_event(event)
     return json.dumps({"topic": stored.topic, "id": str(stored.originator_id),
                        "version": stored.originator_version,

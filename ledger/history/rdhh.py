@@ -12,10 +12,11 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
-from typing import IO, Any
+from typing import IO, Any, Protocol
 from uuid import UUID
 
 from eventsourcing.domain import Snapshot
+from eventsourcing.persistence import Mapper
 from eventsourcing.utils import get_topic
 
 from ledger.core import validation
@@ -53,6 +54,14 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _TOO_LONG = f"longer than {MAX_LINE_BYTES} bytes, the longest line a hand history may have"
 HEADERS = ("variant", "table", "deal", "nonce", "client-seed", "commitment", "server-seed",
             "started")
+
+
+class WithMapper(Protocol):
+    """What reading a hand history needs of the application: its mapper, which decodes an
+    event's stored state as the store does."""
+
+    @property
+    def mapper(self) -> Mapper[UUID]: ...
 
 
 def refused(number: int, message: str) -> InvalidInput:
@@ -116,7 +125,7 @@ class Header:
         self.seats: dict[int, tuple[str, UUID, int]] = {}
         self.before: Any = None
 
-    def add(self, app: Any, number: int, key: str, value: str) -> None:
+    def add(self, app: WithMapper, number: int, key: str, value: str) -> None:
         if key == "table-before":
             if self.before is not None:
                 raise refused(number, "a second table-before")
@@ -176,7 +185,7 @@ def _header_value(key: str, value: str) -> Any:
 _VARIANTS = variants.VARIANT_NAMES
 
 
-def decode(app: Any, number: int, text: str, classes: Mapping[str, type], what: str) -> Any:
+def decode(app: WithMapper, number: int, text: str, classes: Mapping[str, type], what: str) -> Any:
     """The event a line holds, of one of `classes` (looked up by topic, never imported)."""
     try:
         item = json.loads(text)

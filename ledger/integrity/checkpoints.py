@@ -33,6 +33,7 @@ from ledger.core.errors import ConfigurationError
 from ledger.domain.checkpoint import ChainKeyFingerprint, Checkpoints, LogHead
 from ledger.integrity.chainkey import ChainKey
 from ledger.integrity.head import Gone, Head, HeadFile, HeadKeeper, compare
+from ledger.integrity.ledger import SealedLedger
 
 log = logging.getLogger(__name__)
 CHECKPOINT_EVERY = 1000
@@ -76,7 +77,7 @@ def _wrong_key(key: ChainKey, recorded: str | None) -> str:
 HEAD_MODES = ("check", "report", "begin", "rebuild")
 
 
-def open_head(app: Any, head: HeadFile | None, mode: str, by: str
+def open_head(app: SealedLedger, head: HeadFile | None, mode: str, by: str
               ) -> tuple[HeadKeeper | None, list[Gone]]:
     """Open the store's head (`head`: its file, None for a store without one): the keeper that
     goes on writing it, and how the log differs from it. A store with no head file yet, whose
@@ -117,7 +118,7 @@ def open_head(app: Any, head: HeadFile | None, mode: str, by: str
     return HeadKeeper(head, lambda: _checkpointed(app)).start(), problems
 
 
-def head_differences(app: Any, head: HeadFile | None, kept: Head | None, log_end: int,
+def head_differences(app: SealedLedger, head: HeadFile | None, kept: Head | None, log_end: int,
                      checkpointed: int, digests: dict[int, str]) -> list[Gone]:
     """How a log read whole differs from its head (`kept`, read before the log was): its end,
     how far its checkpoints reach and the digests of the positions after them (`verify`)."""
@@ -135,7 +136,7 @@ def _head_gone(head: HeadFile, recorded: LogHead, end: int) -> Gone:
                      "events may have been cut with it")
 
 
-def begin_head(app: Any, head: HeadFile) -> None:
+def begin_head(app: SealedLedger, head: HeadFile) -> None:
     """Write the head of the log as it is: how far its checkpoints reach, and the digest of
     every position after them."""
     through = _checkpointed(app)
@@ -149,7 +150,7 @@ def begin_head(app: Any, head: HeadFile) -> None:
     head.begin(through, events)
 
 
-def _record_head(app: Any, recorded: LogHead | None, end: int, by: str) -> None:
+def _record_head(app: SealedLedger, recorded: LogHead | None, end: int, by: str) -> None:
     try:
         if recorded is None:
             app.save(LogHead(position=end, by=by))
@@ -160,14 +161,14 @@ def _record_head(app: Any, recorded: LogHead | None, end: int, by: str) -> None:
         pass
 
 
-def _log_head(app: Any) -> LogHead | None:
+def _log_head(app: SealedLedger) -> LogHead | None:
     try:
         return app.repository.get(LogHead.create_id())  # type: ignore[no-any-return]
     except AggregateNotFoundError:
         return None
 
 
-def _checkpointed(app: Any) -> int:
+def _checkpointed(app: SealedLedger) -> int:
     """How far the store's checkpoints reach now."""
     try:
         return int(app.repository.get(Checkpoints.create_id()).last_position)
@@ -175,7 +176,7 @@ def _checkpointed(app: Any) -> int:
         return 0
 
 
-def _tail_problems(app: Any, kept: Head, path: Path, end: int) -> list[Gone]:
+def _tail_problems(app: SealedLedger, kept: Head, path: Path, end: int) -> list[Gone]:
     """How the log since its last checkpoint differs from its head (a start reads the few
     thousand positions since it at most; `reddog verify` compares every position): positions
     gone or changed, checkpoints gone, lines of the head not sealed by the store's key."""
@@ -328,7 +329,7 @@ READY_SECONDS = 3.0
 _checking = threading.Lock()
 
 
-def readiness(app: Any, seconds: float = READY_SECONDS) -> dict[str, Any]:
+def readiness(app: SealedLedger, seconds: float = READY_SECONDS) -> dict[str, Any]:
     """Whether this process can serve: the store answers within `seconds`, the chain key it
     seals with is still where it was found and is the store's key (the last event is sealed by
     it), and how far the read models are behind. `ready` is False, with `problems` saying why,
@@ -356,7 +357,7 @@ def _unreachable(problem: str) -> dict[str, Any]:
     return {"ready": False, "checks": checks, "problems": [problem]}
 
 
-def _check(app: Any) -> dict[str, Any]:
+def _check(app: SealedLedger) -> dict[str, Any]:
     problems: list[str] = []
     checks: dict[str, Any] = {"store": "ok", "chain_key": "ok", "projection": None}
     try:

@@ -26,6 +26,8 @@ import logging
 import multiprocessing
 from typing import Any
 
+from ledger.integrity.ledger import SealedLedger
+
 log = logging.getLogger(__name__)
 
 
@@ -33,7 +35,7 @@ class ComparisonElsewhere:
     """The read models' comparison (`differences_from_a_rebuild`) running in a worker process
     from the moment it is made; `close` ends the worker, finished or not."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: SealedLedger) -> None:
         self.pool = multiprocessing.get_context("spawn").Pool(1)
         self.result = self.pool.apply_async(differences_in_a_worker,
                                              (type(app), app.settings.tables_made()))
@@ -41,7 +43,7 @@ class ComparisonElsewhere:
     def fold(self, page: list[Any]) -> None:
         """Nothing: the worker reads and folds the log itself."""
 
-    def differences(self, app: Any) -> list[str]:
+    def differences(self, app: SealedLedger) -> list[str]:
         """The worker's answer; the comparison made here instead if the worker failed."""
         try:
             return list(self.result.get())

@@ -23,13 +23,14 @@ from ledger.domain.casino import CasinoDeal
 from ledger.domain.checkpoint import Checkpoints
 from ledger.domain.fairness import REVEALS, fairness_of
 from ledger.domain.records import record_of, transfers_in
+from ledger.integrity.ledger import SealedLedger
 from ledger.integrity.tamper import TamperCheck
 from ledger.integrity.verify import Failure, VerificationReport, _deal_of, _shape_problem
 from ledger.rules import operations as op
 from ledger.store.eventlog import select_positions
 
 
-def verify_range(app: Any, first: int, last: int) -> VerificationReport:
+def verify_range(app: SealedLedger, first: int, last: int) -> VerificationReport:
     """Check positions first..last (inclusive) of the log."""
     report = VerificationReport(first=first, last=last)
 
@@ -68,14 +69,14 @@ def verify_range(app: Any, first: int, last: int) -> VerificationReport:
     return report
 
 
-def _read(app: Any, notification: Any) -> Any:
+def _read(app: SealedLedger, notification: Any) -> Any:
     try:
         return app.mapper.to_domain_event(notification)
     except Exception:  # noqa: BLE001 - altered bytes may break decoding in any way
         return None
 
 
-def _look_back(app: Any, tamper: TamperCheck, events: list[tuple[int, Any, Any]],
+def _look_back(app: SealedLedger, tamper: TamperCheck, events: list[tuple[int, Any, Any]],
                first: int) -> None:
     """What the range's checks need from before it: the event before each aggregate's first in
     the range, and the digests of positions its checkpoints recorded before the range."""
@@ -101,14 +102,14 @@ def _look_back(app: Any, tamper: TamperCheck, events: list[tuple[int, Any, Any]]
         tamper.digests[notification.id] = stored_digest(notification.id, notification)
 
 
-def _previous(app: Any, stored: Any) -> Any:
+def _previous(app: SealedLedger, stored: Any) -> Any:
     """The stored event before this one of its aggregate, or None."""
     found = app.recorder.select_events(stored.originator_id,
                                        lte=stored.originator_version - 1, desc=True, limit=1)
     return found[0] if found else None
 
 
-def _digest_or_none(app: Any, stored: Any) -> str | None:
+def _digest_or_none(app: SealedLedger, stored: Any) -> str | None:
     """The digest the event was sealed with (None when its bytes cannot be decoded)."""
     try:
         return stored_event_digest(app.mapper, stored)

@@ -18,7 +18,7 @@ import gc
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 from uuid import UUID
 
 from eventsourcing.application import Application
@@ -39,15 +39,13 @@ from ledger.domain.records import record_of, transfers_in
 from ledger.domain.wallet import Wallet
 from ledger.integrity.checkpoints import head_differences
 from ledger.integrity.jobs import ComparisonElsewhere
+from ledger.integrity.ledger import SealedLedger
 from ledger.integrity.tamper import TamperCheck
 from ledger.readmodels.fold import folded_topic
 from ledger.readmodels.projection import Projection
 from ledger.readmodels.readstore import MemoryReadStore
 from ledger.rules import operations as op
 from ledger.store.snapshots import check_snapshots
-
-if TYPE_CHECKING:
-    from ledger.app.application import LedgerApplication
 
 #: Positions read (and decoded) at a time.
 PAGE = 5000
@@ -143,7 +141,7 @@ class _Rebuild:
     the log no second time. Stops (and leaves the comparison to a rebuild of its own) at the
     first event it cannot fold."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: SealedLedger) -> None:
         self.projection: Projection | None = Projection(app, MemoryReadStore())
 
     def fold(self, page: list[tuple[int, Any, Any, Any]]) -> None:
@@ -159,7 +157,7 @@ class _Rebuild:
         except Exception:  # noqa: BLE001 - a log that does not fold is verify's to report
             self.projection = None
 
-    def differences(self, app: Any) -> list[str]:
+    def differences(self, app: SealedLedger) -> list[str]:
         """The kept read models that differ from this fold (carried on to their position)."""
         return app.projection.differences_from_a_rebuild(self.projection)
 
@@ -175,13 +173,13 @@ class _Comparison(Protocol):
 
     def fold(self, page: list[tuple[int, Any, Any, Any]]) -> None: ...
 
-    def differences(self, app: Any) -> list[str]: ...
+    def differences(self, app: SealedLedger) -> list[str]: ...
 
     def close(self) -> None: ...
 
 
 def verify_store(
-    app: LedgerApplication, progress: Callable[[int], None] | None = None,
+    app: SealedLedger, progress: Callable[[int], None] | None = None,
     jobs: int = 1,
 ) -> VerificationReport:
     """Check conservation at every position and the fairness of every finished deal. `jobs`:
@@ -193,7 +191,7 @@ def verify_store(
 
 
 @contextlib.contextmanager
-def _comparison(app: LedgerApplication, jobs: int) -> Iterator[_Comparison]:
+def _comparison(app: SealedLedger, jobs: int) -> Iterator[_Comparison]:
     """The read models' comparison for one run, in a worker with more than one job on a store
     another process can open; closed (its worker ended) when the run ends, if not before."""
     comparison: _Comparison = (ComparisonElsewhere(app) if jobs > 1 and not app.store.in_process
@@ -218,7 +216,7 @@ def _fewer_collections() -> Iterator[None]:
         gc.set_threshold(*thresholds)
 
 
-def _verify(app: LedgerApplication, progress: Callable[[int], None] | None,
+def _verify(app: SealedLedger, progress: Callable[[int], None] | None,
             comparison: _Comparison) -> VerificationReport:
     """`verify_store` itself."""
     report = VerificationReport()

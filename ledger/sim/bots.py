@@ -128,8 +128,8 @@ def simulate_casino(
         raise InvalidInput(f"strategy must be one of {STRATEGIES}", field="strategy")
     casino.verify_opening_bet(bet, bet)
     master = bytes.fromhex(seed) if seed else secrets.token_bytes(32)
-    wallet_id = UUID(app.open_wallet(SYSTEM, "sim-casino", wallet_id=uuid4())["id"])
-    table_id = UUID(app.open_casino_table(
+    wallet_id = UUID(app.wallets.open_wallet(SYSTEM, "sim-casino", wallet_id=uuid4())["id"])
+    table_id = UUID(app.casino.open_casino_table(
         SYSTEM, wallet_id, client_seed="simulation", accepts_supplied_seeds=True
     )["id"])
     top_up = 100 * casino.MAX_STAKE
@@ -138,15 +138,15 @@ def simulate_casino(
     position_before = app.recorder.max_notification_id() or 0
     for index in range(deals):
         if balance < 2 * bet:
-            balance = app.grant(SYSTEM, wallet_id, top_up)["balance"]
-        state = app.deal(SYSTEM, table_id, bet, server_seed=deal_seed(master, index))
+            balance = app.wallets.grant(SYSTEM, wallet_id, top_up)["balance"]
+        state = app.deals.deal(SYSTEM, table_id, bet, server_seed=deal_seed(master, index))
         tally.initial_staked += bet
         if state["legal_actions"]:
             spread = state["opening"]["spread"]
             if should_raise(strategy, spread) and "raise" in state["legal_actions"]:
-                state = app.raise_bet(SYSTEM, UUID(state["id"]))
+                state = app.casino.raise_bet(SYSTEM, UUID(state["id"]))
             else:
-                state = app.stand(SYSTEM, UUID(state["id"]))
+                state = app.casino.stand(SYSTEM, UUID(state["id"]))
         tally.add(state)
         balance += state["returned"] - state["stake"]
         if progress is not None:
@@ -185,7 +185,7 @@ def simulate_table(
     def seeds() -> str:
         return deal_seed(master, next(counter))
 
-    view = app.open_table(SYSTEM, variant, limits or {}, client_seed="simulation",
+    view = app.tables.open_table(SYSTEM, variant, limits or {}, client_seed="simulation",
                           accepts_supplied_seeds=True)
     table_id = UUID(view["id"])
     tally = RuleTally(covers=VARIANTS[variant].betting is Betting.COVER)
@@ -201,9 +201,9 @@ def simulate_table(
             raise InvalidInput(f"{variant} seats at most {view['limits']['max_seats']} players",
                                field="players")
         for seat in range(1, players + 1):
-            wallet_id = UUID(app.open_wallet(SYSTEM, f"sim-{variant}-{seat}", wallet_id=uuid4())["id"])
+            wallet_id = UUID(app.wallets.open_wallet(SYSTEM, f"sim-{variant}-{seat}", wallet_id=uuid4())["id"])
             wallets[seat] = wallet_id
-            view = app.seat_player(SYSTEM, table_id, seat, wallet_id)
+            view = app.tables.seat_player(SYSTEM, table_id, seat, wallet_id)
         limits_now = view["limits"]
         floor = 50 * max(limits_now["bank_min"], limits_now["ante"], limits_now["min_bet"], 10)
         position_before = app.recorder.max_notification_id() or 0
@@ -218,8 +218,8 @@ def simulate_table(
             if view["phase"] in ("ready", "funding"):
                 for entry in view["seats"]:
                     if (entry["balance"] or 0) < floor:
-                        app.grant(SYSTEM, wallets[entry["seat"]], 10 * floor)
-                        view = app.table(SYSTEM, table_id)
+                        app.wallets.grant(SYSTEM, wallets[entry["seat"]], 10 * floor)
+                        view = app.deals.table(SYSTEM, table_id)
             actions = [a for a in view["legal_actions"]
                        if a["action"] not in ("close", "split_pot", "decline_bank")]
             if not actions:
@@ -227,21 +227,21 @@ def simulate_table(
             action = _bot_choice(rng, actions)
             kind = action["action"]
             if kind == "deal":
-                view = app.start_deal(SYSTEM, table_id, seed_source=seeds)
+                view = app.play.start_deal(SYSTEM, table_id, seed_source=seeds)
             elif kind == "fund_bank":
                 amount = _bot_amount(rng, action["min"], action["max"])
                 bots.update(_extremes("banks", amount, action))
-                view = app.fund_bank(SYSTEM, table_id, amount)
+                view = app.play.fund_bank(SYSTEM, table_id, amount)
             elif kind == "bet":
                 amount = _bot_amount(rng, action["min"], action["max"])
                 bots.update(_extremes("bets", amount, action))
-                view = app.bet(SYSTEM, table_id, action["seat"], amount)
+                view = app.play.bet(SYSTEM, table_id, action["seat"], amount)
             elif kind == "buy":
-                view = app.buy_centre_card(SYSTEM, table_id, action["seat"])
+                view = app.play.buy_centre_card(SYSTEM, table_id, action["seat"])
             elif kind == "pass":
-                view = app.pass_turn(SYSTEM, table_id, action["seat"])
+                view = app.play.pass_turn(SYSTEM, table_id, action["seat"])
             elif kind == "choose":
-                view = app.dealer_choice(SYSTEM, table_id, rng.choice(action["choices"]))
+                view = app.play.dealer_choice(SYSTEM, table_id, rng.choice(action["choices"]))
             if progress is not None:
                 measure = view["counters"]["turns"] if turns is not None else view["counters"]["deals"]
                 progress(measure - reported)

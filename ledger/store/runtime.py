@@ -7,7 +7,7 @@ that are a little old. They live on the same kind of store as the events, so eve
 one store shares them:
 
 - Memory: dictionaries under a lock, beside the in-memory event store.
-- SQLite: a file of its own beside the store (`ledger.sqlite3` → `ledger.store.runtime.sqlite3`) in
+- SQLite: a file of its own beside the store (`ledger.sqlite3` → `ledger.runtime.sqlite3`) in
   WAL mode with `synchronous=OFF`, so a request's rate-limit write never waits for the event
   store's write lock, nor for a disk flush.
 - PostgreSQL: UNLOGGED tables `<app>_rate_limits` and `<app>_key_usage` in the store's schema

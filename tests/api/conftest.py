@@ -90,10 +90,10 @@ class Keys:
 @pytest.fixture
 def keys(ledger: LedgerApplication) -> Keys:
     return Keys(
-        operator=auth(ledger.issue_key("operator")[0]),
-        auditor=auth(ledger.issue_key("auditor")[0]),
-        alice=auth(ledger.issue_key("player", "alice")[0]),
-        bob=auth(ledger.issue_key("player", "bob")[0]),
+        operator=auth(ledger.keys.issue_key("operator")[0]),
+        auditor=auth(ledger.keys.issue_key("auditor")[0]),
+        alice=auth(ledger.keys.issue_key("player", "alice")[0]),
+        bob=auth(ledger.keys.issue_key("player", "bob")[0]),
     )
 
 

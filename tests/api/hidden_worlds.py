@@ -133,12 +133,12 @@ def build(variant: str, pack: list[Card], sealed: dict[int, int], seed: int = 1)
         world = World(variant, ledger, create_app({"LEDGER": ledger, "TESTING": True}))
         _keys(world)
         for player_id in (*PLAYERS, OUTSIDER):
-            ledger.open_wallet(SYSTEM, player_id, wallet_id=wallet_id(player_id))
-            ledger.grant(SYSTEM, wallet_id(player_id), GRANT)
-        ledger.open_table(SYSTEM, variant, client_seed="hidden-crawl", table_id=TABLE_ID)
+            ledger.wallets.open_wallet(SYSTEM, player_id, wallet_id=wallet_id(player_id))
+            ledger.wallets.grant(SYSTEM, wallet_id(player_id), GRANT)
+        ledger.tables.open_table(SYSTEM, variant, client_seed="hidden-crawl", table_id=TABLE_ID)
         for seat, player_id in enumerate(PLAYERS, start=1):
-            ledger.seat_player(player(player_id), TABLE_ID, seat, wallet_id(player_id))
-        ledger.start_deal(SYSTEM, TABLE_ID)
+            ledger.tables.seat_player(player(player_id), TABLE_ID, seat, wallet_id(player_id))
+        ledger.play.start_deal(SYSTEM, TABLE_ID)
         _play(world, TURNS.get(variant, 1), sealed)
         ledger.project()
         return world
@@ -155,16 +155,16 @@ def build_casino(seed: int = 1) -> World:
         world = World("casino", ledger, create_app({"LEDGER": ledger, "TESTING": True}))
         _keys(world)
         for player_id in (*PLAYERS, OUTSIDER):
-            ledger.open_wallet(SYSTEM, player_id, wallet_id=wallet_id(player_id))
-            ledger.grant(SYSTEM, wallet_id(player_id), GRANT)
-        ledger.open_casino_table(SYSTEM, wallet_id("p1"), "hidden-crawl", True, None,
+            ledger.wallets.open_wallet(SYSTEM, player_id, wallet_id=wallet_id(player_id))
+            ledger.wallets.grant(SYSTEM, wallet_id(player_id), GRANT)
+        ledger.casino.open_casino_table(SYSTEM, wallet_id("p1"), "hidden-crawl", True, None,
                                  table_id=TABLE_ID)
         for nonce in range(1, 200):
             candidate = f"{nonce:064x}"
             pack = shuffled_pack(candidate, "hidden-crawl", 1)
             if classify_opening(pack[0], pack[1]).kind is OpeningKind.SPREAD:
                 break
-        ledger.deal(SYSTEM, TABLE_ID, 100, server_seed=candidate)
+        ledger.deals.deal(SYSTEM, TABLE_ID, 100, server_seed=candidate)
         ledger.project()
         return world
 
@@ -178,7 +178,7 @@ def _keys(world: World) -> None:
             world.keys[viewer] = {}
             continue
         role = viewer if viewer in ("operator", "auditor") else "player"
-        key, record = world.ledger.issue_key(role, None if role != "player" else viewer)
+        key, record = world.ledger.keys.issue_key(role, None if role != "player" else viewer)
         world.keys[viewer] = auth(key)
         world.key_ids[viewer] = record["key_id"]
 
@@ -201,14 +201,14 @@ def _play(world: World, turns: int, sealed: dict[int, int]) -> None:
         chosen = next(a for a in actions if a["action"] in ("bet", "fund_bank", "deal"))
         who = player(state.seats[chosen["seat"]]["player"])
         if chosen["action"] == "fund_bank":
-            ledger.fund_bank(who, TABLE_ID, max(chosen["min"], BANK))
+            ledger.play.fund_bank(who, TABLE_ID, max(chosen["min"], BANK))
             continue
         if chosen["action"] == "deal":
-            ledger.start_deal(who, TABLE_ID)
+            ledger.play.start_deal(who, TABLE_ID)
             continue
         amount = sealed.get(chosen["seat"], chosen["min"]) if state.variant.betting.value == \
             "sealed" else chosen["min"]
-        ledger.bet(who, TABLE_ID, chosen["seat"], amount)
+        ledger.play.bet(who, TABLE_ID, chosen["seat"], amount)
         bets += 1
     raise AssertionError(f"{world.variant}: {turns} turns were not reached")
 

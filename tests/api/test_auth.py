@@ -77,7 +77,7 @@ def test_requests_without_a_valid_bearer_key_are_401_with_www_authenticate(
 
 
 def test_a_valid_key_under_another_scheme_is_401(client, ledger, alice_wallet):
-    key = ledger.issue_key("operator")[0]
+    key = ledger.keys.issue_key("operator")[0]
     for header in (f"Basic {key}", f"Token {key}", key, f"Bearer{key}"):
         response = client.get(f"/wallets/{alice_wallet['id']}", headers={"Authorization": header})
         assert_problem(response, 401)
@@ -85,7 +85,7 @@ def test_a_valid_key_under_another_scheme_is_401(client, ledger, alice_wallet):
 
 def test_the_bearer_scheme_name_is_case_insensitive(client, ledger, alice_wallet):
     """RFC 9110: auth schemes are case-insensitive; the key itself is not."""
-    key = ledger.issue_key("operator")[0]
+    key = ledger.keys.issue_key("operator")[0]
     assert client.get(f"/wallets/{alice_wallet['id']}",
                       headers={"Authorization": f"bearer {key}"}).status_code == 200
     assert_problem(client.get(f"/wallets/{alice_wallet['id']}",
@@ -93,7 +93,7 @@ def test_the_bearer_scheme_name_is_case_insensitive(client, ledger, alice_wallet
 
 
 def test_a_revoked_key_is_401(client, ledger, alice_wallet):
-    key = ledger.issue_key("player", "alice")[0]
+    key = ledger.keys.issue_key("player", "alice")[0]
     assert client.get(f"/wallets/{alice_wallet['id']}", headers=auth(key)).status_code == 200
     api_key = ledger.repository.get(ApiKey.create_id(hash_key(key)))
     api_key.revoke("system")

@@ -117,13 +117,13 @@ def build_world(ledger: LedgerApplication) -> World:
     app = create_app({"LEDGER": ledger, "TESTING": True})
     client = app.test_client()
     assert client.get("/openapi.json").get_json() == schema.raw_schema
-    keys = Keys(*(auth(ledger.issue_key(*who)[0]) for who in (
+    keys = Keys(*(auth(ledger.keys.issue_key(*who)[0]) for who in (
         ("operator",), ("auditor",), ("player", "alice"), ("player", "bob"))))
     # Keys for the fuzzer to read and revoke: never the world's own, which it must keep using;
     # the first is revoked already, so revoking it is refused like the other body-less commands.
-    spare = [ledger.issue_key("auditor", label=f"spare {n}")[1]["key_id"] for n in range(2)]
-    ledger.revoke_key(SYSTEM, UUID(spare[0]))
-    carol = auth(ledger.issue_key("player", "carol")[0])
+    spare = [ledger.keys.issue_key("auditor", label=f"spare {n}")[1]["key_id"] for n in range(2)]
+    ledger.keys.revoke_key(SYSTEM, UUID(spare[0]))
+    carol = auth(ledger.keys.issue_key("player", "carol")[0])
     casino = Casino(client, keys)
     wallets = {name: casino.open_wallet(name)["id"] for name in ("alice", "bob", "carol")}
     table = casino.open_table(wallets["alice"])

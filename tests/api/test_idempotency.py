@@ -129,7 +129,7 @@ def test_a_refused_command_leaves_its_key_unused(client, keys, ledger, alice_tab
 def test_keys_belong_to_their_principal_so_two_callers_may_use_the_same_key(
     client, keys, ledger, alice_table
 ):
-    second_operator = auth(ledger.issue_key("operator")[0])
+    second_operator = auth(ledger.keys.issue_key("operator")[0])
     key = {"Idempotency-Key": "shared-key"}
     first = client.post("/wallets", json={"player_id": "carol"}, headers={**keys.operator, **key})
     with records_something(ledger):

@@ -38,7 +38,7 @@ def test_an_operator_issues_a_key_shown_once_and_its_location_reads_it_without_t
     expires = datetime.fromisoformat(issued["expires_at"])
     assert timedelta(days=30) - timedelta(minutes=1) < expires - datetime.now(UTC) <= timedelta(
         days=30)
-    operator_id = ledger.authenticate(keys.operator["Authorization"][7:]).key_id
+    operator_id = ledger.keys.authenticate(keys.operator["Authorization"][7:]).key_id
     assert issued["issued_by"] == operator_id
     location = response.headers["Location"]
     assert location == f"/keys/{issued['key_id']}"
@@ -100,7 +100,7 @@ def test_a_key_revoked_over_the_api_is_401_on_its_next_request_and_revoking_agai
     with records_something(ledger):
         first = client.post(revoke, headers={**keys.operator, "Idempotency-Key": "r-1"})
     assert first.status_code == 200 and first.get_json()["status"] == "revoked"
-    assert first.get_json()["revoked_by"] == ledger.authenticate(
+    assert first.get_json()["revoked_by"] == ledger.keys.authenticate(
         keys.operator["Authorization"][7:]).key_id
     refused = assert_problem(client.get(f"/wallets/{alice_wallet['id']}",
                                         headers=auth(issued["key"])), 401)
@@ -113,7 +113,7 @@ def test_a_key_revoked_over_the_api_is_401_on_its_next_request_and_revoking_agai
 
 def test_an_expired_key_is_401_and_one_that_expires_later_is_not(client, keys, ledger,
                                                                  alice_wallet):
-    expired, _ = ledger.issue_key("auditor", expires_at=datetime.now(UTC) - timedelta(seconds=1))
+    expired, _ = ledger.keys.issue_key("auditor", expires_at=datetime.now(UTC) - timedelta(seconds=1))
     later = issue(client, keys.operator, role="auditor", expires_in_days=1)
     refused = assert_problem(client.get(f"/wallets/{alice_wallet['id']}",
                                         headers=auth(expired)), 401)
@@ -208,8 +208,8 @@ def limited(make_app):  # type: ignore[no-untyped-def]
 
 def test_beyond_its_burst_a_key_gets_429_with_retry_after_on_any_endpoint(limited):
     client, ledger = limited
-    key, _ = ledger.issue_key("operator")
-    other, _ = ledger.issue_key("operator")
+    key, _ = ledger.keys.issue_key("operator")
+    other, _ = ledger.keys.issue_key("operator")
     with freeze_time(datetime.now(UTC)) as frozen:
         for path in ("/keys", f"/wallets/{uuid.uuid4()}", "/events"):
             assert client.get(path, headers=auth(key)).status_code in (200, 404)
@@ -230,7 +230,7 @@ def test_beyond_its_burst_a_key_gets_429_with_retry_after_on_any_endpoint(limite
 
 def test_a_key_issued_with_its_own_rate_limit_is_held_to_it(limited):
     client, ledger = limited
-    operator, _ = ledger.issue_key("operator", rate_limit=0)  # no limit for this one
+    operator, _ = ledger.keys.issue_key("operator", rate_limit=0)  # no limit for this one
     with freeze_time(datetime.now(UTC)):
         for _ in range(10):
             assert client.get("/keys", headers=auth(operator)).status_code == 200

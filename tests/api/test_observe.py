@@ -81,7 +81,7 @@ def test_one_json_line_per_request_names_the_key_id_and_the_versions_written(
     assert grant["method"] == "POST" and grant["duration_ms"] >= 0
     assert grant["written"] == [{"aggregate": wallet.get_json()["id"],
                                  "version": granted.get_json()["version"]}]
-    assert grant["key_id"] == ledger.admit(operator_key).key_id
+    assert grant["key_id"] == ledger.keys.admit(operator_key).key_id
     assert operator_key not in json.dumps(lines)  # never the key itself
     assert lines[-1]["status"] == 422 and lines[-1]["written"] == []
 

@@ -69,8 +69,8 @@ class Tables:
         self.casino = casino
         self.headers = {
             "operator": keys.operator, "auditor": keys.auditor, "alice": keys.alice,
-            "bob": keys.bob, "carol": auth(ledger.issue_key("player", "carol")[0]),
-            "dave": auth(ledger.issue_key("player", "dave")[0]),
+            "bob": keys.bob, "carol": auth(ledger.keys.issue_key("player", "carol")[0]),
+            "dave": auth(ledger.keys.issue_key("player", "dave")[0]),
         }
         self.seeds = (server_seed(f"{CLIENT_SEED}:{i}") for i in itertools.count())
 
@@ -662,7 +662,7 @@ def test_X4_nothing_a_player_reads_depends_on_another_players_sealed_amount(
     second = tables.open("six_spot", wallets=first.wallets)
     for table in (first, second):
         source = (server_seed(f"twin:{i}") for i in itertools.count())
-        ledger.start_deal(SYSTEM, UUID(table.id), seed_source=lambda s=source: next(s))
+        ledger.play.start_deal(SYSTEM, UUID(table.id), seed_source=lambda s=source: next(s))
     views = [tables.view(t) for t in (first, second)]
     assert views[0]["current_deal"]["commitment"] == views[1]["current_deal"]["commitment"]
     alice = first.seats["alice"]

@@ -162,10 +162,10 @@ def test_the_auditors_limit_fails_closed_when_its_store_cannot_be_reached(
 def callers(ledger, keys):  # type: ignore[no-untyped-def]
     """Keys without write rights over anything here, and no key at all: name → (headers, the
     status each command but `POST /sign-in` answers them)."""
-    revoked, record = ledger.issue_key("auditor", label="revoked")
-    ledger.revoke_key(SYSTEM, record["key_id"])
-    expired = ledger.issue_key("auditor", expires_at="2020-01-01T00:00:00+00:00")[0]
-    mallory = ledger.issue_key("player", "mallory")[0]
+    revoked, record = ledger.keys.issue_key("auditor", label="revoked")
+    ledger.keys.revoke_key(SYSTEM, record["key_id"])
+    expired = ledger.keys.issue_key("auditor", expires_at="2020-01-01T00:00:00+00:00")[0]
+    mallory = ledger.keys.issue_key("player", "mallory")[0]
     return {"auditor": (keys.auditor, 403), "player owning nothing": (auth(mallory), 403),
             "revoked key": (auth(revoked), 401), "expired key": (auth(expired), 401),
             "no key": ({}, 401)}

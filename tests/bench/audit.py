@@ -167,7 +167,7 @@ def walk_feed(app: Any) -> int:
 
     after, entries = 0, 0
     while True:
-        page = app.event_feed(SYSTEM, after=after, limit=validation.MAX_PAGE)
+        page = app.audit.event_feed(SYSTEM, after=after, limit=validation.MAX_PAGE)
         entries += len(page["entries"])
         after = page["next"]
         if page["end"]:
@@ -184,7 +184,7 @@ def latencies(ctx: Context, events: int, repeats: int, progress: Progress) -> li
     app = LedgerApplication(Settings.from_env(store=url, rate_limit=0))
     figures: list[Figure] = []
     try:
-        key, _ = app.issue_key("auditor", label="bench")
+        key, _ = app.keys.issue_key("auditor", label="bench")
         app.project()
         count = app.recorder.max_notification_id() or 0
         client = create_app({"LEDGER": app}).test_client()
@@ -225,7 +225,7 @@ def requests(app: Any) -> list[tuple[str, str, dict[str, Any], bool]]:
     documents = app.projection.store.read_range("t|", "t|~", limit=1)
     table = next(iter(documents)).partition("|")[2]
     wallet = str(bulk.player_wallet(7))
-    first = app.event_feed(SYSTEM, limit=1)["entries"][0]["timestamp"]
+    first = app.audit.event_feed(SYSTEM, limit=1)["entries"][0]["timestamp"]
     start = datetime.fromisoformat(first)
     window = (start + timedelta(seconds=1)).isoformat(), (start + timedelta(seconds=2)).isoformat()
     period = {"since": start.date().isoformat(),

@@ -137,17 +137,17 @@ def _ledger(path: Path, group_commit: str, threads: int, seconds: float, command
         {}, store=f"sqlite:///{path}", chain_key=secrets.token_hex(32), group_commit=group_commit))
 
     def prepare(i: int) -> Callable[[], int]:
-        wallet = UUID(app.open_wallet(SYSTEM, f"bench-{i}")["id"])
+        wallet = UUID(app.wallets.open_wallet(SYSTEM, f"bench-{i}")["id"])
         if command == "grant":
-            return lambda: (app.grant(SYSTEM, wallet, 1), 1)[1]
-        app.grant(SYSTEM, wallet, 10**9)
-        table = UUID(app.open_casino_table(SYSTEM, wallet)["id"])
+            return lambda: (app.wallets.grant(SYSTEM, wallet, 1), 1)[1]
+        app.wallets.grant(SYSTEM, wallet, 10**9)
+        table = UUID(app.casino.open_casino_table(SYSTEM, wallet)["id"])
 
         def deal_and_stand() -> int:
-            deal = app.deal(SYSTEM, table, 10)
+            deal = app.deals.deal(SYSTEM, table, 10)
             if deal["phase"] != "deciding":
                 return 1
-            app.stand(SYSTEM, UUID(deal["id"]))
+            app.casino.stand(SYSTEM, UUID(deal["id"]))
             return 2
         return deal_and_stand
 

@@ -123,8 +123,8 @@ def workers(worker_store: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 
 def test_a_key_revoked_through_one_worker_is_refused_at_once_by_the_other(workers):
-    operator, _ = workers.app.issue_key("operator", label="ops")
-    key, record = workers.app.issue_key("auditor", label="leaked")
+    operator, _ = workers.app.keys.issue_key("operator", label="ops")
+    key, record = workers.app.keys.issue_key("auditor", label="leaked")
     for worker in workers.both:  # each has authenticated (and cached) the key
         assert worker.get("/events?limit=1", key)[0] == 200
     status, revoked, _ = call(workers.one.base, "POST", f"/keys/{record['key_id']}/revoke",
@@ -137,10 +137,10 @@ def test_a_key_revoked_through_one_worker_is_refused_at_once_by_the_other(worker
 
 
 def test_both_workers_refuse_an_expired_key_and_accept_one_that_expires_later(workers):
-    expired, _ = workers.app.issue_key(
+    expired, _ = workers.app.keys.issue_key(
         "auditor", expires_at=datetime.now(UTC) - timedelta(minutes=1))
-    later, _ = workers.app.issue_key("auditor", expires_in_days=1)
-    operator, _ = workers.app.issue_key("operator")
+    later, _ = workers.app.keys.issue_key("auditor", expires_in_days=1)
+    operator, _ = workers.app.keys.issue_key("operator")
     status, issued, _ = call(workers.one.base, "POST", "/keys", operator,
                              {"role": "auditor", "expires_in_days": 1, "label": "from one"})
     assert status == 201
@@ -152,8 +152,8 @@ def test_both_workers_refuse_an_expired_key_and_accept_one_that_expires_later(wo
 
 
 def test_a_keys_rate_limit_is_shared_by_both_workers(workers):
-    key, _ = workers.app.issue_key("auditor", rate_limit=0.01)  # a burst, then one per 100 s
-    unlimited, _ = workers.app.issue_key("auditor")
+    key, _ = workers.app.keys.issue_key("auditor", rate_limit=0.01)  # a burst, then one per 100 s
+    unlimited, _ = workers.app.keys.issue_key("auditor")
     for turn in range(BURST):
         assert workers.both[turn % 2].get("/events?limit=1", key)[0] == 200
     for worker in workers.both:
@@ -165,9 +165,9 @@ def test_a_keys_rate_limit_is_shared_by_both_workers(workers):
 
 
 def test_the_key_list_on_one_worker_shows_labels_and_last_use_noted_by_the_other(workers):
-    operator, ops = workers.app.issue_key("operator", label="ops desk")
-    used, used_record = workers.app.issue_key("auditor", label="front desk")
-    _unused, unused_record = workers.app.issue_key("auditor", label="never used")
+    operator, ops = workers.app.keys.issue_key("operator", label="ops desk")
+    used, used_record = workers.app.keys.issue_key("auditor", label="front desk")
+    _unused, unused_record = workers.app.keys.issue_key("auditor", label="never used")
     assert workers.one.get("/events?limit=1", used)[0] == 200
     workers.app.project()
     status, listed, _ = workers.other.get("/keys", operator)
@@ -182,7 +182,7 @@ def test_the_key_list_on_one_worker_shows_labels_and_last_use_noted_by_the_other
 
 
 def test_a_sign_in_link_raced_on_both_workers_is_exchanged_exactly_once(workers):
-    link, record = workers.app.issue_key("player", player_id="racer", kind="link")
+    link, record = workers.app.keys.issue_key("player", player_id="racer", kind="link")
     clients = 8  # every client sends at once, half to each worker
     answers = race(workers, clients, lambda worker: call(worker.base, "POST", "/sign-in", None,
                                                           {"token": link}))
@@ -195,7 +195,7 @@ def test_a_sign_in_link_raced_on_both_workers_is_exchanged_exactly_once(workers)
     for worker in workers.both:
         status, me, _ = worker.get("/me", session["key"])
         assert status == 200 and me["player_id"] == "racer"
-    assert workers.app.get_key(SYSTEM, record["key_id"])["status"] == "revoked"
+    assert workers.app.keys.get_key(SYSTEM, record["key_id"])["status"] == "revoked"
 
 
 def race(workers: Workers, clients: int, send: Any) -> list[tuple[int, Any]]:
@@ -221,8 +221,8 @@ def test_a_dispute_raced_on_both_workers_is_opened_once_and_resolved_once(worker
     adjustment: one 201 and one 200, every other answer a 409, the ledger still verifying."""
     from ledger.integrity.verify import verify_store
 
-    operator, _ = workers.app.issue_key("operator")
-    player, _ = workers.app.issue_key("player", player_id="disputer")
+    operator, _ = workers.app.keys.issue_key("operator")
+    player, _ = workers.app.keys.issue_key("player", player_id="disputer")
     base = workers.one.base
     status, wallet, _ = call(base, "POST", "/wallets", operator, {"player_id": "disputer"})
     assert status == 201

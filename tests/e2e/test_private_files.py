@@ -132,7 +132,7 @@ def test_the_umask_of_the_test_would_make_files_and_folders_readable(tmp_path):
 
 
 STORE_FILES = {"ledger.sqlite3", "ledger.sqlite3-wal", "ledger.sqlite3-shm", "ledger.sqlite3.key",
-               "ledger.sqlite3-writers", "ledger.read.sqlite3", "ledger.store.runtime.sqlite3"}
+               "ledger.sqlite3-writers", "ledger.read.sqlite3", "ledger.runtime.sqlite3"}
 
 
 def test_serve_demo_in_a_fresh_folder_as_make_run_makes_var_and_every_store_file_private(

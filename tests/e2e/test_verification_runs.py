@@ -43,8 +43,8 @@ def test_auditors_looping_verification_through_two_servers_append_at_most_their_
     clients = Clients(tmp_path / "clients", process_env())
     try:
         simulate_casino(app, 12, seed="5e" * 16, bet=20)
-        racer, racer_record = app.issue_key("auditor", label="racer")
-        sweeper, _ = app.issue_key("auditor", label="sweeper")
+        racer, racer_record = app.keys.issue_key("auditor", label="racer")
+        sweeper, _ = app.keys.issue_key("auditor", label="sweeper")
         head = app.recorder.max_notification_id()
         assert head < 900  # no checkpoint falls due during the loops
         for number in range(2):

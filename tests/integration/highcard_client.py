@@ -117,7 +117,7 @@ class Table:
             assert isinstance(app.stacked_packs, StackedPacks), "the app needs stacked packs"
             self.source = app.stacked_packs
         self.app = app
-        view = app.open_table(SYSTEM, variant, limits=dict(limits or {}), client_seed=CLIENT_SEED)
+        view = app.tables.open_table(SYSTEM, variant, limits=dict(limits or {}), client_seed=CLIENT_SEED)
         self.id = UUID(view["id"])
         self.packs = self.source.queue(self.id)
         self.wallets: dict[int, str] = {}  # seat -> wallet id, as the table records it
@@ -174,7 +174,7 @@ class Table:
         return {seat: self.balance(seat) for seat in self.state.seats}
 
     def view(self, actor: Principal = SYSTEM) -> dict[str, Any]:
-        return self.app.table(actor, self.id)
+        return self.app.deals.table(actor, self.id)
 
     def legal_actions(self) -> list[dict[str, Any]]:
         """The actions the service offers now (as an operator sees them), without player ids."""
@@ -236,17 +236,17 @@ class Table:
     # Seats and chips.
     def new_wallet(self, chips: int = 0, name: str = "spare") -> UUID:
         """Open a wallet (and grant it `chips`) without seating it."""
-        wallet_id = UUID(self.app.open_wallet(SYSTEM, name)["id"])
+        wallet_id = UUID(self.app.wallets.open_wallet(SYSTEM, name)["id"])
         self.opened.append(wallet_id)
         if chips:
-            self.app.grant(SYSTEM, wallet_id, chips)
+            self.app.wallets.grant(SYSTEM, wallet_id, chips)
             self.total += chips
         return wallet_id
 
     def seat(self, seat: int, wallet_id: UUID) -> None:
         """Seat a wallet; its player sends the command."""
         owner = self.app.repository.get(wallet_id).player_id
-        self._do(lambda: self.app.seat_player(player(owner), self.id, seat, wallet_id))
+        self._do(lambda: self.app.tables.seat_player(player(owner), self.id, seat, wallet_id))
         self.wallets[seat] = str(wallet_id)
 
     def sit(self, seat: int, chips: int) -> None:
@@ -256,10 +256,10 @@ class Table:
     def grant(self, seat: int, chips: int) -> None:
         """Chips arriving in a seat's wallet from outside the table (an operator grant)."""
         self.total += chips
-        self._do(lambda: self.app.grant(SYSTEM, UUID(self.wallets[seat]), chips))
+        self._do(lambda: self.app.wallets.grant(SYSTEM, UUID(self.wallets[seat]), chips))
 
     def unseat(self, seat: int) -> None:
-        self._do(lambda: self.app.unseat_player(self._player(seat), self.id, seat))
+        self._do(lambda: self.app.tables.unseat_player(self._player(seat), self.id, seat))
 
     # Commands: each goes to the service as the principal who would send it, then checks.
     def _player(self, seat: int) -> Principal:
@@ -277,31 +277,31 @@ class Table:
             self.check()
 
     def start(self) -> None:
-        self._do(lambda: self.app.start_deal(self._dealer(), self.id))
+        self._do(lambda: self.app.play.start_deal(self._dealer(), self.id))
 
     def fund(self, seat: int, amount: int) -> None:
-        self._do(lambda: self.app.fund_bank(self._player(seat), self.id, amount))
+        self._do(lambda: self.app.play.fund_bank(self._player(seat), self.id, amount))
 
     def decline(self, seat: int) -> None:
-        self._do(lambda: self.app.decline_bank(self._player(seat), self.id))
+        self._do(lambda: self.app.play.decline_bank(self._player(seat), self.id))
 
     def bet(self, seat: int, amount: int) -> None:
-        self._do(lambda: self.app.bet(self._player(seat), self.id, seat, amount))
+        self._do(lambda: self.app.play.bet(self._player(seat), self.id, seat, amount))
 
     def buy(self, seat: int) -> None:
-        self._do(lambda: self.app.buy_centre_card(self._player(seat), self.id, seat))
+        self._do(lambda: self.app.play.buy_centre_card(self._player(seat), self.id, seat))
 
     def pass_turn(self, seat: int) -> None:
-        self._do(lambda: self.app.pass_turn(self._player(seat), self.id, seat))
+        self._do(lambda: self.app.play.pass_turn(self._player(seat), self.id, seat))
 
     def choose(self, seat: int, choice: str) -> None:
-        self._do(lambda: self.app.dealer_choice(self._player(seat), self.id, choice))
+        self._do(lambda: self.app.play.dealer_choice(self._player(seat), self.id, choice))
 
     def split_pot(self) -> None:
-        self._do(lambda: self.app.split_pot(SYSTEM, self.id))
+        self._do(lambda: self.app.tables.split_pot(SYSTEM, self.id))
 
     def close(self) -> None:
-        self._do(lambda: self.app.close_table(SYSTEM, self.id))
+        self._do(lambda: self.app.tables.close_table(SYSTEM, self.id))
 
     def _unchanged(self, action: str, args: tuple[Any, ...], error: type[Exception]
                    ) -> Exception:

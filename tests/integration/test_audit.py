@@ -29,14 +29,14 @@ def utc(text: str) -> datetime:
 def two_days(app):  # type: ignore[no-untyped-def]
     """A wallet granted on day 1, a push on day 1, a waiting spread on day 2."""
     with freeze_time(DAY1):
-        wallet_id = UUID(app.open_wallet(SYSTEM, "p-audit")["id"])
-        app.grant(SYSTEM, wallet_id, 1000)
-        table_id = UUID(app.open_casino_table(SYSTEM, wallet_id, client_seed=CLIENT,
+        wallet_id = UUID(app.wallets.open_wallet(SYSTEM, "p-audit")["id"])
+        app.wallets.grant(SYSTEM, wallet_id, 1000)
+        table_id = UUID(app.casino.open_casino_table(SYSTEM, wallet_id, client_seed=CLIENT,
                                               accepts_supplied_seeds=True)["id"])
-        app.deal(SYSTEM, table_id, 100, server_seed=seed_where(
+        app.deals.deal(SYSTEM, table_id, 100, server_seed=seed_where(
             CLIENT, 1, opening(OpeningKind.CONSECUTIVE)))
     with freeze_time(DAY2):
-        waiting = app.deal(SYSTEM, table_id, 200, server_seed=seed_where(
+        waiting = app.deals.deal(SYSTEM, table_id, 200, server_seed=seed_where(
             CLIENT, 2, opening(OpeningKind.SPREAD)))
     app.project()
     return wallet_id, table_id, UUID(waiting["id"])
@@ -44,50 +44,50 @@ def two_days(app):  # type: ignore[no-untyped-def]
 
 def test_statement_lists_a_days_transfers_with_running_balances(app, two_days):
     wallet_id, _table, _deal = two_days
-    day1 = app.statement(SYSTEM, wallet_id, DAY1.replace(hour=0), DAY2.replace(hour=0))
+    day1 = app.audit.statement(SYSTEM, wallet_id, DAY1.replace(hour=0), DAY2.replace(hour=0))
     # Check the grant, the wager and the push's return, with their running balances.
     assert [(r["type"], r["amount"], r["balance"]) for r in day1["transfers"]] == [
         ("Granted", 1000, 1000), ("Debited", -100, 900), ("Credited", 100, 1000)]
     assert (day1["opening_balance"], day1["closing_balance"]) == (0, 1000)
-    day2 = app.statement(SYSTEM, wallet_id, DAY2.replace(hour=0), DAY3)
+    day2 = app.audit.statement(SYSTEM, wallet_id, DAY2.replace(hour=0), DAY3)
     assert (day2["opening_balance"], day2["closing_balance"], day2["debits"]) == (1000, 800, 200)
     assert day2["transfers"][0]["cause"]["event"] == "Wagered"
 
 
 def test_statement_of_a_period_without_activity_says_so(app, two_days):
     wallet_id, _table, _deal = two_days
-    quiet = app.statement(SYSTEM, wallet_id, DAY3, datetime(2026, 3, 4, tzinfo=UTC))
+    quiet = app.audit.statement(SYSTEM, wallet_id, DAY3, datetime(2026, 3, 4, tzinfo=UTC))
     assert quiet["empty"] and quiet["transfers"] == []
     assert quiet["opening_balance"] == quiet["closing_balance"] == 800
 
 
 def test_a_player_reads_only_their_own_statement(app, two_days):
     wallet_id, _table, _deal = two_days
-    assert app.statement(Principal("k", Role.PLAYER, "p-audit"), wallet_id)["player_id"]
+    assert app.audit.statement(Principal("k", Role.PLAYER, "p-audit"), wallet_id)["player_id"]
     with pytest.raises(Forbidden):
-        app.statement(Principal("k", Role.PLAYER, "someone-else"), wallet_id)
+        app.audit.statement(Principal("k", Role.PLAYER, "someone-else"), wallet_id)
 
 
 def test_time_travel_shows_a_wallet_and_a_table_as_they_stood_at_an_instant(app, two_days):
     wallet_id, table_id, _deal = two_days
     end_of_day1 = datetime(2026, 3, 1, 23, 59, tzinfo=UTC)
-    wallet = app.state_at(SYSTEM, wallet_id, at=end_of_day1)
+    wallet = app.audit.state_at(SYSTEM, wallet_id, at=end_of_day1)
     assert wallet["state"]["balance"] == 1000
-    assert app.state_at(SYSTEM, wallet_id)["state"]["balance"] == 800
-    table = app.state_at(SYSTEM, table_id, at=end_of_day1)
+    assert app.audit.state_at(SYSTEM, wallet_id)["state"]["balance"] == 800
+    table = app.audit.state_at(SYSTEM, table_id, at=end_of_day1)
     assert table["state"]["deals"] == 1 and utc(table["as_of"]) <= end_of_day1
-    assert app.state_at(SYSTEM, table_id, version=1)["state"]["deals"] == 0
+    assert app.audit.state_at(SYSTEM, table_id, version=1)["state"]["deals"] == 0
     with pytest.raises(InvalidInput):
-        app.state_at(SYSTEM, table_id, version=99)
+        app.audit.state_at(SYSTEM, table_id, version=99)
 
 
 def test_the_feed_pages_in_order_and_never_lists_sealed_seeds_or_keys(app, two_days):
     _wallet, _table, waiting = two_days
-    app.issue_key("auditor")
+    app.keys.issue_key("auditor")
     seed = app.repository.get(SealedSeed.create_id(waiting)).server_seed
     seen, after = [], 0
     while True:
-        page = app.event_feed(SYSTEM, after=after, limit=4)
+        page = app.audit.event_feed(SYSTEM, after=after, limit=4)
         seen.extend(page["entries"])
         after = page["next"]
         if page["end"]:
@@ -106,11 +106,11 @@ def test_the_feed_pages_in_order_and_never_lists_sealed_seeds_or_keys(app, two_d
 
 def test_the_feed_filters_by_wallet_type_and_period(app, two_days):
     wallet_id, table_id, _deal = two_days
-    by_wallet = app.event_feed(SYSTEM, wallet=wallet_id, limit=100)["entries"]
+    by_wallet = app.audit.event_feed(SYSTEM, wallet=wallet_id, limit=100)["entries"]
     assert {e["type"] for e in by_wallet} >= {"Granted", "Debited", "Credited"}
-    day2 = app.event_feed(SYSTEM, since=DAY2.replace(hour=0), limit=100)["entries"]
+    day2 = app.audit.event_feed(SYSTEM, since=DAY2.replace(hour=0), limit=100)["entries"]
     assert day2 and all(utc(e["timestamp"]) >= DAY2.replace(hour=0) for e in day2)
-    bets = app.event_feed(SYSTEM, types={"Wagered"}, table=table_id, limit=100)["entries"]
+    bets = app.audit.event_feed(SYSTEM, types={"Wagered"}, table=table_id, limit=100)["entries"]
     assert [e["payload"]["transfer"]["amount"] for e in bets] == [100, 200]
     with pytest.raises(Forbidden):
-        app.event_feed(Principal("k", Role.PLAYER, "p-audit"))
+        app.audit.event_feed(Principal("k", Role.PLAYER, "p-audit"))

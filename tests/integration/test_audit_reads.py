@@ -35,7 +35,7 @@ class Killed(Exception):
 def test_each_event_decoded_once_is_its_sealed_state_and_its_domain_event(app):
     simulate_casino(app, 4, seed="6a" * 16, bet=20)
     simulate_table(app, "polish", 3, deals=2, seed="6b" * 16)
-    app.issue_key("auditor", label="café ☕")  # a payload beyond ASCII
+    app.keys.issue_key("auditor", label="café ☕")  # a payload beyond ASCII
     notifications = app.recorder.select_notifications(start=1, limit=10_000)
     assert len(notifications) > 50
     for stored in notifications:

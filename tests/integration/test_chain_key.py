@@ -31,8 +31,8 @@ def reddog(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Comple
 
 
 def a_little_play(app: LedgerApplication) -> None:
-    wallet = app.open_wallet(SYSTEM, "keyed")
-    app.grant(SYSTEM, UUID(wallet["id"]), 1000)
+    wallet = app.wallets.open_wallet(SYSTEM, "keyed")
+    app.wallets.grant(SYSTEM, UUID(wallet["id"]), 1000)
 
 
 def test_a_new_sqlite_store_gets_a_key_file_beside_it_and_records_its_fingerprint(tmp_path):

@@ -266,7 +266,7 @@ def exported(tmp_path_factory) -> tuple[str, dict]:  # type: ignore[type-arg]
                 if type(e).__name__ == "SeedRevealed")
     path = tmp_path_factory.mktemp("rdhh") / "deal.rdhh"
     path.write_text(export_history(app, deal))
-    return str(path), app.deal_log(SYSTEM, deal).replay()
+    return str(path), app.deals.deal_log(SYSTEM, deal).replay()
 
 
 def test_history_import_replays_a_file_or_stdin(runner, exported):

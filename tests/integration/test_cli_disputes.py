@@ -20,13 +20,13 @@ def test_staff_list_show_and_resolve_a_dispute_from_the_command_line(tmp_path):
     store = f"sqlite:///{tmp_path}/d.sqlite3"
     app = LedgerApplication.for_store(store)
     try:
-        wallet = UUID(app.open_wallet(SYSTEM, "carol")["id"])
-        app.grant(SYSTEM, wallet, 500)
-        table = UUID(app.open_casino_table(SYSTEM, wallet, client_seed="cli",
+        wallet = UUID(app.wallets.open_wallet(SYSTEM, "carol")["id"])
+        app.wallets.grant(SYSTEM, wallet, 500)
+        table = UUID(app.casino.open_casino_table(SYSTEM, wallet, client_seed="cli",
                                            accepts_supplied_seeds=True)["id"])
-        deal = app.deal(SYSTEM, table, 50, server_seed=seed_where(
+        deal = app.deals.deal(SYSTEM, table, 50, server_seed=seed_where(
             "cli", 1, opening(OpeningKind.CONSECUTIVE)))
-        dispute = app.open_dispute(Principal("k-carol", Role.PLAYER, "carol"), UUID(deal["id"]),
+        dispute = app.disputes.open_dispute(Principal("k-carol", Role.PLAYER, "carol"), UUID(deal["id"]),
                                    "short paid")["dispute_id"]
     finally:
         app.close()
@@ -55,8 +55,8 @@ def test_staff_list_show_and_resolve_a_dispute_from_the_command_line(tmp_path):
     app = LedgerApplication.for_store(store)
     try:
         app.project()
-        assert app.wallet(SYSTEM, wallet)["balance"] == 515
-        assert app.report(SYSTEM, today, today.fromordinal(today.toordinal() + 1))["disputes"][
+        assert app.wallets.wallet(SYSTEM, wallet)["balance"] == 515
+        assert app.reports.report(SYSTEM, today, today.fromordinal(today.toordinal() + 1))["disputes"][
             "chips_adjusted"] == 15
     finally:
         app.close()

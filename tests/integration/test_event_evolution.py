@@ -139,7 +139,7 @@ def test_an_aggregate_rebuilt_from_upcast_events_links_its_next_event_to_what_wa
                         if isinstance(e, CreditedV2)]
     assert ends_on_a_credit
     for wallet_id in ends_on_a_credit[:3]:
-        release.grant(SYSTEM, wallet_id, 7)
+        release.wallets.grant(SYSTEM, wallet_id, 7)
     report = verify_store(release)
     assert report.ok, report.failures[:3]
     last = release.recorder.max_notification_id()
@@ -255,7 +255,7 @@ def test_a_hand_history_exported_before_a_change_imports_after_it(release, monke
     before = export_history(release, deal_id)
     use_class(monkeypatch, CasinoDeal.CardDealt, CardDealtV2)
     monkeypatch.setitem(rdhh.CASINO_EVENTS, topics.get_topic(CasinoDeal.CardDealt), CardDealtV2)
-    replay = release.replay(SYSTEM, deal_id)
+    replay = release.deals.replay(SYSTEM, deal_id)
     cards = [s["event"]["payload"] for s in replay["steps"] if "rank" in s["event"]["payload"]]
     assert cards and all(c["rank"] == c["card"][0] for c in cards)
     for text in (before, export_history(release, deal_id)):  # the first shape, and today's

@@ -45,8 +45,8 @@ def mixed(app):  # type: ignore[no-untyped-def]
     for variant, seed in (("polish", "7b"), ("six_spot", "7c"), ("six_spot_banking", "7d"),
                           ("fort_wayne", "7e")):
         simulate_table(app, variant, 3, deals=2, seed=seed * 16)
-    app.issue_key("auditor", label="café ☕")  # a payload beyond ASCII
-    app.run_verification(SYSTEM)
+    app.keys.issue_key("auditor", label="café ☕")  # a payload beyond ASCII
+    app.verification.run_verification(SYSTEM)
     return app
 
 
@@ -100,7 +100,7 @@ def test_events_the_direct_way_cannot_read_as_stored_go_through_their_domain_eve
 
 def test_the_feed_answers_the_same_entries_with_the_direct_way_or_without(mixed, monkeypatch):
     app = mixed
-    direct = app.event_feed(SYSTEM, limit=500)
+    direct = app.audit.event_feed(SYSTEM, limit=500)
     monkeypatch.setattr(FeedEntries, "entry", lambda self, stored, gate: None)
-    assert app.event_feed(SYSTEM, limit=500) == direct
+    assert app.audit.event_feed(SYSTEM, limit=500) == direct
     assert len(direct["entries"]) > 100

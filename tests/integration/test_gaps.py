@@ -128,7 +128,7 @@ def test_real_write_conflicts_leave_gaps_and_the_log_still_verifies(make_app, po
     roll back and leave their sequence numbers unused."""
     raw = RawLog(postgres_schema)
     first = make_app()
-    wallet = UUID(first.open_wallet(SYSTEM, "contended")["id"])
+    wallet = UUID(first.wallets.open_wallet(SYSTEM, "contended")["id"])
     racers = [make_app() for _ in range(4)]
     deadline = time.monotonic() + 90
     conflicts = []
@@ -137,7 +137,7 @@ def test_real_write_conflicts_leave_gaps_and_the_log_still_verifies(make_app, po
         while time.monotonic() < deadline and gaps(raw) < 1000:
             for _ in range(25):
                 try:
-                    app.grant(SYSTEM, wallet, 1)
+                    app.wallets.grant(SYSTEM, wallet, 1)
                 except Conflict:
                     conflicts.append(1)
 
@@ -150,5 +150,5 @@ def test_real_write_conflicts_leave_gaps_and_the_log_still_verifies(make_app, po
     first.checkpoint()
     report = verify_store(make_app())
     assert report.ok, report.failures[:3]
-    balance = first.wallet(SYSTEM, wallet)["balance"]
+    balance = first.wallets.wallet(SYSTEM, wallet)["balance"]
     assert balance == report.granted  # every grant that answered was recorded once

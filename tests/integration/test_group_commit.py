@@ -128,7 +128,7 @@ def test_many_threads_saving_distinct_wallets_are_all_written_in_fewer_commits_e
     recorder = app.recorder
     assert isinstance(recorder, GroupCommitRecorder)
     threads, grants = 12, 15
-    wallets = [UUID(app.open_wallet(SYSTEM, f"p-{i}")["id"]) for i in range(threads)]
+    wallets = [UUID(app.wallets.open_wallet(SYSTEM, f"p-{i}")["id"]) for i in range(threads)]
     before = recorder.group_counts()
     first_position = recorder.max_notification_id() + 1
     inserts = Inserts(recorder, monkeypatch)
@@ -137,8 +137,8 @@ def test_many_threads_saving_distinct_wallets_are_all_written_in_fewer_commits_e
     def grants_to(wallet_id: UUID) -> Callable[[], int]:
         def grant() -> int:
             for n in range(1, grants + 1):
-                app.grant(SYSTEM, wallet_id, n)
-            return app.wallet(SYSTEM, wallet_id)["balance"]
+                app.wallets.grant(SYSTEM, wallet_id, n)
+            return app.wallets.wallet(SYSTEM, wallet_id)["balance"]
         return grant
 
     first, first_result = start(grants_to(wallets[0]))
@@ -172,7 +172,7 @@ def test_a_save_that_lost_its_version_in_a_group_is_refused_alone_and_the_others
         make_sqlite_app, monkeypatch):
     app = make_sqlite_app()
     recorder = app.recorder
-    wallets = [UUID(app.open_wallet(SYSTEM, f"p-{i}")["id"]) for i in range(4)]
+    wallets = [UUID(app.wallets.open_wallet(SYSTEM, f"p-{i}")["id"]) for i in range(4)]
     shared = wallets[1]
     leader = HeldLeader(recorder, monkeypatch)
 
@@ -196,8 +196,8 @@ def test_a_save_that_lost_its_version_in_a_group_is_refused_alone_and_the_others
     refused = [r for r in results[:2] if isinstance(r, IntegrityError)]
     assert len(refused) == 1, results
     winner = 10 if not isinstance(results[0], Exception) else 20
-    assert app.wallet(SYSTEM, shared)["balance"] == winner
-    assert [app.wallet(SYSTEM, w)["balance"] for w in (wallets[0], wallets[2], wallets[3])] == [
+    assert app.wallets.wallet(SYSTEM, shared)["balance"] == winner
+    assert [app.wallets.wallet(SYSTEM, w)["balance"] for w in (wallets[0], wallets[2], wallets[3])] == [
         1, 3, 4]
     counts = recorder.group_counts()
     assert counts["refused"] == 1 and counts["largest"] == len(pending)
@@ -218,17 +218,17 @@ def test_a_command_that_lost_its_version_in_a_group_retries_and_is_applied(
         make_sqlite_app, monkeypatch):
     app = make_sqlite_app()
     recorder = app.recorder
-    wallet_id = UUID(app.open_wallet(SYSTEM, "p-1")["id"])
+    wallet_id = UUID(app.wallets.open_wallet(SYSTEM, "p-1")["id"])
     leader = HeldLeader(recorder, monkeypatch)
-    first, _ = start(lambda: app.grant(SYSTEM, wallet_id, 1))
+    first, _ = start(lambda: app.wallets.grant(SYSTEM, wallet_id, 1))
     assert leader.entered.wait(WAIT)
     # Both decided on the version before the held grant: the second to save loses it, decides
     # again on the new version and is written in a later group.
-    results = run_threads_with_queue(recorder, [lambda: app.grant(SYSTEM, wallet_id, 2),
-                                                lambda: app.grant(SYSTEM, wallet_id, 3)], leader)
+    results = run_threads_with_queue(recorder, [lambda: app.wallets.grant(SYSTEM, wallet_id, 2),
+                                                lambda: app.wallets.grant(SYSTEM, wallet_id, 3)], leader)
     first.join(WAIT)
     assert not any(isinstance(r, Exception) for r in results), results
-    assert app.wallet(SYSTEM, wallet_id)["balance"] == 6
+    assert app.wallets.wallet(SYSTEM, wallet_id)["balance"] == 6
     assert recorder.group_counts()["refused"] >= 1
     assert verify_store(app).ok
 
@@ -251,7 +251,7 @@ def test_a_failed_commit_fails_every_save_of_the_group_and_writes_none_of_them(
         make_sqlite_app, monkeypatch):
     app = make_sqlite_app()
     recorder = app.recorder
-    wallets = [UUID(app.open_wallet(SYSTEM, f"p-{i}")["id"]) for i in range(4)]
+    wallets = [UUID(app.wallets.open_wallet(SYSTEM, f"p-{i}")["id"]) for i in range(4)]
     head = recorder.max_notification_id()
     leader = HeldLeader(recorder, monkeypatch)
     commit = recorder._commit
@@ -277,17 +277,17 @@ def test_a_failed_commit_fails_every_save_of_the_group_and_writes_none_of_them(
     first.join(WAIT)
     assert all(isinstance(r, OperationalError) for r in results), results
     assert recorder.max_notification_id() == head + 1  # the first group's one event
-    assert [app.wallet(SYSTEM, w)["balance"] for w in wallets] == [5, 0, 0, 0]
+    assert [app.wallets.wallet(SYSTEM, w)["balance"] for w in wallets] == [5, 0, 0, 0]
     assert recorder.group_counts()["failed_groups"] == 1
     # The recorder writes again afterwards.
-    assert app.grant(SYSTEM, wallets[1], 7)["balance"] == 7
+    assert app.wallets.grant(SYSTEM, wallets[1], 7)["balance"] == 7
     assert verify_store(app).ok
 
 
 def test_without_group_commit_the_same_threads_are_written_one_commit_each(make_sqlite_app):
     app = make_sqlite_app("off")
-    wallets = [UUID(app.open_wallet(SYSTEM, f"p-{i}")["id"]) for i in range(6)]
-    results = run_threads([lambda w=w: [app.grant(SYSTEM, w, 1) for _ in range(10)][-1]
+    wallets = [UUID(app.wallets.open_wallet(SYSTEM, f"p-{i}")["id"]) for i in range(6)]
+    results = run_threads([lambda w=w: [app.wallets.grant(SYSTEM, w, 1) for _ in range(10)][-1]
                            for w in wallets])
     assert [r["balance"] for r in results] == [10] * len(wallets)
     assert verify_store(app).ok
@@ -296,9 +296,9 @@ def test_without_group_commit_the_same_threads_are_written_one_commit_each(make_
 def test_snapshots_and_read_models_are_written_as_before_beside_groups(make_sqlite_app):
     app = make_sqlite_app()
     app.follow(poll=0.05)  # folding the read models while the groups are written
-    wallets = [UUID(app.open_wallet(SYSTEM, f"p-{i}")["id"]) for i in range(4)]
+    wallets = [UUID(app.wallets.open_wallet(SYSTEM, f"p-{i}")["id"]) for i in range(4)]
     # Past a wallet's hundredth version, where it is snapshotted (in its own transaction).
-    results = run_threads([lambda w=w: [app.grant(SYSTEM, w, 1) for _ in range(105)][-1]
+    results = run_threads([lambda w=w: [app.wallets.grant(SYSTEM, w, 1) for _ in range(105)][-1]
                            for w in wallets])
     assert [r["balance"] for r in results] == [105] * len(wallets)
     for wallet_id in wallets:

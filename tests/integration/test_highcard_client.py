@@ -31,7 +31,7 @@ def test_client_unstacked_shuffles_follow_the_table_nonce_and_check_fair():
     assert (draw["purpose"], draw["nonce"]) == ("first_dealer", 1)
     assert (deal["purpose"], deal["nonce"]) == ("deal", 2)
     # Check an unstacked shuffle deals exactly the provably fair pack of its sealed seed
-    check = table.app.check_fairness(SYSTEM, UUID(draw["deal_id"]))
+    check = table.app.deals.check_fairness(SYSTEM, UUID(draw["deal_id"]))
     assert check["fair"] is True, check["checks"]
     pack = shuffled_pack(check["server_seed"], draw["client_seed"], draw["nonce"])
     face_up = [d["card"] for d in table.events("CardDealt") if d["face_up"]]
@@ -46,7 +46,7 @@ def test_client_a_stacked_deal_keeps_its_real_commitment_but_fails_the_fairness_
     # Check the stacked draw was dealt (seat 3 got the ace), its seed sealed and revealed
     assert [d["card"] for d in table.events("CardDealt")[:3]] == ["2c", "3c", "Ac"]
     assert table.state.dealer == 3
-    check = table.app.check_fairness(SYSTEM, UUID(draw["deal_id"]))
+    check = table.app.deals.check_fairness(SYSTEM, UUID(draw["deal_id"]))
     # Check the seed matches the commitment, but its shuffle is not the pack that was dealt
     assert check["fair"] is False
 
@@ -63,7 +63,7 @@ def test_client_a_stacked_pack_must_hold_every_card_once():
 def test_client_checks_conservation_on_the_applications_own_wallets():
     table = Table("high_card_pool", seats=[1, 2, 3])
     # Check chips that reach a wallet behind the client's back break its G10 check
-    table.app.grant(SYSTEM, UUID(table.wallets[1]), 5)
+    table.app.wallets.grant(SYSTEM, UUID(table.wallets[1]), 5)
     with pytest.raises(AssertionError):
         table.check()
 

@@ -64,30 +64,30 @@ class Harness:
         return self.app.recorder.max_notification_id() or 0
 
     def wallet(self, name: str, credits: int) -> UUID:
-        wallet_id = UUID(self.app.open_wallet(SYSTEM, name)["id"])
+        wallet_id = UUID(self.app.wallets.open_wallet(SYSTEM, name)["id"])
         if credits:
-            self.app.grant(SYSTEM, wallet_id, credits)
+            self.app.wallets.grant(SYSTEM, wallet_id, credits)
             self.granted += credits
         self.wallets.append(wallet_id)
         return wallet_id
 
     def view(self) -> dict[str, Any]:
         assert self.table_id is not None
-        return self.app.table(SYSTEM, self.table_id)
+        return self.app.deals.table(SYSTEM, self.table_id)
 
     def command(self, kind: str, seat: Any = None, amount: Any = None, choice: Any = None
                 ) -> Callable[[], Any]:
         app, tid = self.app, self.table_id
         return {
-            "deal": lambda: app.start_deal(SYSTEM, tid, seed_source=self.seeds),
-            "fund_bank": lambda: app.fund_bank(SYSTEM, tid, amount),
-            "decline_bank": lambda: app.decline_bank(SYSTEM, tid),
-            "bet": lambda: app.bet(SYSTEM, tid, seat, amount),
-            "buy": lambda: app.buy_centre_card(SYSTEM, tid, seat),
-            "pass": lambda: app.pass_turn(SYSTEM, tid, seat),
-            "choose": lambda: app.dealer_choice(SYSTEM, tid, choice),
-            "split_pot": lambda: app.split_pot(SYSTEM, tid),
-            "close": lambda: app.close_table(SYSTEM, tid),
+            "deal": lambda: app.play.start_deal(SYSTEM, tid, seed_source=self.seeds),
+            "fund_bank": lambda: app.play.fund_bank(SYSTEM, tid, amount),
+            "decline_bank": lambda: app.play.decline_bank(SYSTEM, tid),
+            "bet": lambda: app.play.bet(SYSTEM, tid, seat, amount),
+            "buy": lambda: app.play.buy_centre_card(SYSTEM, tid, seat),
+            "pass": lambda: app.play.pass_turn(SYSTEM, tid, seat),
+            "choose": lambda: app.play.dealer_choice(SYSTEM, tid, choice),
+            "split_pot": lambda: app.tables.split_pot(SYSTEM, tid),
+            "close": lambda: app.tables.close_table(SYSTEM, tid),
         }[kind]
 
     def check_conservation(self) -> None:
@@ -171,11 +171,11 @@ def open_table(h: Harness, data: st.DataObject) -> None:
     limits = data.draw(limits_for(h.variant), label="limits")
     before = h.position()
     try:
-        view = h.app.open_table(SYSTEM, h.variant, limits=limits, client_seed="props",
+        view = h.app.tables.open_table(SYSTEM, h.variant, limits=limits, client_seed="props",
                                 accepts_supplied_seeds=True)
     except RuleViolation as error:  # G8: a bad configuration is refused and records nothing
         assert error.rule and h.position() == before
-        view = h.app.open_table(SYSTEM, h.variant, client_seed="props",
+        view = h.app.tables.open_table(SYSTEM, h.variant, client_seed="props",
                                 accepts_supplied_seeds=True)
     h.table_id = UUID(view["id"])
     players = data.draw(st.integers(v.min_players, min(5, view["limits"]["max_seats"])),
@@ -183,7 +183,7 @@ def open_table(h: Harness, data: st.DataObject) -> None:
     credit = st.sampled_from([0, 5, 40, 150, 600, 3000, 3000, 3000])
     for seat in range(1, players + 1):
         wallet_id = h.wallet(f"p{seat}", data.draw(credit, label=f"credits {seat}"))
-        h.app.seat_player(SYSTEM, h.table_id, seat, wallet_id)
+        h.app.tables.seat_player(SYSTEM, h.table_id, seat, wallet_id)
     h.wallet("spare", data.draw(credit, label="spare credits"))
 
 
@@ -192,7 +192,7 @@ def rescue(h: Harness, view: dict[str, Any]) -> None:
     limits = view["limits"]
     amount = 2 * max(limits["ante"], limits["min_bet"], limits["bank_min"], 1)
     for seat in view["seats"]:
-        h.app.grant(SYSTEM, UUID(seat["wallet_id"]), amount)
+        h.app.wallets.grant(SYSTEM, UUID(seat["wallet_id"]), amount)
         h.granted += amount
 
 
@@ -233,16 +233,16 @@ def step(h: Harness, data: st.DataObject) -> None:
     elif kind == "grant":
         wallet_id = data.draw(st.sampled_from(h.wallets), label="grant to")
         amount = data.draw(st.integers(1, 300), label="grant")
-        h.app.grant(SYSTEM, wallet_id, amount)
+        h.app.wallets.grant(SYSTEM, wallet_id, amount)
         h.granted += amount
     elif kind == "join":
         seat = data.draw(st.integers(-1, view["limits"]["max_seats"] + 1), label="join seat")
         wallet_id = data.draw(st.sampled_from(h.wallets), label="join wallet")
-        h.attempt(lambda: h.app.seat_player(SYSTEM, h.table_id, seat, wallet_id), None,
+        h.attempt(lambda: h.app.tables.seat_player(SYSTEM, h.table_id, seat, wallet_id), None,
                   f"join seat {seat} in {view['phase']}")
     else:
         seat = data.draw(st.integers(0, 6), label="leave seat")
-        h.attempt(lambda: h.app.unseat_player(SYSTEM, h.table_id, seat), None,
+        h.attempt(lambda: h.app.tables.unseat_player(SYSTEM, h.table_id, seat), None,
                   f"leave seat {seat} in {view['phase']}")
 
 

@@ -63,13 +63,13 @@ class Table:
         return [*self.wallets.values(), *self.spare]
 
     def view(self, actor: Principal = SYSTEM) -> dict[str, Any]:
-        return self.app.table(actor, self.id)
+        return self.app.deals.table(actor, self.id)
 
     def aggregate(self, version: int | None = None) -> Any:
         return self.app.repository.get(self.id, version=version)
 
     def start(self) -> dict[str, Any]:
-        return self.app.start_deal(SYSTEM, self.id, seed_source=self.seeds)
+        return self.app.play.start_deal(SYSTEM, self.id, seed_source=self.seeds)
 
     def to_betting(self, bank: int | None = None) -> dict[str, Any]:
         """Choose the first dealer, stake the pot or bank if the variant needs it, and deal."""
@@ -79,7 +79,7 @@ class Table:
                 return view
             legal = {a["action"] for a in view["legal_actions"]}
             if view["phase"] == "funding" and "fund_bank" in legal:
-                view = self.app.fund_bank(SYSTEM, self.id, bank or view["limits"]["bank_min"])
+                view = self.app.play.fund_bank(SYSTEM, self.id, bank or view["limits"]["bank_min"])
             elif view["phase"] == "funding" or "deal" not in legal:
                 rescue(self, view)  # the players have run low: the operator grants chips
                 view = self.view()
@@ -101,18 +101,18 @@ def open_seated(
     spare: int = 0,
 ) -> Table:
     """Open a table, open and grant a wallet per seat (plus `spare` unseated ones), seat them."""
-    view = app.open_table(SYSTEM, variant, limits=limits, client_seed=CLIENT_SEED,
+    view = app.tables.open_table(SYSTEM, variant, limits=limits, client_seed=CLIENT_SEED,
                           accepts_supplied_seeds=True)
     table_id = UUID(view["id"])
     amounts = credits if isinstance(credits, list) else [credits] * (len(seats) + spare)
     wallets: dict[int, UUID] = {}
     extra: list[UUID] = []
     for i, amount in enumerate(amounts[: len(seats) + spare]):
-        wallet_id = UUID(app.open_wallet(SYSTEM, f"{variant}-p{i + 1}")["id"])
+        wallet_id = UUID(app.wallets.open_wallet(SYSTEM, f"{variant}-p{i + 1}")["id"])
         if amount:
-            app.grant(SYSTEM, wallet_id, amount)
+            app.wallets.grant(SYSTEM, wallet_id, amount)
         if i < len(seats):
-            app.seat_player(SYSTEM, table_id, seats[i], wallet_id)
+            app.tables.seat_player(SYSTEM, table_id, seats[i], wallet_id)
             wallets[seats[i]] = wallet_id
         else:
             extra.append(wallet_id)
@@ -136,19 +136,19 @@ def perform(table: Table, action: dict[str, Any], rng: random.Random) -> dict[st
         return table.start()
     if kind == "fund_bank":
         high = min(action["max"], action["min"] * 3)
-        return app.fund_bank(SYSTEM, table.id, rng.randint(action["min"], high))
+        return app.play.fund_bank(SYSTEM, table.id, rng.randint(action["min"], high))
     if kind == "bet":
         low, high = action["min"], action["max"]
         amount = rng.choice([low, high, rng.randint(low, high), rng.randint(low, high)])
-        return app.bet(SYSTEM, table.id, action["seat"], amount)
+        return app.play.bet(SYSTEM, table.id, action["seat"], amount)
     if kind == "buy":
-        return app.buy_centre_card(SYSTEM, table.id, action["seat"])
+        return app.play.buy_centre_card(SYSTEM, table.id, action["seat"])
     if kind == "pass":
-        return app.pass_turn(SYSTEM, table.id, action["seat"])
+        return app.play.pass_turn(SYSTEM, table.id, action["seat"])
     if kind == "choose":
-        return app.dealer_choice(SYSTEM, table.id, rng.choice(action["choices"]))
+        return app.play.dealer_choice(SYSTEM, table.id, rng.choice(action["choices"]))
     if kind == "decline_bank":
-        return app.decline_bank(SYSTEM, table.id)
+        return app.play.decline_bank(SYSTEM, table.id)
     raise AssertionError(f"unexpected legal action {action}")
 
 
@@ -157,7 +157,7 @@ def rescue(table: Table, view: dict[str, Any]) -> None:
     grants every seated player enough chips."""
     amount = CREDITS // 2
     for seat in view["seats"]:
-        table.app.grant(SYSTEM, UUID(seat["wallet_id"]), amount)
+        table.app.wallets.grant(SYSTEM, UUID(seat["wallet_id"]), amount)
         table.granted += amount
 
 
@@ -262,14 +262,14 @@ def test_G10_G2_G3_whole_deals_of_every_variant_conserve_chips_replay_and_check_
     commits = deals_of(table)
     for i, (deal_id, version) in enumerate(commits):
         # G2: each deal is checkable once finished, with a seed this test supplied.
-        check = app.check_fairness(SYSTEM, UUID(deal_id))
+        check = app.deals.check_fairness(SYSTEM, UUID(deal_id))
         assert check["fair"] is True, check["checks"]
         assert check["server_seed"] in table.seeds.made
         assert check["commitment"] == commitment(check["server_seed"])
         # The replay has one step per event of the deal, from its commitment to the next one.
         end = commits[i + 1][1] if i + 1 < len(commits) else events[-1].originator_version + 1
         expected = [e.originator_version for e in events if version <= e.originator_version < end]
-        replay = app.replay(SYSTEM, UUID(deal_id))
+        replay = app.deals.replay(SYSTEM, UUID(deal_id))
         assert replay["finished"] is True
         assert [step["event"]["version"] for step in replay["steps"]] == expected
         assert replay["steps"][0]["event"]["type"] == "Committed"
@@ -277,10 +277,10 @@ def test_G10_G2_G3_whole_deals_of_every_variant_conserve_chips_replay_and_check_
         assert last["state"]["version"] == expected[-1]
         assert last["state"]["pot"] == pot_through(events, pot_account, expected[-1])
         assert last["state"]["pot"] == table.aggregate(expected[-1]).state.pot
-        assert len(app.deal_events(SYSTEM, UUID(deal_id))) == len(expected)
+        assert len(app.deals.deal_events(SYSTEM, UUID(deal_id))) == len(expected)
 
     # H10: closing pays the pot out; afterwards every chip is back in a wallet.
-    closed = app.close_table(SYSTEM, table.id)
+    closed = app.tables.close_table(SYSTEM, table.id)
     assert closed["phase"] == "closed" and closed["pot"] == 0 and closed["stake"] == 0
     balances, _pot, _stake = chips_held(table)
     assert sum(balances.values()) == table.granted
@@ -290,11 +290,11 @@ def test_G10_G2_G3_whole_deals_of_every_variant_conserve_chips_replay_and_check_
 def test_G10_every_position_of_a_log_with_two_tables_sharing_wallets_verifies(app):
     # Two tables of different families share the same three wallets; conservation still holds.
     first = open_seated(app, "high_card_pool")
-    second_view = app.open_table(SYSTEM, "six_spot", client_seed=CLIENT_SEED,
+    second_view = app.tables.open_table(SYSTEM, "six_spot", client_seed=CLIENT_SEED,
                                  accepts_supplied_seeds=True)
     second = Table(app, UUID(second_view["id"]), "six_spot", {}, 0, SeedSource("second"))
     for seat, wallet_id in first.wallets.items():
-        app.seat_player(SYSTEM, second.id, seat, wallet_id)
+        app.tables.seat_player(SYSTEM, second.id, seat, wallet_id)
         second.wallets[seat] = wallet_id
     rng = random.Random("two-tables")
     for _ in range(3):
@@ -319,7 +319,7 @@ def test_G10_another_application_rebuilds_the_same_table_from_snapshots_and_even
     other = make_shared_app()
     assert list(other.snapshots.get(table.id)), "no snapshot was taken"
     assert other.repository.get(table.id).state.to_dict() == live.state.to_dict()
-    assert other.table(SYSTEM, table.id) == app.table(SYSTEM, table.id)
+    assert other.deals.table(SYSTEM, table.id) == app.deals.table(SYSTEM, table.id)
     report = verify_store(other)
     assert report.ok, [str(f) for f in report.failures]
 
@@ -341,7 +341,7 @@ def test_G7_first_dealer_is_the_seat_dealt_the_first_ace_from_the_lowest_seat(ap
     assert [c.rank.name for c in pack[: len(dealt)]].count("ACE") == 1
     assert str(pack[len(dealt) - 1])[0] == "A"
     assert view["dealer"] == dealt[-1]["seat"]
-    assert app.check_fairness(SYSTEM, UUID(committed.data["deal_id"]))["fair"] is True
+    assert app.deals.check_fairness(SYSTEM, UUID(committed.data["deal_id"]))["fair"] is True
 
 
 @pytest.mark.parametrize("variant", ["high_card_pool", "shoot", "six_spot"])
@@ -373,8 +373,8 @@ def test_G2_G3_commitment_precedes_every_card_and_the_seed_is_revealed_when_the_
     table.to_betting()
     deal_id, version = deals_of(table)[-1]
     # While the deal runs: no seed, no face-down card, fairness refused (G2).
-    assert_refused(app, "G2", lambda: app.check_fairness(SYSTEM, UUID(deal_id)))
-    running = app.deal_events(SYSTEM, UUID(deal_id))
+    assert_refused(app, "G2", lambda: app.deals.check_fairness(SYSTEM, UUID(deal_id)))
+    running = app.deals.deal_events(SYSTEM, UUID(deal_id))
     assert running[0]["type"] == "Committed"
     assert all("card" not in e["payload"] for e in running if e["type"] == "CardDealt")
     seed = app.repository.get(SealedSeed.create_id(UUID(deal_id))).server_seed
@@ -388,7 +388,7 @@ def test_G2_G3_commitment_precedes_every_card_and_the_seed_is_revealed_when_the_
     # G3: every card movement is an event; polish burns, turns, and returns hands to the bottom.
     assert {"CardDealt", "CardBurned", "TargetTurned", "CardsReturned", "HandShown"} <= set(
         names[:revealed])
-    assert app.check_fairness(SYSTEM, UUID(deal_id))["fair"] is True
+    assert app.deals.check_fairness(SYSTEM, UUID(deal_id))["fair"] is True
 
 
 # Refusals (G8).
@@ -401,33 +401,33 @@ def betting_refusals(table: Table, view: dict[str, Any]) -> list[tuple[str, str,
     seat = bet["seat"]
     others = [s for s in deal["order"] if s != seat]
     cases: list[tuple[str, str, Callable]] = [
-        ("over the max bet", v.rule("bet"), lambda: app.bet(SYSTEM, tid, seat, bet["max"] + 1)),
-        ("zero bet", "G4", lambda: app.bet(SYSTEM, tid, seat, 0)),
-        ("negative bet", "G4", lambda: app.bet(SYSTEM, tid, seat, -5)),
-        ("seat with no hand", v.rule("turn"), lambda: app.bet(SYSTEM, tid, 9, bet["min"])),
+        ("over the max bet", v.rule("bet"), lambda: app.play.bet(SYSTEM, tid, seat, bet["max"] + 1)),
+        ("zero bet", "G4", lambda: app.play.bet(SYSTEM, tid, seat, 0)),
+        ("negative bet", "G4", lambda: app.play.bet(SYSTEM, tid, seat, -5)),
+        ("seat with no hand", v.rule("turn"), lambda: app.play.bet(SYSTEM, tid, 9, bet["min"])),
         ("deal while betting", "G8", table.start),
-        ("stake while betting", v.rule("funding"), lambda: app.fund_bank(SYSTEM, tid, 100)),
+        ("stake while betting", v.rule("funding"), lambda: app.play.fund_bank(SYSTEM, tid, 100)),
         ("dealer's choice while betting", "S6",
-         lambda: app.dealer_choice(SYSTEM, tid, "pass")),
-        ("split while betting", "H10", lambda: app.split_pot(SYSTEM, tid)),
-        ("close while betting", "G8", lambda: app.close_table(SYSTEM, tid)),
-        ("leave while betting", "G5", lambda: app.unseat_player(SYSTEM, tid, seat)),
+         lambda: app.play.dealer_choice(SYSTEM, tid, "pass")),
+        ("split while betting", "H10", lambda: app.tables.split_pot(SYSTEM, tid)),
+        ("close while betting", "G8", lambda: app.tables.close_table(SYSTEM, tid)),
+        ("leave while betting", "G5", lambda: app.tables.unseat_player(SYSTEM, tid, seat)),
         ("join while betting", "G5",
-         lambda: app.seat_player(SYSTEM, tid, 8, table.spare[0])),
+         lambda: app.tables.seat_player(SYSTEM, tid, 8, table.spare[0])),
     ]
     if v.betting is not Betting.SEALED:
         cases.append(("out of turn", v.rule("turn"),
-                      lambda: app.bet(SYSTEM, tid, others[0], bet["min"])))
+                      lambda: app.play.bet(SYSTEM, tid, others[0], bet["min"])))
     if not v.dealer_plays:
         cases.append(("the dealer has no hand", v.rule("turn"),
-                      lambda: app.bet(SYSTEM, tid, view["dealer"], bet["min"])))
+                      lambda: app.play.bet(SYSTEM, tid, view["dealer"], bet["min"])))
     if v.target is not Target.CENTRE:
         cases.append(("buy without a centre card", "FW2",
-                      lambda: app.buy_centre_card(SYSTEM, tid, seat)))
+                      lambda: app.play.buy_centre_card(SYSTEM, tid, seat)))
         if v.betting is not Betting.COVER:
-            cases.append(("pass", v.rule("bet"), lambda: app.pass_turn(SYSTEM, tid, seat)))
+            cases.append(("pass", v.rule("bet"), lambda: app.play.pass_turn(SYSTEM, tid, seat)))
     else:
-        cases.append(("pass before two buys", "FW3", lambda: app.pass_turn(SYSTEM, tid, seat)))
+        cases.append(("pass before two buys", "FW3", lambda: app.play.pass_turn(SYSTEM, tid, seat)))
     return cases
 
 
@@ -443,18 +443,18 @@ def test_G8_G4_G5_refusals_during_a_deal_name_their_rule_and_record_nothing(app,
         assert error.detail, what
     if VARIANTS[variant].betting is Betting.SEALED:
         # X4: a seat that has sealed its bet cannot bet again.
-        app.bet(SYSTEM, table.id, bet["seat"], bet["min"])
-        assert_refused(app, "X4", lambda: app.bet(SYSTEM, table.id, bet["seat"], bet["min"]),
+        app.play.bet(SYSTEM, table.id, bet["seat"], bet["min"])
+        assert_refused(app, "X4", lambda: app.play.bet(SYSTEM, table.id, bet["seat"], bet["min"]),
                        table)
     if VARIANTS[variant].target is Target.CENTRE:
         # FW2: at most two centre cards a turn; FW3: then a pass is allowed.
-        app.buy_centre_card(SYSTEM, table.id, bet["seat"])
-        app.buy_centre_card(SYSTEM, table.id, bet["seat"])
-        assert_refused(app, "FW2", lambda: app.buy_centre_card(SYSTEM, table.id, bet["seat"]),
+        app.play.buy_centre_card(SYSTEM, table.id, bet["seat"])
+        app.play.buy_centre_card(SYSTEM, table.id, bet["seat"])
+        assert_refused(app, "FW2", lambda: app.play.buy_centre_card(SYSTEM, table.id, bet["seat"]),
                        table)
         assert {"action": "pass", "seat": bet["seat"]}.items() <= next(
             a for a in table.view()["legal_actions"] if a["action"] == "pass").items()
-        app.pass_turn(SYSTEM, table.id, bet["seat"])
+        app.play.pass_turn(SYSTEM, table.id, bet["seat"])
     assert_chips_add_up(table)
     assert verify_store(app).ok
 
@@ -465,30 +465,30 @@ def test_G8_refusals_between_deals_name_their_rule_and_record_nothing(app, varia
     table = open_seated(app, variant, seats=(1, 2, 3))
     tid = table.id
     # Before any deal: nothing to bet on, no choice to make.
-    assert_refused(app, "G8", lambda: app.bet(SYSTEM, tid, 1, 10), table)
-    assert_refused(app, "S6", lambda: app.dealer_choice(SYSTEM, tid, "deal_fourth"), table)
-    assert_refused(app, v.rule("funding"), lambda: app.fund_bank(SYSTEM, tid, 500), table)
+    assert_refused(app, "G8", lambda: app.play.bet(SYSTEM, tid, 1, 10), table)
+    assert_refused(app, "S6", lambda: app.play.dealer_choice(SYSTEM, tid, "deal_fourth"), table)
+    assert_refused(app, v.rule("funding"), lambda: app.play.fund_bank(SYSTEM, tid, 500), table)
     if v.funding is not Funding.ANTE:
         table.start()  # the first dealer is chosen; the pot waits for the dealer's stake
         assert table.view()["phase"] == "funding"
         dealer = table.view()["dealer"]
         assert_refused(app, v.rule("funding"), table.start, table)
         low = table.view()["limits"]["bank_min"]  # XB1: a six-spot banker may stake any amount
-        assert_refused(app, v.rule("funding"), lambda: app.fund_bank(SYSTEM, tid, low - 1),
+        assert_refused(app, v.rule("funding"), lambda: app.play.fund_bank(SYSTEM, tid, low - 1),
                        table)
-        assert_refused(app, "G8", lambda: app.fund_bank(SYSTEM, tid, CREDITS + 1), table)
-        assert_refused(app, "H10", lambda: app.split_pot(SYSTEM, tid), table)
-        app.fund_bank(SYSTEM, tid, max(low, 300))
+        assert_refused(app, "G8", lambda: app.play.fund_bank(SYSTEM, tid, CREDITS + 1), table)
+        assert_refused(app, "H10", lambda: app.tables.split_pot(SYSTEM, tid), table)
+        app.play.fund_bank(SYSTEM, tid, max(low, 300))
         # The dealer holding the bank cannot leave (P8, S6, SS6, XB5).
         rule = v.rule("banker") if v.rule("banker") != "G8" else v.rule("end")
-        assert_refused(app, rule, lambda: app.unseat_player(SYSTEM, tid, dealer), table)
+        assert_refused(app, rule, lambda: app.tables.unseat_player(SYSTEM, tid, dealer), table)
     else:
-        assert_refused(app, "H10", lambda: app.split_pot(SYSTEM, tid), table)  # empty pot
-    assert_refused(app, "G5", lambda: app.unseat_player(SYSTEM, tid, 7), table)
-    app.close_table(SYSTEM, tid)
+        assert_refused(app, "H10", lambda: app.tables.split_pot(SYSTEM, tid), table)  # empty pot
+    assert_refused(app, "G5", lambda: app.tables.unseat_player(SYSTEM, tid, 7), table)
+    app.tables.close_table(SYSTEM, tid)
     assert_refused(app, "G8", table.start, table)
-    assert_refused(app, "G8", lambda: app.close_table(SYSTEM, tid), table)
-    assert_refused(app, "G5", lambda: app.unseat_player(SYSTEM, tid, 9), table)
+    assert_refused(app, "G8", lambda: app.tables.close_table(SYSTEM, tid), table)
+    assert_refused(app, "G5", lambda: app.tables.unseat_player(SYSTEM, tid, 9), table)
     assert verify_store(app).ok
 
 
@@ -497,12 +497,12 @@ def test_G5_seats_are_numbered_free_and_one_per_wallet(app):
     spare = table.spare[0]
     max_seats = table.view()["limits"]["max_seats"]
     for seat in (0, -1, max_seats + 1):
-        assert_refused(app, "G5", lambda s=seat: app.seat_player(SYSTEM, table.id, s, spare),
+        assert_refused(app, "G5", lambda s=seat: app.tables.seat_player(SYSTEM, table.id, s, spare),
                        table)
-    assert_refused(app, "G5", lambda: app.seat_player(SYSTEM, table.id, 1, spare), table)
+    assert_refused(app, "G5", lambda: app.tables.seat_player(SYSTEM, table.id, 1, spare), table)
     assert_refused(app, "G5",
-                   lambda: app.seat_player(SYSTEM, table.id, 3, table.wallets[1]), table)
-    app.seat_player(SYSTEM, table.id, max_seats, spare)
+                   lambda: app.tables.seat_player(SYSTEM, table.id, 3, table.wallets[1]), table)
+    app.tables.seat_player(SYSTEM, table.id, max_seats, spare)
     assert [s["seat"] for s in table.view()["seats"]] == [1, 2, max_seats]
 
 
@@ -511,31 +511,31 @@ def test_G8_a_bet_beyond_the_wallet_is_refused_and_records_nothing(app):
     table = open_seated(app, "shoot", seats=(1, 5), spare=1)
     table.start()
     dealer = table.view()["dealer"]
-    poor = UUID(app.open_wallet(SYSTEM, "poor")["id"])
-    app.grant(SYSTEM, poor, 50)
+    poor = UUID(app.wallets.open_wallet(SYSTEM, "poor")["id"])
+    app.wallets.grant(SYSTEM, poor, 50)
     table.granted += 50
-    app.seat_player(SYSTEM, table.id, dealer + 1, poor)
+    app.tables.seat_player(SYSTEM, table.id, dealer + 1, poor)
     table.wallets[dealer + 1] = poor
     view = table.to_betting(bank=500)
     assert view["current_deal"]["turn"] == dealer + 1
     bet = next(a for a in view["legal_actions"] if a["action"] == "bet")
     assert bet == {"action": "bet", "seat": dealer + 1, "min": 10, "max": 50,
                    "player_id": "poor"}
-    error = assert_refused(app, "G8", lambda: app.bet(SYSTEM, table.id, dealer + 1, 51), table)
+    error = assert_refused(app, "G8", lambda: app.play.bet(SYSTEM, table.id, dealer + 1, 51), table)
     assert error.field == "amount"
-    app.bet(SYSTEM, table.id, dealer + 1, 50)
+    app.play.bet(SYSTEM, table.id, dealer + 1, 50)
     assert_chips_add_up(table)
 
 
 def test_G9_H1_a_table_whose_deal_could_run_out_of_cards_is_refused(app):
     # High Card Pool with five cards: 8 hands of 5 cards plus a burn and a target each is 56.
-    assert_refused(app, "G9", lambda: app.open_table(
+    assert_refused(app, "G9", lambda: app.tables.open_table(
         SYSTEM, "high_card_pool", limits={"hand_size": 5, "max_seats": 8}))
-    assert_refused(app, "H1", lambda: app.open_table(
+    assert_refused(app, "H1", lambda: app.tables.open_table(
         SYSTEM, "high_card_pool", limits={"hand_size": 2}))
-    assert app.open_table(SYSTEM, "high_card_pool", limits={"hand_size": 5})["limits"][
+    assert app.tables.open_table(SYSTEM, "high_card_pool", limits={"hand_size": 5})["limits"][
         "max_seats"] == 7
-    assert app.open_table(SYSTEM, "high_card_pool", limits={"hand_size": 4, "max_seats": 8})[
+    assert app.tables.open_table(SYSTEM, "high_card_pool", limits={"hand_size": 4, "max_seats": 8})[
         "limits"]["max_seats"] == 8
 
 
@@ -548,37 +548,37 @@ def test_G8_a_player_cannot_act_for_another_seat_and_an_auditor_cannot_act(app):
     before = position(app)
     for actor in (Principal("k-p", Role.PLAYER, intruder), Principal("k-a", Role.AUDITOR)):
         with pytest.raises(Forbidden):
-            app.bet(actor, table.id, bet["seat"], bet["min"])
+            app.play.bet(actor, table.id, bet["seat"], bet["min"])
         with pytest.raises(Forbidden):
-            app.close_table(actor, table.id)
+            app.tables.close_table(actor, table.id)
     assert position(app) == before
     # The seat's own player may.
-    app.bet(Principal("k-o", Role.PLAYER, owner), table.id, bet["seat"], bet["min"])
+    app.play.bet(Principal("k-o", Role.PLAYER, owner), table.id, bet["seat"], bet["min"])
     assert position(app) > before
 
 
 # Defects found while writing these tests, kept as regression tests.
 def test_G5_the_answer_to_seating_shows_the_new_seat_and_the_deal_it_enables(app):
     table = open_seated(app, "high_card_pool", seats=(1, 2))
-    wallet_id = UUID(app.open_wallet(SYSTEM, "third")["id"])
-    app.grant(SYSTEM, wallet_id, 500)
-    answer = app.seat_player(SYSTEM, table.id, 3, wallet_id)
+    wallet_id = UUID(app.wallets.open_wallet(SYSTEM, "third")["id"])
+    app.wallets.grant(SYSTEM, wallet_id, 500)
+    answer = app.tables.seat_player(SYSTEM, table.id, 3, wallet_id)
     assert answer == table.view()
     assert answer["seats"][-1]["balance"] == 500
     assert "deal" in [a["action"] for a in answer["legal_actions"]]
 
 
 def test_G2_a_table_that_draws_its_own_seeds_refuses_a_supplied_seed(app):
-    view = app.open_table(SYSTEM, "six_spot", client_seed=CLIENT_SEED,
+    view = app.tables.open_table(SYSTEM, "six_spot", client_seed=CLIENT_SEED,
                           accepts_supplied_seeds=False)
     table_id = UUID(view["id"])
     for i in range(2):
-        wallet_id = UUID(app.open_wallet(SYSTEM, f"w{i}")["id"])
-        app.grant(SYSTEM, wallet_id, 100)
-        app.seat_player(SYSTEM, table_id, i + 1, wallet_id)
+        wallet_id = UUID(app.wallets.open_wallet(SYSTEM, f"w{i}")["id"])
+        app.wallets.grant(SYSTEM, wallet_id, 100)
+        app.tables.seat_player(SYSTEM, table_id, i + 1, wallet_id)
     before = position(app)
     with pytest.raises(RuleViolation) as caught:
-        app.start_deal(SYSTEM, table_id, server_seed="ab" * 32)
+        app.play.start_deal(SYSTEM, table_id, server_seed="ab" * 32)
     assert caught.value.rule == "G2"
     assert position(app) == before
 
@@ -596,7 +596,7 @@ def test_G2_a_supplied_seed_deals_the_deal_even_when_the_first_attempt_loses_a_r
         return save(*aggregates)
 
     monkeypatch.setattr(app, "save", lose_the_first_race)
-    view = app.start_deal(SYSTEM, table.id, server_seed="cd" * 32)
+    view = app.play.start_deal(SYSTEM, table.id, server_seed="cd" * 32)
     # Check the retry shuffled from the supplied seed, not from one the service drew itself
     # (the first shuffle of a table chooses its first dealer, G7).
     deal_id = uuid5(table.id, f"deal:{view['next_nonce'] - 1}")
@@ -608,7 +608,7 @@ def test_G4_a_bank_that_is_not_a_whole_number_of_chips_is_refused(app, amount):
     table = open_seated(app, "shoot", seats=(1, 2))
     table.start()
     assert table.view()["phase"] == "funding"
-    error = assert_refused(app, "G4", lambda: app.fund_bank(SYSTEM, table.id, amount), table)
+    error = assert_refused(app, "G4", lambda: app.play.fund_bank(SYSTEM, table.id, amount), table)
     assert error.field == "amount"
 
 
@@ -632,9 +632,9 @@ def test_H10_G10_a_closed_table_keeps_no_chips_in_its_pot(app, variant):
     assert view["pot"] > 0
     for seat in (1, 2, 3):
         try:
-            app.unseat_player(SYSTEM, table.id, seat)
+            app.tables.unseat_player(SYSTEM, table.id, seat)
         except RuleViolation:
             pass  # refusing the last player's leave while the pot holds chips would also do
-    closed = app.close_table(SYSTEM, table.id)
+    closed = app.tables.close_table(SYSTEM, table.id)
     assert closed["pot"] == 0
     assert sum(chips_held(table)[0].values()) == table.granted

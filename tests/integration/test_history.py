@@ -51,24 +51,24 @@ def test_every_finished_deal_exports_and_imports_to_an_identical_replay(app, var
     for deal_id in deals:
         text = export_history(app, deal_id)
         assert text.startswith(MAGIC + "\n") and text.endswith("end\n")
-        replay = app.replay(SYSTEM, deal_id)
+        replay = app.deals.replay(SYSTEM, deal_id)
         # Check the document alone, read by an application with an empty store, replays the same
         # (the balances, which only the store's wallets know, aside).
         assert import_history(offline, text) == without_balances(replay)
         # Check the replay ends in the state the table (or deal) recorded at that version.
         last = replay["steps"][-1]
         if variant != "casino":
-            recorded = app.state_at(SYSTEM, UUID(replay["table_id"]),
+            recorded = app.audit.state_at(SYSTEM, UUID(replay["table_id"]),
                                     version=last["event"]["version"])["state"]
             assert last["state"] == recorded
 
 
 def test_an_unfinished_deal_has_no_hand_history(app):
-    wallet_id = UUID(app.open_wallet(SYSTEM, "p-h")["id"])
-    app.grant(SYSTEM, wallet_id, 1000)
-    table_id = UUID(app.open_casino_table(SYSTEM, wallet_id, client_seed="hh",
+    wallet_id = UUID(app.wallets.open_wallet(SYSTEM, "p-h")["id"])
+    app.wallets.grant(SYSTEM, wallet_id, 1000)
+    table_id = UUID(app.casino.open_casino_table(SYSTEM, wallet_id, client_seed="hh",
                                           accepts_supplied_seeds=True)["id"])
-    deal = app.deal(SYSTEM, table_id, 100, server_seed=seed_where(
+    deal = app.deals.deal(SYSTEM, table_id, 100, server_seed=seed_where(
         "hh", 1, opening(OpeningKind.SPREAD)))
     # Check a deal waiting for Stand or Raise, its seed still sealed, cannot be exported.
     with pytest.raises(RuleViolation) as refused:

@@ -15,8 +15,8 @@ import pytest
 from freezegun import freeze_time
 
 from ledger.app.access import SYSTEM, Principal
-from ledger.app.application import CommandKey
 from ledger.app.keys import MAX_KEY_DAYS, MAX_RATE
+from ledger.app.unit import CommandKey
 from ledger.core import validation
 from ledger.core.errors import (
     Conflict,
@@ -40,13 +40,13 @@ NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 def operator(app) -> Principal:  # type: ignore[no-untyped-def]
     """The principal of a fresh operator key."""
-    return app.authenticate(app.issue_key("operator", label="ops")[0])
+    return app.keys.authenticate(app.keys.issue_key("operator", label="ops")[0])
 
 
 def test_a_key_is_issued_with_its_lifecycle_and_no_answer_carries_the_key_or_its_hash(app):
     ops = operator(app)
     expires = datetime(2999, 1, 1, 12, tzinfo=UTC)
-    key, record = app.issue_key("player", "alice", "alice's phone", expires_at=expires,
+    key, record = app.keys.issue_key("player", "alice", "alice's phone", expires_at=expires,
                                 rate_limit=2.5, actor=ops)
     assert key.startswith("rdl_")
     assert record["key_id"] == str(ApiKey.create_id(hash_key(key)))
@@ -55,79 +55,79 @@ def test_a_key_is_issued_with_its_lifecycle_and_no_answer_carries_the_key_or_its
         "label": "alice's phone", "status": "active", "issued_at": None,
         "issued_by": ops.key_id, "expires_at": "2999-01-01T12:00:00+00:00", "rate_limit": 2.5,
         "revoked_at": None, "revoked_by": None, "last_used_at": None}
-    assert app.get_key(ops, record["key_id"]) == record
+    assert app.keys.get_key(ops, record["key_id"]) == record
     app.project()
-    [listed] = [k for k in app.list_keys(ops)["keys"] if k["key_id"] == record["key_id"]]
+    [listed] = [k for k in app.keys.list_keys(ops)["keys"] if k["key_id"] == record["key_id"]]
     assert listed == record
-    answers = str([record, app.get_key(ops, record["key_id"]), app.list_keys(ops)])
+    answers = str([record, app.keys.get_key(ops, record["key_id"]), app.keys.list_keys(ops)])
     assert key not in answers and hash_key(key) not in answers
 
 
 def test_keys_issued_from_the_command_line_name_the_system_as_issuer(app):
-    _key, record = app.issue_key("auditor")
+    _key, record = app.keys.issue_key("auditor")
     assert record["issued_by"] == "system" and record["expires_at"] is None
 
 
 def test_unknown_revoked_and_expired_keys_are_unauthenticated_and_a_later_expiry_is_not(app):
     with pytest.raises(Unauthenticated, match="send an API key"):
-        app.authenticate(None)
+        app.keys.authenticate(None)
     with pytest.raises(Unauthenticated, match="unknown"):
-        app.authenticate("rdl_" + "x" * 43)
-    past, _ = app.issue_key("auditor", expires_at=datetime.now(UTC) - timedelta(seconds=1))
+        app.keys.authenticate("rdl_" + "x" * 43)
+    past, _ = app.keys.issue_key("auditor", expires_at=datetime.now(UTC) - timedelta(seconds=1))
     with pytest.raises(Unauthenticated, match="expired"):
-        app.authenticate(past)
+        app.keys.authenticate(past)
     with pytest.raises(Unauthenticated, match="expired"):
-        app.admit(past)
-    later, _ = app.issue_key("auditor", expires_at="2999-01-01T00:00:00+02:00")
-    assert app.admit(later).role == "auditor"
-    revoked, record = app.issue_key("auditor")
-    app.revoke_key(SYSTEM, record["key_id"])
+        app.keys.admit(past)
+    later, _ = app.keys.issue_key("auditor", expires_at="2999-01-01T00:00:00+02:00")
+    assert app.keys.admit(later).role == "auditor"
+    revoked, record = app.keys.issue_key("auditor")
+    app.keys.revoke_key(SYSTEM, record["key_id"])
     with pytest.raises(Unauthenticated, match="revoked"):
-        app.admit(revoked)
+        app.keys.admit(revoked)
 
 
 def test_a_key_stops_authenticating_at_the_instant_it_expires(app):
     with freeze_time(NOW):
-        key, record = app.issue_key("auditor", expires_in_days=30)
+        key, record = app.keys.issue_key("auditor", expires_in_days=30)
     assert record["expires_at"] == (NOW + timedelta(days=30)).isoformat()
     with freeze_time(NOW + timedelta(days=30, microseconds=-1)):
-        assert app.authenticate(key).role == "auditor"
-        assert app.get_key(SYSTEM, record["key_id"])["status"] == "active"
+        assert app.keys.authenticate(key).role == "auditor"
+        assert app.keys.get_key(SYSTEM, record["key_id"])["status"] == "active"
     with freeze_time(NOW + timedelta(days=30)):
         with pytest.raises(Unauthenticated, match="expired"):
-            app.authenticate(key)
-        assert app.get_key(SYSTEM, record["key_id"])["status"] == "expired"
+            app.keys.authenticate(key)
+        assert app.keys.get_key(SYSTEM, record["key_id"])["status"] == "expired"
 
 
 def test_revoking_records_who_revoked_and_revoking_again_is_a_conflict(app):
     ops = operator(app)
-    _key, record = app.issue_key("auditor", label="temp")
-    revoked = app.revoke_key(ops, record["key_id"])
+    _key, record = app.keys.issue_key("auditor", label="temp")
+    revoked = app.keys.revoke_key(ops, record["key_id"])
     assert revoked["status"] == "revoked" and revoked["revoked_by"] == ops.key_id
     assert revoked["revoked_at"] >= revoked["issued_at"]
     position = app.recorder.max_notification_id()
     with pytest.raises(Conflict, match="already revoked") as refused:
-        app.revoke_key(ops, record["key_id"])
+        app.keys.revoke_key(ops, record["key_id"])
     assert refused.value.field == "key_id"
     assert app.recorder.max_notification_id() == position
-    assert app.get_key(ops, record["key_id"]) == revoked
+    assert app.keys.get_key(ops, record["key_id"]) == revoked
 
 
 def test_a_repeated_revocation_with_its_idempotency_key_gets_the_first_answer(app):
     ops = operator(app)
-    _key, record = app.issue_key("auditor")
+    _key, record = app.keys.issue_key("auditor")
     command = CommandKey.of(ops, "revoke-1", "POST", f"/keys/{record['key_id']}/revoke", None)
-    first = app.revoke_key(ops, record["key_id"], command=command)
-    assert app.revoke_key(ops, record["key_id"], command=command) == first
+    first = app.keys.revoke_key(ops, record["key_id"], command=command)
+    assert app.keys.revoke_key(ops, record["key_id"], command=command) == first
 
 
 def test_a_repeated_issue_with_its_idempotency_key_makes_no_second_key(app):
     ops = operator(app)
     command = CommandKey.of(ops, "issue-1", "POST", "/keys", {"role": "auditor"})
-    _key, first = app.issue_key("auditor", actor=ops, command=command)
+    _key, first = app.keys.issue_key("auditor", actor=ops, command=command)
     position = app.recorder.max_notification_id()
     with pytest.raises(Conflict, match=first["key_id"]) as refused:
-        app.issue_key("auditor", actor=ops, command=command)
+        app.keys.issue_key("auditor", actor=ops, command=command)
     assert refused.value.field == "Idempotency-Key"
     assert app.recorder.max_notification_id() == position
 
@@ -140,31 +140,31 @@ def test_keys_recorded_before_the_lifecycle_load_never_expire_and_can_be_revoked
     for name in ("expires_at", "rate_limit", "issued_by"):
         object.__delattr__(issued, name)
     app.recorder.insert_events([app.mapper.to_stored_event(issued)])
-    assert app.admit(key).key_id == str(old.id)
-    record = app.get_key(SYSTEM, old.id)
+    assert app.keys.admit(key).key_id == str(old.id)
+    record = app.keys.get_key(SYSTEM, old.id)
     assert (record["expires_at"], record["rate_limit"], record["issued_by"]) == (None, None, None)
-    assert app.limit_of(app.repository.get(old.id)) == Limit(
+    assert app.keys.limit_of(app.repository.get(old.id)) == Limit(
         app.settings.rate_limit, app.settings.rate_burst)
-    app.revoke_key(SYSTEM, old.id)
+    app.keys.revoke_key(SYSTEM, old.id)
     app.project()
-    [listed] = app.list_keys(SYSTEM, include_inactive=True)["keys"]
+    [listed] = app.keys.list_keys(SYSTEM, include_inactive=True)["keys"]
     assert listed["label"] == "old" and listed["status"] == "revoked"
     assert listed["issued_by"] is None and listed["revoked_by"] == "system"
 
 
 def test_the_list_filters_by_role_and_player_and_shows_revoked_and_expired_keys_only_if_asked(app):
     made = {
-        "ops": app.issue_key("operator")[1], "audit": app.issue_key("auditor")[1],
-        "alice": app.issue_key("player", "alice")[1], "bob": app.issue_key("player", "bob")[1],
-        "alice_old": app.issue_key("player", "alice",
+        "ops": app.keys.issue_key("operator")[1], "audit": app.keys.issue_key("auditor")[1],
+        "alice": app.keys.issue_key("player", "alice")[1], "bob": app.keys.issue_key("player", "bob")[1],
+        "alice_old": app.keys.issue_key("player", "alice",
                                    expires_at=datetime.now(UTC) - timedelta(days=1))[1],
-        "bob_gone": app.issue_key("player", "bob")[1],
+        "bob_gone": app.keys.issue_key("player", "bob")[1],
     }
-    app.revoke_key(SYSTEM, made["bob_gone"]["key_id"])
+    app.keys.revoke_key(SYSTEM, made["bob_gone"]["key_id"])
     app.project()
 
     def listed(**filters: Any) -> set[str]:
-        ids = {k["key_id"] for k in app.list_keys(SYSTEM, **filters)["keys"]}
+        ids = {k["key_id"] for k in app.keys.list_keys(SYSTEM, **filters)["keys"]}
         return {name for name, record in made.items() if record["key_id"] in ids}
 
     assert listed() == {"ops", "audit", "alice", "bob"}
@@ -175,27 +175,27 @@ def test_the_list_filters_by_role_and_player_and_shows_revoked_and_expired_keys_
     assert listed(player_id="alice", include_inactive=True) == {"alice", "alice_old"}
     assert listed(role="auditor", player_id="alice") == set()
     statuses = {k["key_id"]: k["status"] for k in
-                app.list_keys(SYSTEM, include_inactive=True)["keys"]}
+                app.keys.list_keys(SYSTEM, include_inactive=True)["keys"]}
     assert statuses[made["alice_old"]["key_id"]] == "expired"
     assert statuses[made["bob_gone"]["key_id"]] == "revoked"
 
 
 def test_the_list_pages_in_key_id_order_with_a_cursor_and_says_how_far_it_has_folded(app):
-    made = sorted(app.issue_key("player", f"p{i}")[1]["key_id"] for i in range(7))
-    before = app.list_keys(SYSTEM)
+    made = sorted(app.keys.issue_key("player", f"p{i}")[1]["key_id"] for i in range(7))
+    before = app.keys.list_keys(SYSTEM)
     head = before["projection"]["head"]
     assert before["keys"] == [] and before["projection"]["behind"] == head >= 7
     app.project()
     pages, after = [], None
     while True:
-        page = app.list_keys(SYSTEM, after=after, limit=3)
+        page = app.keys.list_keys(SYSTEM, after=after, limit=3)
         pages.append([k["key_id"] for k in page["keys"]])
         assert page["projection"] == {"position": head, "head": head, "behind": 0}
         if page["next"] is None:
             break
         after = page["next"]
     assert pages == [made[:3], made[3:6], made[6:]]
-    assert app.list_keys(SYSTEM, after=made[-1])["keys"] == []
+    assert app.keys.list_keys(SYSTEM, after=made[-1])["keys"] == []
 
 
 @pytest.mark.parametrize("filters, field", [
@@ -206,7 +206,7 @@ def test_the_list_pages_in_key_id_order_with_a_cursor_and_says_how_far_it_has_fo
 @pytest.mark.parametrize("store", ["memory"], indirect=True)
 def test_the_list_refuses_bad_filters_naming_them(app, filters, field):
     with pytest.raises(InvalidInput) as refused:
-        app.list_keys(SYSTEM, **filters)
+        app.keys.list_keys(SYSTEM, **filters)
     assert refused.value.field == field
 
 
@@ -232,79 +232,79 @@ def test_the_list_refuses_bad_filters_naming_them(app, filters, field):
 def test_issuing_refuses_bad_input_naming_the_field_and_records_nothing(app, arguments, field):
     position = app.recorder.max_notification_id()
     with pytest.raises(InvalidInput) as refused:
-        app.issue_key(**arguments)
+        app.keys.issue_key(**arguments)
     assert refused.value.field == field
     assert app.recorder.max_notification_id() == position
 
 
 def test_only_operators_issue_list_read_and_revoke_keys(app):
-    _key, record = app.issue_key("auditor")
+    _key, record = app.keys.issue_key("auditor")
     for role, player in (("auditor", None), ("player", "alice")):
-        caller = app.authenticate(app.issue_key(role, player)[0])
+        caller = app.keys.authenticate(app.keys.issue_key(role, player)[0])
         with pytest.raises(Forbidden):
-            app.issue_key("auditor", actor=caller)
+            app.keys.issue_key("auditor", actor=caller)
         with pytest.raises(Forbidden):
-            app.list_keys(caller)
+            app.keys.list_keys(caller)
         with pytest.raises(Forbidden):
-            app.get_key(caller, record["key_id"])
+            app.keys.get_key(caller, record["key_id"])
         with pytest.raises(Forbidden):
-            app.revoke_key(caller, record["key_id"])
+            app.keys.revoke_key(caller, record["key_id"])
     with pytest.raises(NotFound):
-        app.get_key(SYSTEM, "00000000-0000-0000-0000-000000000000")
+        app.keys.get_key(SYSTEM, "00000000-0000-0000-0000-000000000000")
     with pytest.raises(NotFound):
-        app.revoke_key(SYSTEM, "00000000-0000-0000-0000-000000000000")
+        app.keys.revoke_key(SYSTEM, "00000000-0000-0000-0000-000000000000")
 
 
 # Rate limits and last use.
 def test_a_burst_passes_then_each_request_waits_for_its_interval(make_app):
     app = make_app(rate_limit=0.5, rate_burst=3)  # one request every 2 s after a burst of 3
-    key, _ = app.issue_key("auditor")
+    key, _ = app.keys.issue_key("auditor")
     with freeze_time(NOW) as frozen:
         for _ in range(3):
-            app.admit(key)
+            app.keys.admit(key)
         with pytest.raises(RateLimited) as refused:
-            app.admit(key)
+            app.keys.admit(key)
         assert refused.value.retry_after == 2
         frozen.tick(1.5)
         with pytest.raises(RateLimited) as refused:
-            app.admit(key)
+            app.keys.admit(key)
         assert refused.value.retry_after == 1  # 0.5 s, rounded up to a whole second
         frozen.tick(0.5)
-        app.admit(key)
+        app.keys.admit(key)
         with pytest.raises(RateLimited):
-            app.admit(key)
+            app.keys.admit(key)
         frozen.tick(60)  # idle: the whole burst is back, and no more
         for _ in range(3):
-            app.admit(key)
+            app.keys.admit(key)
         with pytest.raises(RateLimited):
-            app.admit(key)
-    assert app.authenticate(key).role == "auditor"  # authenticate alone counts nothing
+            app.keys.admit(key)
+    assert app.keys.authenticate(key).role == "auditor"  # authenticate alone counts nothing
 
 
 def test_a_keys_own_rate_limit_replaces_the_service_limit_and_zero_lifts_it(make_app):
     app = make_app(rate_limit=1000, rate_burst=2)
-    slow, _ = app.issue_key("auditor", rate_limit=0.01)
-    free, _ = app.issue_key("auditor", rate_limit=0)
-    default, _ = app.issue_key("auditor")
+    slow, _ = app.keys.issue_key("auditor", rate_limit=0.01)
+    free, _ = app.keys.issue_key("auditor", rate_limit=0)
+    default, _ = app.keys.issue_key("auditor")
     with freeze_time(NOW):
-        app.admit(slow), app.admit(slow)
+        app.keys.admit(slow), app.keys.admit(slow)
         with pytest.raises(RateLimited) as refused:
-            app.admit(slow)
+            app.keys.admit(slow)
         assert refused.value.retry_after == 100
         for _ in range(50):
-            app.admit(free)
-        app.admit(default), app.admit(default)
+            app.keys.admit(free)
+        app.keys.admit(default), app.keys.admit(default)
         with pytest.raises(RateLimited) as refused:
-            app.admit(default)
+            app.keys.admit(default)
         assert refused.value.retry_after == 1
 
 
 def test_a_service_limit_of_zero_lets_every_request_through(make_app):
     app = make_app(rate_limit=0, rate_burst=1)
-    key, _ = app.issue_key("auditor")
+    key, _ = app.keys.issue_key("auditor")
     with freeze_time(NOW):
         for _ in range(200):
-            app.admit(key)
+            app.keys.admit(key)
 
 
 def test_applications_on_one_store_share_each_keys_limit_exactly_under_concurrency(
@@ -313,7 +313,7 @@ def test_applications_on_one_store_share_each_keys_limit_exactly_under_concurren
     """Sixteen threads in two applications race for a burst of 20 at a crawl: exactly 20
     requests pass, because each one's test and update are one statement."""
     apps = [make_shared_app(rate_limit=0.001, rate_burst=20) for _ in range(2)]
-    key, _ = apps[0].issue_key("auditor")
+    key, _ = apps[0].keys.issue_key("auditor")
     admitted, refused = [], []
     start = threading.Barrier(16)
 
@@ -321,7 +321,7 @@ def test_applications_on_one_store_share_each_keys_limit_exactly_under_concurren
         start.wait()
         for _ in range(5):
             try:
-                app.admit(key)
+                app.keys.admit(key)
                 admitted.append(1)
             except RateLimited as error:
                 assert error.retry_after >= 1
@@ -339,31 +339,31 @@ def test_a_revocation_or_expiry_seen_by_one_application_is_seen_by_another_at_on
     make_shared_app,
 ):
     first, second = make_shared_app(), make_shared_app()
-    key, record = first.issue_key("auditor")
-    assert second.admit(key).key_id == record["key_id"]  # cached in the second now
-    first.revoke_key(SYSTEM, record["key_id"])
+    key, record = first.keys.issue_key("auditor")
+    assert second.keys.admit(key).key_id == record["key_id"]  # cached in the second now
+    first.keys.revoke_key(SYSTEM, record["key_id"])
     with pytest.raises(Unauthenticated, match="revoked"):
-        second.admit(key)
-    expired, _ = first.issue_key("auditor", expires_at=datetime.now(UTC) - timedelta(hours=1))
+        second.keys.admit(key)
+    expired, _ = first.keys.issue_key("auditor", expires_at=datetime.now(UTC) - timedelta(hours=1))
     with pytest.raises(Unauthenticated, match="expired"):
-        second.admit(expired)
+        second.keys.admit(expired)
 
 
 def test_last_use_is_written_at_most_once_a_minute_per_key_and_process(app, monkeypatch):
-    key, record = app.issue_key("auditor")
+    key, record = app.keys.issue_key("auditor")
     writes: list[float] = []
     write = app.runtime._write_use
     monkeypatch.setattr(app.runtime, "_write_use",
                         lambda key_id, at: (writes.append(at), write(key_id, at)))
     with freeze_time(NOW) as frozen:
         for _ in range(10):
-            app.admit(key)
+            app.keys.admit(key)
             frozen.tick(5)  # 50 s in all
         assert len(writes) == 1
-        assert app.get_key(SYSTEM, record["key_id"])["last_used_at"] == NOW.isoformat()
+        assert app.keys.get_key(SYSTEM, record["key_id"])["last_used_at"] == NOW.isoformat()
         frozen.tick(USE_EVERY)
-        app.admit(key)
-        used = app.get_key(SYSTEM, record["key_id"])["last_used_at"]
+        app.keys.admit(key)
+        used = app.keys.get_key(SYSTEM, record["key_id"])["last_used_at"]
     assert len(writes) == 2 and used == (NOW + timedelta(seconds=50 + USE_EVERY)).isoformat()
 
 
@@ -378,7 +378,7 @@ def test_a_later_use_noted_by_another_process_is_never_overwritten_by_an_earlier
 
 def test_an_unavailable_runtime_store_never_refuses_a_request(app, monkeypatch, caplog):
     """The limiter fails open: rate limits and last use are operations, not the ledger."""
-    key, _ = app.issue_key("auditor")
+    key, _ = app.keys.issue_key("auditor")
 
     def unavailable(*_args: Any) -> Any:
         raise RuntimeUnavailable("database is locked")
@@ -387,17 +387,17 @@ def test_an_unavailable_runtime_store_never_refuses_a_request(app, monkeypatch, 
     monkeypatch.setattr(app.runtime, "_write_use", unavailable)
     monkeypatch.setattr(app.runtime, "last_used", unavailable)
     with caplog.at_level(logging.WARNING, logger="ledger.app.keys"):
-        assert app.admit(key).role == "auditor"
+        assert app.keys.admit(key).role == "auditor"
     assert "not checked: database is locked" in caplog.text
-    assert app.list_keys(SYSTEM)["keys"] == []
+    assert app.keys.list_keys(SYSTEM)["keys"] == []
 
 
 @pytest.mark.parametrize("store", ["sqlite"], indirect=True)
 def test_on_sqlite_the_runtime_state_lives_in_a_side_file_in_wal_mode(app, store):
-    key, record = app.issue_key("auditor")
-    app.admit(key)
+    key, record = app.keys.issue_key("auditor")
+    app.keys.admit(key)
     path = Path(store.removeprefix("sqlite:///"))
-    side = path.with_name("ledger.store.runtime.sqlite3")
+    side = path.with_name("ledger.runtime.sqlite3")
     assert isinstance(app.runtime, SQLiteRuntimeStore) and app.runtime.path == side
     with sqlite3.connect(side) as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
@@ -411,8 +411,8 @@ def test_on_sqlite_the_runtime_state_lives_in_a_side_file_in_wal_mode(app, store
 
 @pytest.mark.parametrize("store", ["postgres"], indirect=True)
 def test_on_postgresql_the_runtime_state_lives_in_unlogged_tables_of_the_schema(app, store):
-    key, _ = app.issue_key("auditor")
-    app.admit(key)
+    key, _ = app.keys.issue_key("auditor")
+    app.keys.admit(key)
     assert isinstance(app.runtime, PostgresRuntimeStore)
     schema = store.rsplit("schema=", 1)[1]
     with app.recorder.datastore.get_connection() as conn, conn.cursor() as cursor:

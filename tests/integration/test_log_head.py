@@ -343,9 +343,9 @@ def test_a_cut_log_is_never_checkpointed_over_so_its_cut_stays_caught(tmp_path, 
     last, newest, _head = cut_store_of_its_own(shared_store, tmp_path)
     app = LedgerApplication(Settings.from_env(store=shared_store), head="report")
     try:
-        wallet = app.open_wallet(SYSTEM, "after-the-cut")["id"]
+        wallet = app.wallets.open_wallet(SYSTEM, "after-the-cut")["id"]
         for _ in range(3):  # new events: on SQLite at the very positions that were cut
-            app.grant(SYSTEM, uuid.UUID(wallet), 5)
+            app.wallets.grant(SYSTEM, uuid.UUID(wallet), 5)
         with pytest.raises(DiffersFromHead, match="are not checkpointed"):
             app.checkpoint()
         report = verify_store(app)

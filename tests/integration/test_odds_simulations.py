@@ -39,7 +39,7 @@ def test_C5_C7_C9_a_casino_simulation_pays_the_paytable_and_the_house_result_is_
     # Check the house's account is the players' loss and is the hold the report gives (C9)
     memory_app.project()
     today = datetime.now(UTC).date()
-    totals = memory_app.report(SYSTEM, date.fromordinal(today.toordinal() - 1),
+    totals = memory_app.reports.report(SYSTEM, date.fromordinal(today.toordinal() - 1),
                                date.fromordinal(today.toordinal() + 1))["totals"]
     house = verify_store(memory_app).balances["house"]
     assert house == result["wagered"] - result["returned"] == totals["hold"]

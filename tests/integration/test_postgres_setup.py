@@ -26,7 +26,7 @@ def start_together(url: str, barrier: Any, answers: Any) -> None:
         barrier.wait(timeout=60)
         app = LedgerApplication.for_store(url)
         try:
-            app.open_wallet(SYSTEM, f"p-{uuid.uuid4().hex[:8]}")
+            app.wallets.open_wallet(SYSTEM, f"p-{uuid.uuid4().hex[:8]}")
         finally:
             app.close()
         answers.put("ok")

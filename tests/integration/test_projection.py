@@ -98,10 +98,10 @@ def test_a_follower_keeps_reports_current_without_folding_in_the_read(app):
     follower = app.follow(poll=0.05)
     simulate_casino(app, 6, seed="5d" * 16, bet=30)
     wait_until(lambda: app.projection.status()["behind"] == 0)
-    recall = app.recall(SYSTEM, "sim-casino", 50)
+    recall = app.reports.recall(SYSTEM, "sim-casino", 50)
     assert len(recall["deals"]) == 6 and recall["projection"]["behind"] == 0
     simulate_casino(app, 2, seed="5e" * 16, bet=30)
-    wait_until(lambda: len(app.recall(SYSTEM, "sim-casino", 50)["deals"]) == 8)
+    wait_until(lambda: len(app.reports.recall(SYSTEM, "sim-casino", 50)["deals"]) == 8)
     # Check the follower folds the whole log, each event once: its count reaches the log's
     # length (it adds a page to its count just after committing the page) and stays there.
     wait_until(lambda: follower.folded >= app.projection.head())
@@ -185,7 +185,7 @@ class Oracle:
 def page_through(app, **filters) -> list[int]:  # type: ignore[no-untyped-def]
     positions, after = [], 0
     for _ in range(10_000):
-        page = app.event_feed(SYSTEM, after=after, limit=7, **filters)
+        page = app.audit.event_feed(SYSTEM, after=after, limit=7, **filters)
         positions.extend(e["position"] for e in page["entries"])
         assert page["next"] >= after
         after = page["next"]
@@ -198,7 +198,7 @@ def test_every_feed_filter_finds_exactly_what_a_scan_of_the_log_finds(app):
     simulate_casino(app, 12, seed="6a" * 16, bet=40)
     simulate_table(app, "polish", 3, deals=2, seed="6b" * 16)
     simulate_table(app, "six_spot", 3, deals=2, seed="6c" * 16)
-    app.issue_key("auditor")  # keys are never listed
+    app.keys.issue_key("auditor")  # keys are never listed
     app.project()
     oracle = Oracle(app)
     tables = {t for _p, e in oracle.entries for t in oracle.tables(e)}
@@ -228,11 +228,11 @@ def test_a_sparse_filter_answers_a_cursor_after_a_bounded_scan(app, monkeypatch)
     monkeypatch.setattr(ledger.readmodels.readstore, "SCAN", 40)
     simulate_casino(app, 30, seed="6d" * 16, bet=40)
     app.project()
-    opened = app.event_feed(SYSTEM, types={"Opened"})["entries"]
+    opened = app.audit.event_feed(SYSTEM, types={"Opened"})["entries"]
     table = UUID(next(e["aggregate_id"] for e in opened if e["aggregate_type"] == "CasinoTable"))
     # Check a page that examined SCAN of the table's index rows and found no grant says where
     # to go on from, instead of reading on to the end.
-    first = app.event_feed(SYSTEM, table=table, types={"Granted"}, limit=5)
+    first = app.audit.event_feed(SYSTEM, table=table, types={"Granted"}, limit=5)
     assert first["entries"] == [] and not first["end"]
     assert 0 < first["next"] < app.projection.head()
     # Check following the cursor reaches the end, having found nothing.
@@ -250,14 +250,14 @@ def test_every_read_store_folds_a_log_of_every_kind_to_the_same_models(make_shar
     simulate_casino(app, 6, seed="7c" * 16, bet=20)
     for number, variant in enumerate(("polish", "six_spot", "banked_red_dog")):
         simulate_table(app, variant, 3, deals=2, seed=f"7{number}" * 16)
-    _key, record = app.issue_key("auditor", label="fold")
-    app.revoke_key(SYSTEM, record["key_id"])
+    _key, record = app.keys.issue_key("auditor", label="fold")
+    app.keys.revoke_key(SYSTEM, record["key_id"])
     app.project()
-    deal = app.recall(SYSTEM, "sim-casino")["deals"][0]
-    opened = app.open_dispute(Principal("k-sim", Role.PLAYER, "sim-casino"),
+    deal = app.reports.recall(SYSTEM, "sim-casino")["deals"][0]
+    opened = app.disputes.open_dispute(Principal("k-sim", Role.PLAYER, "sim-casino"),
                               UUID(deal["deal_id"]), "the third card")
-    app.resolve_dispute(SYSTEM, UUID(opened["dispute_id"]), "owed", True, 5)
-    app.run_verification(SYSTEM)
+    app.disputes.resolve_dispute(SYSTEM, UUID(opened["dispute_id"]), "owed", True, 5)
+    app.verification.run_verification(SYSTEM)
     app.checkpoint()
     app.project()
     paged = Projection(app, MemoryReadStore())

@@ -41,12 +41,12 @@ def open_copy(directory: Path) -> LedgerApplication:
 def states(app: LedgerApplication) -> dict[str, Any]:
     """What the store says, today: wallets, tables, and each deal's events, pack and fairness."""
     log = [event for _position, event in read_log(app)]
-    wallets = {str(e.originator_id): app.wallet(SYSTEM, e.originator_id)["balance"]
+    wallets = {str(e.originator_id): app.wallets.wallet(SYSTEM, e.originator_id)["balance"]
                for e in log if type(e).__qualname__ == "Wallet.Opened"}
     tables = {}
     for event in log:
         if type(event).__qualname__ in ("CasinoTable.Opened", "HighCardTable.Opened"):
-            table = app.table(SYSTEM, event.originator_id)
+            table = app.deals.table(SYSTEM, event.originator_id)
             tables[str(event.originator_id)] = {
                 key: table.get(key) for key in ("variant", "phase", "pot", "dealer", "deals",
                                                 "next_nonce", "client_seed", "counters")}
@@ -57,11 +57,11 @@ def states(app: LedgerApplication) -> dict[str, Any]:
                    if event_name(event) == "Committed" else None)
         if deal_id is None or deal_id in deals:
             continue
-        replay = app.replay(SYSTEM, UUID(deal_id))
+        replay = app.deals.replay(SYSTEM, UUID(deal_id))
         deal = {"events": [step["event"]["type"] for step in replay["steps"]],
                 "finished": replay["finished"]}
         if replay["finished"]:
-            fairness = app.check_fairness(SYSTEM, UUID(deal_id))
+            fairness = app.deals.check_fairness(SYSTEM, UUID(deal_id))
             deal.update(fair=fairness["fair"], pack=" ".join(fairness["pack"]))
         deals[deal_id] = deal
     return {"wallets": wallets, "tables": tables, "deals": deals}
@@ -99,24 +99,24 @@ def test_the_first_releases_deals_export_and_import_to_the_same_replay(release):
     for deal_id in finished[::15]:
         text = export_history(release, UUID(deal_id))
         imported = import_history(LedgerApplication.for_store("memory"), text)
-        replay = release.replay(SYSTEM, UUID(deal_id))
+        replay = release.deals.replay(SYSTEM, UUID(deal_id))
         assert [s["event"] for s in imported["steps"]] == [s["event"] for s in replay["steps"]]
 
 
 def test_the_first_releases_keys_authenticate_and_its_revoked_key_does_not(release):
     auditor = (FIXTURES / "release-1.auditor-key").read_text().strip()
-    assert release.authenticate(auditor).role.value == "auditor"
+    assert release.keys.authenticate(auditor).role.value == "auditor"
     release.project()
-    listed = release.list_keys(SYSTEM, include_inactive=True)["keys"]
+    listed = release.keys.list_keys(SYSTEM, include_inactive=True)["keys"]
     assert sorted(k["status"] for k in listed) == ["active", "revoked"]
     with pytest.raises(Unauthenticated):
-        release.authenticate("rdl_not-a-key")
+        release.keys.authenticate("rdl_not-a-key")
 
 
 def test_the_first_releases_store_folds_into_reports_equal_to_a_rebuild(release):
     release.project()
     assert release.projection.differences_from_a_rebuild() == []
-    report = release.report(SYSTEM, *report_days(release), group_by="variant")
+    report = release.reports.report(SYSTEM, *report_days(release), group_by="variant")
     assert {g["key"] for g in report["groups"]} >= {"casino", "polish", "six_spot", "shoot"}
 
 

@@ -24,10 +24,10 @@ casino_days = test_reports.casino_days  # the fixture: a push on day 1, two deal
 
 
 def test_days_and_deals_add_up_to_the_report_and_converge_on_each_variant(app, casino_days):
-    series_ = app.report_series(SYSTEM, D1, D3)
+    series_ = app.series.report_series(SYSTEM, D1, D3)
     by_day = {d["day"]: d for d in series_["days"]}
     for day in (D1, D2):
-        totals = app.report(SYSTEM, day, day + timedelta(days=1))["totals"]
+        totals = app.reports.report(SYSTEM, day, day + timedelta(days=1))["totals"]
         shown = by_day[day.isoformat()]
         assert (shown["deals"], shown["handle"], shown["returned"], shown["hold"]) == (
             totals["deals"], totals["handle"], totals["returned"], totals["net"])
@@ -36,8 +36,8 @@ def test_days_and_deals_add_up_to_the_report_and_converge_on_each_variant(app, c
     assert [(p["deals"], p["handle"], p["returned"]) for p in line["points"]] == [
         (1, 100, 100), (2, 500, 100), (3, 550, 700)]
     assert line["points"][-1]["rtp"] == round(700 / 550, 6)
-    assert app.report_series(SYSTEM, D2, D3)["convergence"][0]["deals"] == 2
-    assert app.report_series(SYSTEM, D3, D3 + timedelta(days=1))["empty"]
+    assert app.series.report_series(SYSTEM, D2, D3)["convergence"][0]["deals"] == 2
+    assert app.series.report_series(SYSTEM, D3, D3 + timedelta(days=1))["empty"]
 
 
 def test_a_banked_table_charts_its_bank_after_every_deal_as_the_log_says(app):
@@ -45,7 +45,7 @@ def test_a_banked_table_charts_its_bank_after_every_deal_as_the_log_says(app):
     app.project()
     today = clock.utcnow().date()
     tomorrow = today + timedelta(days=1)
-    [bank] = app.report_series(SYSTEM, today, tomorrow)["banks"]
+    [bank] = app.series.report_series(SYSTEM, today, tomorrow)["banks"]
     # The bank after each deal, recomputed from the log's transfers in and out of the pot.
     pot, expected = 0, []
     for _position, event in read_log(app):
@@ -59,8 +59,8 @@ def test_a_banked_table_charts_its_bank_after_every_deal_as_the_log_says(app):
     assert [p["bank"] for p in bank["points"]] == expected and len(expected) >= 8
     assert [p["deal"] for p in bank["points"]] == list(range(1, len(expected) + 1))
     assert all(p["banker"].startswith("sim-polish-") for p in bank["points"])
-    polish = app.report(SYSTEM, today, tomorrow, variant="polish")["totals"]
-    [line] = app.report_series(SYSTEM, today, tomorrow)["convergence"]
+    polish = app.reports.report(SYSTEM, today, tomorrow, variant="polish")["totals"]
+    [line] = app.series.report_series(SYSTEM, today, tomorrow)["convergence"]
     assert (line["handle"], line["returned"]) == (polish["handle"], polish["returned"])
 
 
@@ -70,8 +70,8 @@ def test_a_busy_day_keeps_bounded_points_whose_sums_stay_exact(app, monkeypatch)
     with freeze_time(at(D1)):
         summary = simulate_casino(app, 40, seed="0e" * 16, bet=10)
     app.project()
-    [line] = app.report_series(SYSTEM, D1, D2)["convergence"]
-    totals = app.report(SYSTEM, D1, D2)["totals"]
+    [line] = app.series.report_series(SYSTEM, D1, D2)["convergence"]
+    totals = app.reports.report(SYSTEM, D1, D2)["totals"]
     assert len(line["points"]) <= 8
     assert (line["deals"], line["handle"], line["returned"]) == (
         summary["deals"], totals["handle"], totals["returned"])
@@ -82,8 +82,8 @@ def test_a_busy_day_keeps_bounded_points_whose_sums_stay_exact(app, monkeypatch)
 
 def test_a_table_filter_keeps_its_days_and_bank_only(app, casino_days):
     _wallet, table = casino_days
-    only = app.report_series(SYSTEM, D1, D3, table=str(table))
+    only = app.series.report_series(SYSTEM, D1, D3, table=str(table))
     assert only["convergence"] == [] and only["banks"] == []
     assert sum(d["deals"] for d in only["days"]) == 3
-    other = app.report_series(SYSTEM, D1, D3, table=str(UUID(int=1)))
+    other = app.series.report_series(SYSTEM, D1, D3, table=str(UUID(int=1)))
     assert other["empty"]

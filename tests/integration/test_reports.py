@@ -28,21 +28,21 @@ def at(day: date, hour: int = 12) -> datetime:
 def casino_days(app):  # type: ignore[no-untyped-def]
     """A push on day 1; on day 2 a raised spread that loses, then trips."""
     with freeze_time(at(D1)):
-        wallet = UUID(app.open_wallet(SYSTEM, "p-rep")["id"])
-        app.grant(SYSTEM, wallet, 5000)
-        table = UUID(app.open_casino_table(SYSTEM, wallet, client_seed=CLIENT,
+        wallet = UUID(app.wallets.open_wallet(SYSTEM, "p-rep")["id"])
+        app.wallets.grant(SYSTEM, wallet, 5000)
+        table = UUID(app.casino.open_casino_table(SYSTEM, wallet, client_seed=CLIENT,
                                            accepts_supplied_seeds=True)["id"])
-        app.deal(SYSTEM, table, 100, server_seed=seed_where(
+        app.deals.deal(SYSTEM, table, 100, server_seed=seed_where(
             CLIENT, 1, opening(OpeningKind.CONSECUTIVE)))
 
     def endpoint(pack):  # type: ignore[no-untyped-def]
         return opening(OpeningKind.SPREAD)(pack) and pack[2].rank in (pack[0].rank, pack[1].rank)
 
     with freeze_time(at(D2, 10)):
-        lost = app.deal(SYSTEM, table, 200, server_seed=seed_where(CLIENT, 2, endpoint))
-        app.raise_bet(SYSTEM, UUID(lost["id"]))
+        lost = app.deals.deal(SYSTEM, table, 200, server_seed=seed_where(CLIENT, 2, endpoint))
+        app.casino.raise_bet(SYSTEM, UUID(lost["id"]))
     with freeze_time(at(D2, 11)):
-        app.deal(SYSTEM, table, 50, server_seed=seed_where(
+        app.deals.deal(SYSTEM, table, 50, server_seed=seed_where(
             CLIENT, 3, opening(OpeningKind.PAIR, trips=True)))
     app.project()
     return wallet, table
@@ -50,34 +50,34 @@ def casino_days(app):  # type: ignore[no-untyped-def]
 
 def test_a_day_report_counts_deals_handle_returned_and_hold(app, casino_days):
     _wallet, table = casino_days
-    day1 = app.report(SYSTEM, D1, D2)["totals"]
+    day1 = app.reports.report(SYSTEM, D1, D2)["totals"]
     # Check the push: 100 bet and returned, nothing held.
     assert (day1["deals"], day1["turns"], day1["handle"], day1["returned"], day1["net"]) == (
         1, 1, 100, 100, 0)
-    day2 = app.report(SYSTEM, D2, D3, group_by="table")
+    day2 = app.reports.report(SYSTEM, D2, D3, group_by="table")
     [row] = day2["groups"]
     # Check 400 lost (200 raised to 400) and trips paying 11 to 1 on 50: 600 back.
     assert (row["key"], row["deals"], row["handle"], row["returned"]) == (str(table), 2, 450, 600)
     assert (row["net"], row["hold_pct"]) == (-150, round(-100 * 150 / 450, 4))
     assert row["top_wins"][0]["winnings"] == 550 and row["wins"] == 1
-    both = app.report(SYSTEM, D1, D3)["totals"]
+    both = app.reports.report(SYSTEM, D1, D3)["totals"]
     assert (both["deals"], both["handle"], both["net"]) == (3, 550, -150)
 
 
 def test_a_period_without_activity_yields_a_report_that_says_so(app, casino_days):
-    quiet = app.report(SYSTEM, D3, date(2026, 4, 10), group_by="variant")
+    quiet = app.reports.report(SYSTEM, D3, date(2026, 4, 10), group_by="variant")
     assert quiet["empty"] and quiet["groups"] == []
     assert quiet["totals"]["deals"] == quiet["totals"]["handle"] == 0
 
 
 def test_recall_lists_a_players_deals_newest_first_with_balances(app, casino_days):
-    recall = app.recall(SYSTEM, "p-rep", 10)["deals"]
+    recall = app.reports.recall(SYSTEM, "p-rep", 10)["deals"]
     assert [(d["bets"], d["returned"]) for d in recall] == [(50, 600), (400, 0), (100, 100)]
     # Check each deal starts from the balance the one before it ended with.
     assert recall[2]["balance_before"] == 5000 and recall[0]["balance_after"] == 5000 - 400 + 550
     assert all(newer["balance_before"] == older["balance_after"]
                for newer, older in itertools.pairwise(recall))
-    assert len(app.recall(SYSTEM, "p-rep", 2)["deals"]) == 2
+    assert len(app.reports.recall(SYSTEM, "p-rep", 2)["deals"]) == 2
     # Check the trips deal recalls its three cards of one rank, the push its two cards.
     assert len(recall[0]["cards"]) == 3 and len({c[0] for c in recall[0]["cards"]}) == 1
     assert len(recall[2]["cards"]) == 2
@@ -114,7 +114,7 @@ def test_reports_reconcile_to_the_transfers_and_the_house_pots_and_banks(app):
                 returned += transfer["amount"] if kind in RETURNS else 0
     app.project()
     today = datetime.now(UTC).date()
-    report = app.report(SYSTEM, today, date.fromordinal(today.toordinal() + 1),
+    report = app.reports.report(SYSTEM, today, date.fromordinal(today.toordinal() + 1),
                         group_by="variant")
     totals = report["totals"]
     # Check the report's sums are the transfers' sums.
@@ -146,11 +146,11 @@ def test_a_projection_stopped_midway_resumes_to_equal_a_rebuild(make_shared_app)
 def test_recall_at_a_multi_seat_table_shows_each_players_own_hand_and_target(app):
     simulate_table(app, "high_card_pool", 3, deals=2, seed="2e" * 16)
     app.project()
-    deal = app.recall(SYSTEM, "sim-high_card_pool-1", 1)["deals"][0]
-    replay = app.replay(SYSTEM, UUID(deal["deal_id"]))
+    deal = app.reports.recall(SYSTEM, "sim-high_card_pool-1", 1)["deals"][0]
+    replay = app.deals.replay(SYSTEM, UUID(deal["deal_id"]))
     targets = {s["event"]["payload"]["seat"]: s["event"]["payload"]["card"]
                for s in replay["steps"] if s["event"]["type"] == "TargetTurned"}
-    fairness = app.check_fairness(SYSTEM, UUID(deal["deal_id"]))
+    fairness = app.deals.check_fairness(SYSTEM, UUID(deal["deal_id"]))
     dealt = [s["event"]["payload"] for s in replay["steps"] if s["event"]["type"] == "CardDealt"
              and s["event"]["payload"]["seat"] == deal["seat"]]
     # Check the recalled hand is the five cards this seat was dealt, and its own target.

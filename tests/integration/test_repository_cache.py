@@ -15,7 +15,7 @@ import pytest
 
 from api import create_app
 from ledger.app.access import SYSTEM
-from ledger.app.base import CommandKey
+from ledger.app.unit import CommandKey
 from ledger.core.errors import LedgerError
 from ledger.domain.wallet import Wallet
 from ledger.integrity.verify import verify_store
@@ -23,9 +23,9 @@ from ledger.sim.bots import simulate_table
 
 
 def open_wallet(app, credit: int = 0) -> UUID:  # type: ignore[no-untyped-def]
-    wallet_id = UUID(app.open_wallet(SYSTEM, f"p-{uuid4().hex[:6]}", wallet_id=uuid4())["id"])
+    wallet_id = UUID(app.wallets.open_wallet(SYSTEM, f"p-{uuid4().hex[:6]}", wallet_id=uuid4())["id"])
     if credit:
-        app.grant(SYSTEM, wallet_id, credit)
+        app.wallets.grant(SYSTEM, wallet_id, credit)
     return wallet_id
 
 
@@ -41,9 +41,9 @@ def test_a_load_is_a_private_copy_that_a_change_does_not_reach_the_cache(app) ->
 
 def test_a_save_writes_through_so_the_next_command_does_not_read_the_store(app) -> None:
     wallet_id = open_wallet(app)
-    app.grant(SYSTEM, wallet_id, 300)
+    app.wallets.grant(SYSTEM, wallet_id, 300)
     before = dict(app.repository.loads)
-    assert app.grant(SYSTEM, wallet_id, 200)["balance"] == 500
+    assert app.wallets.grant(SYSTEM, wallet_id, 200)["balance"] == 500
     assert app.repository.loads["store"] == before["store"]
     assert app.repository.loads["handed"] > before["handed"]  # the saved wallet itself
     assert app.repository.loads["cached"] == before["cached"]  # nothing unpickled
@@ -54,9 +54,9 @@ def test_a_load_outside_a_command_copies_what_a_command_handed_over(app) -> None
     first, second = app.repository.get(wallet_id), app.repository.get(wallet_id)
     assert first is not second and vars(first) == vars(second)
     first.grant(100, granted_by="test")  # changed, never saved: no command sees it
-    assert app.grant(SYSTEM, wallet_id, 1)["balance"] == 501
+    assert app.wallets.grant(SYSTEM, wallet_id, 1)["balance"] == 501
     before = dict(app.repository.loads)
-    assert app.grant(SYSTEM, wallet_id, 1)["balance"] == 502
+    assert app.wallets.grant(SYSTEM, wallet_id, 1)["balance"] == 502
     assert app.repository.loads["handed"] == before["handed"] + 1
 
 
@@ -64,14 +64,14 @@ def test_an_answer_is_never_changed_by_a_later_command(app, monkeypatch) -> None
     """A multi-seat table's answers hold lists of the table's state (the deal's order, who has
     acted): each is the caller's own, not the table's, which later commands change."""
     kept: list[tuple[dict, dict]] = []  # type: ignore[type-arg]
-    execute = app._execute
+    execute = app.unit.execute
 
     def keeping(command, decide):  # type: ignore[no-untyped-def]
         answer = execute(command, decide)
         kept.append((answer, deepcopy(answer)))
         return answer
 
-    monkeypatch.setattr(app, "_execute", keeping)
+    monkeypatch.setattr(app.unit, "execute", keeping)
     simulate_table(app, "polish", 4, deals=2, seed="9a" * 16)
     assert len(kept) > 20 and app.repository.loads["handed"] > 20
     assert [answer for answer, _copy in kept] == [copy for _answer, copy in kept]
@@ -82,7 +82,7 @@ def test_a_retried_key_is_answered_as_the_first_time_after_later_commands(
     """A command's record keeps its answer; the table it shared lists with is handed on and
     changed by later commands, never the recorded answer a retry with the same key gets."""
     kept: list[tuple[CommandKey, dict]] = []  # type: ignore[type-arg]
-    execute = app._execute
+    execute = app.unit.execute
 
     def keyed(command, decide):  # type: ignore[no-untyped-def]
         command = command or CommandKey.of(SYSTEM, f"k-{uuid4().hex}", "POST", "/x", {})
@@ -90,55 +90,55 @@ def test_a_retried_key_is_answered_as_the_first_time_after_later_commands(
         kept.append((command, deepcopy(answer)))
         return answer
 
-    monkeypatch.setattr(app, "_execute", keyed)
+    monkeypatch.setattr(app.unit, "execute", keyed)
     simulate_table(app, "polish", 4, deals=2, seed="9b" * 16)
     assert len(kept) > 20
-    assert [app._recorded_answer(command) for command, _first in kept] == [
+    assert [app.unit.recorded_answer(command) for command, _first in kept] == [
         first for _command, first in kept]
 
 
 def test_a_refused_command_leaves_the_cache_as_it_was(app) -> None:
     wallet_id = open_wallet(app, 50)
-    table_id = UUID(app.open_casino_table(SYSTEM, wallet_id, client_seed="c")["id"])
+    table_id = UUID(app.casino.open_casino_table(SYSTEM, wallet_id, client_seed="c")["id"])
     before = app.repository.get(table_id)
     # The table starts the deal (its nonce moves on) before the wallet is found short.
     with pytest.raises(LedgerError, match="(?i)balance|chips|afford|cover"):
-        app.deal(SYSTEM, table_id, 100)
+        app.deals.deal(SYSTEM, table_id, 100)
     table = app.repository.get(table_id)
     assert (table.version, table.nonce) == (before.version, before.nonce)
     assert app.repository.get(wallet_id).balance == 50
-    assert app.deal(SYSTEM, table_id, 10)["nonce"] == before.nonce + 1
+    assert app.deals.deal(SYSTEM, table_id, 10)["nonce"] == before.nonce + 1
 
 
 def test_another_applications_writes_are_seen_by_reads_and_commands(make_shared_app) -> None:
     one, two = make_shared_app(), make_shared_app()
     wallet_id = open_wallet(one, 1_000)
-    assert two.wallet(SYSTEM, wallet_id)["balance"] == 1_000  # cached in `two` now
-    one.grant(SYSTEM, wallet_id, 50)
-    assert two.wallet(SYSTEM, wallet_id)["balance"] == 1_050
-    assert two.grant(SYSTEM, wallet_id, 5)["balance"] == 1_055
-    assert one.grant(SYSTEM, wallet_id, 5)["balance"] == 1_060
+    assert two.wallets.wallet(SYSTEM, wallet_id)["balance"] == 1_000  # cached in `two` now
+    one.wallets.grant(SYSTEM, wallet_id, 50)
+    assert two.wallets.wallet(SYSTEM, wallet_id)["balance"] == 1_050
+    assert two.wallets.grant(SYSTEM, wallet_id, 5)["balance"] == 1_055
+    assert one.wallets.grant(SYSTEM, wallet_id, 5)["balance"] == 1_060
     assert one.repository.get(wallet_id).version == two.repository.get(wallet_id).version
 
 
 def test_a_save_that_loses_a_race_is_retried_from_the_store(make_shared_app) -> None:
     one, two = make_shared_app(), make_shared_app()
     wallet_id = open_wallet(one, 10)
-    two.wallet(SYSTEM, wallet_id)  # `two` caches version 2
+    two.wallets.wallet(SYSTEM, wallet_id)  # `two` caches version 2
     stale = two.repository.get(wallet_id)
-    one.grant(SYSTEM, wallet_id, 1)  # version 3, by the other application
+    one.wallets.grant(SYSTEM, wallet_id, 1)  # version 3, by the other application
     stale.grant(7, granted_by="test")
     with pytest.raises(Exception, match="(?i)integrity|unique|duplicate"):
         two.save(stale)
     # The losing save forgot the wallet: the next command loads it from the store.
-    assert two.grant(SYSTEM, wallet_id, 100)["balance"] == 111
+    assert two.wallets.grant(SYSTEM, wallet_id, 100)["balance"] == 111
 
 
 def test_a_request_looks_at_the_log_once_and_its_command_decides_on_that_look(
         make_shared_app, monkeypatch) -> None:
     app = make_shared_app(rate_limit=0)
     wallet_id = open_wallet(app, 500)
-    operator = {"Authorization": f"Bearer {app.issue_key('operator')[0]}"}
+    operator = {"Authorization": f"Bearer {app.keys.issue_key('operator')[0]}"}
     client = create_app({"LEDGER": app}).test_client()
     looks = []
     head = app.recorder.max_notification_id
@@ -154,14 +154,14 @@ def test_a_command_that_decided_on_its_requests_look_before_another_write_is_ret
         make_shared_app, monkeypatch) -> None:
     one, two = make_shared_app(rate_limit=0), make_shared_app(rate_limit=0)
     wallet_id = open_wallet(one, 500)
-    operator = {"Authorization": f"Bearer {two.issue_key('operator')[0]}"}
-    assert two.wallet(SYSTEM, wallet_id)["balance"] == 500  # cached in `two` now
+    operator = {"Authorization": f"Bearer {two.keys.issue_key('operator')[0]}"}
+    assert two.wallets.wallet(SYSTEM, wallet_id)["balance"] == 500  # cached in `two` now
     fresh = two.repository.fresh
 
     @contextlib.contextmanager
     def the_other_application_grants_after_the_look(again: bool = True) -> Iterator[None]:
         if not again:  # the first attempt, on the look the request made
-            one.grant(SYSTEM, wallet_id, 1_000)
+            one.wallets.grant(SYSTEM, wallet_id, 1_000)
         with fresh(again):
             yield
 
@@ -170,7 +170,7 @@ def test_a_command_that_decided_on_its_requests_look_before_another_write_is_ret
         f"/wallets/{wallet_id}/grants", json={"amount": 100}, headers=operator)
     # Check the stale first attempt lost its race and the retry, on a fresh look, kept both.
     assert answer.status_code == 201 and answer.get_json()["balance"] == 1_600
-    assert one.wallet(SYSTEM, wallet_id)["balance"] == 1_600
+    assert one.wallets.wallet(SYSTEM, wallet_id)["balance"] == 1_600
 
 
 def test_many_threads_granting_one_wallet_lose_no_chips(make_shared_app) -> None:
@@ -183,7 +183,7 @@ def test_many_threads_granting_one_wallet_lose_no_chips(make_shared_app) -> None
         barrier.wait()
         for _ in range(10):
             try:
-                app.grant(SYSTEM, wallet_id, 1)
+                app.wallets.grant(SYSTEM, wallet_id, 1)
             except BaseException as error:  # noqa: BLE001 (reported below)
                 errors.append(error)
 
@@ -195,8 +195,8 @@ def test_many_threads_granting_one_wallet_lose_no_chips(make_shared_app) -> None
     conflicts = [e for e in errors if "race" in str(e)]
     assert len(conflicts) == len(errors), errors
     expected = 80 - len(conflicts)
-    assert one.wallet(SYSTEM, wallet_id)["balance"] == expected
-    assert two.wallet(SYSTEM, wallet_id)["balance"] == expected
+    assert one.wallets.wallet(SYSTEM, wallet_id)["balance"] == expected
+    assert two.wallets.wallet(SYSTEM, wallet_id)["balance"] == expected
     wallet: Wallet = two.repository.get(wallet_id)
     assert wallet.version == 1 + expected  # opened, then one event per grant
     assert verify_store(one).ok

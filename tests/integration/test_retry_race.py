@@ -22,7 +22,8 @@ import pytest
 from eventsourcing.persistence import OperationalError
 
 from ledger.app.access import SYSTEM
-from ledger.app.application import CommandKey, LedgerApplication
+from ledger.app.application import LedgerApplication
+from ledger.app.unit import CommandKey
 from tests.api.helpers import seed_for, spread
 
 
@@ -57,23 +58,23 @@ MOMENTS = pytest.mark.parametrize("before_its_look", [True, False],
 def test_a_retried_casino_deal_racing_its_first_attempt_gets_the_first_answer(
         make_shared_app, monkeypatch, before_its_look):
     server_a, server_b = make_shared_app(), make_shared_app()
-    wallet = UUID(server_a.open_wallet(SYSTEM, "racer")["id"])
-    server_a.grant(SYSTEM, wallet, 1000)
-    table = UUID(server_a.open_casino_table(SYSTEM, wallet, client_seed="race",
+    wallet = UUID(server_a.wallets.open_wallet(SYSTEM, "racer")["id"])
+    server_a.wallets.grant(SYSTEM, wallet, 1000)
+    table = UUID(server_a.casino.open_casino_table(SYSTEM, wallet, client_seed="race",
                                             accepts_supplied_seeds=True)["id"])
     seed, _ = seed_for("race", 1, spread)  # the deal waits for the player's decision
     body = {"bet": 10, "server_seed": seed}
     key = CommandKey.of(SYSTEM, "deal-1", "POST", f"/tables/{table}/deals", body)
-    server_b.table(SYSTEM, table)  # cached there: a decision after its look does not see `first`
+    server_b.deals.table(SYSTEM, table)  # cached there: a decision after its look does not see `first`
 
     answers = first_attempt_commits_as_the_retry_begins(
         monkeypatch, server_b,
-        lambda: server_a.deal(SYSTEM, table, 10, server_seed=seed, command=key),
+        lambda: server_a.deals.deal(SYSTEM, table, 10, server_seed=seed, command=key),
         before_its_look)
-    retried = server_b.deal(SYSTEM, table, 10, server_seed=seed, command=key)
+    retried = server_b.deals.deal(SYSTEM, table, 10, server_seed=seed, command=key)
 
     assert retried == answers[0]
-    assert server_a.table(SYSTEM, table)["deals"] == 1
+    assert server_a.deals.table(SYSTEM, table)["deals"] == 1
 
 
 @MOMENTS
@@ -81,28 +82,28 @@ def test_a_retried_bet_racing_its_first_attempt_gets_the_first_answer(make_share
                                                                        monkeypatch,
                                                                        before_its_look):
     server_a, server_b = make_shared_app(), make_shared_app()
-    table = UUID(server_a.open_table(SYSTEM, "polish", client_seed="race")["id"])
+    table = UUID(server_a.tables.open_table(SYSTEM, "polish", client_seed="race")["id"])
     for seat, name in enumerate(("ann", "bob", "cat"), start=1):
-        wallet = UUID(server_a.open_wallet(SYSTEM, name)["id"])
-        server_a.grant(SYSTEM, wallet, 1000)
-        server_a.seat_player(SYSTEM, table, seat, wallet)
-    view = server_a.table(SYSTEM, table)
+        wallet = UUID(server_a.wallets.open_wallet(SYSTEM, name)["id"])
+        server_a.wallets.grant(SYSTEM, wallet, 1000)
+        server_a.tables.seat_player(SYSTEM, table, seat, wallet)
+    view = server_a.deals.table(SYSTEM, table)
     for _ in range(6):  # the first dealer, the bank, the first deal
         if view["phase"] == "betting":
             break
         action = next(a for a in view["legal_actions"] if a["action"] in ("deal", "fund_bank"))
-        view = (server_a.start_deal(SYSTEM, table) if action["action"] == "deal"
-                else server_a.fund_bank(SYSTEM, table, action["min"]))
+        view = (server_a.play.start_deal(SYSTEM, table) if action["action"] == "deal"
+                else server_a.play.fund_bank(SYSTEM, table, action["min"]))
     bet = next(a for a in view["legal_actions"] if a["action"] == "bet")
     body = {"seat": bet["seat"], "amount": bet["min"]}
     key = CommandKey.of(SYSTEM, "bet-1", "POST", f"/tables/{table}/bets", body)
-    server_b.table(SYSTEM, table)  # cached there: a decision after its look does not see `first`
+    server_b.deals.table(SYSTEM, table)  # cached there: a decision after its look does not see `first`
 
     answers = first_attempt_commits_as_the_retry_begins(
         monkeypatch, server_b,
-        lambda: server_a.bet(SYSTEM, table, bet["seat"], bet["min"], command=key),
+        lambda: server_a.play.bet(SYSTEM, table, bet["seat"], bet["min"], command=key),
         before_its_look)
-    retried = server_b.bet(SYSTEM, table, bet["seat"], bet["min"], command=key)
+    retried = server_b.play.bet(SYSTEM, table, bet["seat"], bet["min"], command=key)
 
     assert retried == answers[0]
     bets = [e for e in server_a.events.get(table) if type(e).__name__ == "BetPlaced"]
@@ -113,15 +114,15 @@ def test_a_repeat_whose_save_writes_nothing_gets_the_first_answer(app, monkeypat
     """A repeat is not looked for before its decision: one that the rules let through meets its
     record at the save. A save that writes nothing at all (SQLite's lock timeout, an
     OperationalError) must find the record too, not retry until it answers 409."""
-    wallet = UUID(app.open_wallet(SYSTEM, "repeater")["id"])
+    wallet = UUID(app.wallets.open_wallet(SYSTEM, "repeater")["id"])
     body = {"amount": 25}
     key = CommandKey.of(SYSTEM, "grant-1", "POST", f"/wallets/{wallet}/grants", body)
-    first = app.grant(SYSTEM, wallet, 25, command=key)
+    first = app.wallets.grant(SYSTEM, wallet, 25, command=key)
 
     def nothing_written(*aggregates: Any) -> None:
         raise OperationalError("database is locked")
 
     monkeypatch.setattr(app, "save", nothing_written)
-    assert app.grant(SYSTEM, wallet, 25, command=key) == first
+    assert app.wallets.grant(SYSTEM, wallet, 25, command=key) == first
     monkeypatch.undo()
-    assert app.wallet(SYSTEM, wallet)["balance"] == 25
+    assert app.wallets.wallet(SYSTEM, wallet)["balance"] == 25

@@ -208,9 +208,9 @@ def test_what_a_refused_decision_sealed_is_never_written(app):
         return [again], {}
 
     with pytest.raises(LedgerError):
-        app._execute(None, refused)
+        app.unit.execute(None, refused)
     assert snapshot_versions(app, wallet.id) == []
-    app._execute(None, granted)
+    app.unit.execute(None, granted)
     assert snapshot_versions(app, wallet.id) == [100]
     loaded = app.construct_repository().get(wallet.id, version=100)
     assert loaded.balance == 98 * 7 + 5
@@ -219,9 +219,9 @@ def test_what_a_refused_decision_sealed_is_never_written(app):
 
 def test_a_snapshot_that_cannot_be_written_fails_neither_the_save_nor_repeats_the_command(
         app, monkeypatch):
-    wallet = UUID(app.open_wallet(SYSTEM, "busy")["id"])
+    wallet = UUID(app.wallets.open_wallet(SYSTEM, "busy")["id"])
     for _ in range(98):
-        app.grant(SYSTEM, wallet, 1)
+        app.wallets.grant(SYSTEM, wallet, 1)
     recorder = app.snapshots.recorder
     write = recorder.insert_events
 
@@ -229,13 +229,13 @@ def test_a_snapshot_that_cannot_be_written_fails_neither_the_save_nor_repeats_th
         raise OperationalError("database is locked")
 
     monkeypatch.setattr(recorder, "insert_events", busy)
-    app.grant(SYSTEM, wallet, 1)  # version 100: its snapshot fails to be written
+    app.wallets.grant(SYSTEM, wallet, 1)  # version 100: its snapshot fails to be written
     monkeypatch.setattr(recorder, "insert_events", write)
     loaded = app.repository.get(wallet)
     assert (loaded.version, loaded.balance) == (100, 99)  # the grant was applied once
     assert snapshot_versions(app, wallet) == []
     for _ in range(100):
-        app.grant(SYSTEM, wallet, 1)
+        app.wallets.grant(SYSTEM, wallet, 1)
     assert snapshot_versions(app, wallet) == [200]  # taken from the first event on
     repository = app.construct_repository()
     assert vars(repository.get(wallet, version=150)) == as_replayed(app, wallet, 150)
@@ -260,7 +260,7 @@ def test_the_log_of_an_early_deal_reads_the_table_a_page_past_its_end_not_the_hi
     first = UUID(finished_deals(table)[0])
     later = table.aggregate().version
     reads = Reads(app.recorder, monkeypatch)
-    log = app.deal_log(SYSTEM, first)
+    log = app.deals.deal_log(SYSTEM, first)
     assert log.finished and log.events
     assert sum(reads.rows) <= len(log.events) + 2 * INTERVAL < later / 2
 

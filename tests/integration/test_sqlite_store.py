@@ -26,15 +26,15 @@ def test_the_head_is_the_librarys_and_moves_with_another_connections_commits(
         make_sqlite_app: Callable[..., LedgerApplication], group_commit: str) -> None:
     reader, writer = make_sqlite_app(group_commit), make_sqlite_app(group_commit)
     assert isinstance(reader.recorder, SQLiteRecorder)
-    wallet = UUID(reader.open_wallet(SYSTEM, "ada")["id"])
+    wallet = UUID(reader.wallets.open_wallet(SYSTEM, "ada")["id"])
     for grant in range(1, 4):
         before = reader.recorder.max_notification_id()
-        writer.grant(SYSTEM, wallet, grant)  # another application: its own connections
+        writer.wallets.grant(SYSTEM, wallet, grant)  # another application: its own connections
         head = reader.recorder.max_notification_id()
         assert head > before
         assert head == SQLiteApplicationRecorder.max_notification_id(reader.recorder)
         assert head == writer.recorder.max_notification_id()
-    assert reader.wallet(SYSTEM, wallet)["balance"] == 1 + 2 + 3  # the cache saw the grants
+    assert reader.wallets.wallet(SYSTEM, wallet)["balance"] == 1 + 2 + 3  # the cache saw the grants
 
 
 def test_sqlites_errors_are_the_librarys(tmp_path: Path) -> None:
@@ -62,7 +62,7 @@ def test_a_save_that_outwaits_sqlites_lock_is_retried_then_refused_as_a_conflict
     app = LedgerApplication(Settings.from_env(
         {"SQLITE_LOCK_TIMEOUT": "1"}, store=f"sqlite:///{path}", group_commit=group_commit))
     try:
-        wallet = UUID(app.open_wallet(SYSTEM, "ada")["id"])
+        wallet = UUID(app.wallets.open_wallet(SYSTEM, "ada")["id"])
         head = app.recorder.max_notification_id()
         attempts: list[int] = []
         save = app.save
@@ -76,14 +76,14 @@ def test_a_save_that_outwaits_sqlites_lock_is_retried_then_refused_as_a_conflict
         try:
             holder.execute("BEGIN IMMEDIATE")  # another connection holds the write lock
             with pytest.raises(Conflict):
-                app.grant(SYSTEM, wallet, 50)
+                app.wallets.grant(SYSTEM, wallet, 50)
             assert len(attempts) == 2
         finally:
             holder.execute("ROLLBACK")
             holder.close()
         assert app.recorder.max_notification_id() == head
-        assert app.wallet(SYSTEM, wallet)["balance"] == 0
-        app.grant(SYSTEM, wallet, 50)
-        assert app.wallet(SYSTEM, wallet)["balance"] == 50
+        assert app.wallets.wallet(SYSTEM, wallet)["balance"] == 0
+        app.wallets.grant(SYSTEM, wallet, 50)
+        assert app.wallets.wallet(SYSTEM, wallet)["balance"] == 50
     finally:
         app.close()

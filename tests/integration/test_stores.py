@@ -82,7 +82,7 @@ def answers(app: LedgerApplication, ids: dict) -> dict[str, str]:  # type: ignor
     found: dict[str, object] = {}
     after, page = 0, 0
     while True:
-        answer = app.event_feed(SYSTEM, after=after, limit=200)
+        answer = app.audit.event_feed(SYSTEM, after=after, limit=200)
         found[f"feed {page}"] = answer
         if answer["end"]:
             break
@@ -90,19 +90,19 @@ def answers(app: LedgerApplication, ids: dict) -> dict[str, str]:  # type: ignor
     wallets = sorted(ids["wallets"].items())
     players = sorted(set(ids["wallets"].values()))
     for wallet_id, player in wallets[:4]:
-        found[f"statement {wallet_id}"] = app.statement(SYSTEM, wallet_id)
-        found[f"as of {wallet_id}"] = app.state_at(SYSTEM, wallet_id, version=2)
-        found[f"feed of {player}"] = app.event_feed(SYSTEM, player=player, limit=100)
-        found[f"feed of {wallet_id}"] = app.event_feed(SYSTEM, wallet=wallet_id, limit=100)
-    found["grants"] = app.event_feed(SYSTEM, types={"Granted"}, limit=500)
+        found[f"statement {wallet_id}"] = app.audit.statement(SYSTEM, wallet_id)
+        found[f"as of {wallet_id}"] = app.audit.state_at(SYSTEM, wallet_id, version=2)
+        found[f"feed of {player}"] = app.audit.event_feed(SYSTEM, player=player, limit=100)
+        found[f"feed of {wallet_id}"] = app.audit.event_feed(SYSTEM, wallet=wallet_id, limit=100)
+    found["grants"] = app.audit.event_feed(SYSTEM, types={"Granted"}, limit=500)
     for deal_id in ids["casino_deals"][:3] + ids["table_deals"][::4]:
-        found[f"replay {deal_id}"] = app.replay(SYSTEM, deal_id)
+        found[f"replay {deal_id}"] = app.deals.replay(SYSTEM, deal_id)
     today = utcnow().date()
     for group in (None, *validation.REPORT_GROUPS):
-        found[f"report {group}"] = app.report(SYSTEM, today - timedelta(days=1),
+        found[f"report {group}"] = app.reports.report(SYSTEM, today - timedelta(days=1),
                                               today + timedelta(days=2), group)
     for player in players:
-        found[f"recall {player}"] = app.recall(SYSTEM, player)
+        found[f"recall {player}"] = app.reports.recall(SYSTEM, player)
     return {name: json.dumps(answer, sort_keys=True, default=str)
             for name, answer in found.items()}
 
@@ -200,7 +200,7 @@ def test_a_target_with_another_key_or_moved_on_after_its_migration_is_refused(ev
     assert migrate("--from", url, "--from-key", str(key), "--to", target_url).exit_code == 0
     moved = LedgerApplication(settings_for(target_url, target_key))
     try:
-        moved.open_wallet(SYSTEM, "after-the-move")
+        moved.wallets.open_wallet(SYSTEM, "after-the-move")
     finally:
         moved.close()
     moved_on = head_of(target_url)
@@ -246,7 +246,7 @@ def test_a_postgresql_log_with_gaps_moves_to_sqlite_and_back_at_the_same_positio
                      (other_schema, pg_key)):
         app = LedgerApplication(settings_for(url, key))  # new events follow the copied ones
         try:
-            app.open_wallet(SYSTEM, "after-the-move")
+            app.wallets.open_wallet(SYSTEM, "after-the-move")
         finally:
             app.close()
         assert min(set(RawLog(url).positions()) - set(raw.positions())) == raw.positions()[-1] + 1

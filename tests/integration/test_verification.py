@@ -36,7 +36,7 @@ def play(app) -> int:  # type: ignore[no-untyped-def]
 def test_a_range_run_checks_its_deals_and_a_checkpoint_and_is_listed(app):
     checkpoint_at = play(app)
     head = app.recorder.max_notification_id()
-    run = app.run_verification(AUDITOR, checkpoint_at - 40, head)
+    run = app.verification.run_verification(AUDITOR, checkpoint_at - 40, head)
     assert run["ok"], run["problem"]
     assert (run["by"], run["scope"], run["first"], run["last"]) == (
         "auditor-1", "range", checkpoint_at - 40, head)
@@ -44,7 +44,7 @@ def test_a_range_run_checks_its_deals_and_a_checkpoint_and_is_listed(app):
     assert run["checkpoints"] == 1 and run["deals_checked"] >= 4
     assert run.pop("repeats") is None  # recorded: it repeats no earlier run
     app.project()
-    state = app.verification(AUDITOR)
+    state = app.verification.verification(AUDITOR)
     assert state["last"] == {**run, "finished_at": state["last"]["finished_at"]}
     [checkpoint] = state["checkpoints"]
     # The first checkpoint covers the log before it and the checkpoints' own start event.
@@ -58,14 +58,14 @@ def test_a_range_run_checks_its_deals_and_a_checkpoint_and_is_listed(app):
 def test_the_whole_log_as_ranges_passes_and_only_staff_run(app):
     play(app)
     head = app.recorder.max_notification_id()
-    runs = [app.run_verification(SYSTEM, first, min(first + 99, head))
+    runs = [app.verification.run_verification(SYSTEM, first, min(first + 99, head))
             for first in range(1, head + 1, 100)]
     assert all(r["ok"] for r in runs), [r["problem"] for r in runs if not r["ok"]]
     assert sum(r["positions"] for r in runs) == head
     with pytest.raises(Forbidden):
-        app.run_verification(Principal(key_id="k", role=Role.PLAYER, player_id="p"), 1, 2)
+        app.verification.run_verification(Principal(key_id="k", role=Role.PLAYER, player_id="p"), 1, 2)
     with pytest.raises(InvalidInput) as refused:
-        app.run_verification(SYSTEM, 1, app.recorder.max_notification_id() + 1)
+        app.verification.run_verification(SYSTEM, 1, app.recorder.max_notification_id() + 1)
     assert refused.value.field == "to"
 
 
@@ -77,13 +77,13 @@ def test_an_altered_event_fails_the_range_holding_it_and_its_checkpoint(session)
     index = state.index(b'"amount":') + len(b'"amount":')
     state[index] = ord("9") if state[index] != ord("9") else ord("8")
     raw.set_state(position, bytes(state))
-    around = app.run_verification(SYSTEM, position - 5, position + 5)
+    around = app.verification.run_verification(SYSTEM, position - 5, position + 5)
     assert not around["ok"] and around["first_bad_position"] == position
     assert "MAC" in around["problem"] or "cannot be read" in around["problem"]
-    before = app.run_verification(SYSTEM, 1, position - 1)
+    before = app.verification.run_verification(SYSTEM, 1, position - 1)
     assert before["ok"], before["problem"]
     # The checkpoint at the end recorded the event's digest: checking it alone finds the change.
-    end = app.run_verification(SYSTEM, checkpoint - 1, checkpoint)
+    end = app.verification.run_verification(SYSTEM, checkpoint - 1, checkpoint)
     assert not end["ok"] and end["first_bad_position"] == position, end["problem"]
 
 
@@ -93,24 +93,24 @@ def test_a_tampered_range_is_recorded_as_a_new_run_with_its_failure_and_a_restor
     position = middle_of_a_table(raw)
     stored = raw.row(position)[3]
     first, last = position - 5, position + 5
-    clean = app.run_verification(AUDITOR, first, last)
+    clean = app.verification.run_verification(AUDITOR, first, last)
     assert clean["ok"] and clean["repeats"] is None
-    assert app.run_verification(AUDITOR, first, last) == {**clean, "repeats": clean["id"]}
+    assert app.verification.run_verification(AUDITOR, first, last) == {**clean, "repeats": clean["id"]}
     assert change_an_amount(raw) == position
-    tampered = app.run_verification(AUDITOR, first, last)
+    tampered = app.verification.run_verification(AUDITOR, first, last)
     assert (tampered["ok"], tampered["first_bad_position"], tampered["repeats"]) == (
         False, position, None)
     # Another auditor finds the same: that run is the answer, and nothing new is recorded.
     head = app.recorder.max_notification_id()
     other = Principal(key_id="auditor-2", role=Role.AUDITOR)
-    assert app.run_verification(other, first, last) == {**tampered, "repeats": tampered["id"]}
+    assert app.verification.run_verification(other, first, last) == {**tampered, "repeats": tampered["id"]}
     assert app.recorder.max_notification_id() == head
     # Put back as it was, the range passes again: a new run, for the newest said it failed.
     raw.set_state(position, stored)
-    restored = app.run_verification(AUDITOR, first, last)
+    restored = app.verification.run_verification(AUDITOR, first, last)
     assert restored["ok"] and restored["repeats"] is None
     app.project()
-    runs = app.verification(AUDITOR)["runs"]
+    runs = app.verification.verification(AUDITOR)["runs"]
     assert [r["id"] for r in runs[:3]] == [restored["id"], tampered["id"], clean["id"]]
     assert [r["ok"] for r in runs[:3]] == [True, False, True]
 
@@ -128,7 +128,7 @@ def test_reddog_verify_records_its_run_over_the_whole_log(tmp_path):
     app = LedgerApplication(Settings(store=store))
     try:
         app.project()
-        last = app.verification(SYSTEM)["last"]
+        last = app.verification.verification(SYSTEM)["last"]
         assert (last["by"], last["scope"], last["ok"]) == ("cli", "whole log", True)
         assert (last["first"], last["last"], last["positions"], last["deals_checked"]) == (
             1, summary["last"], summary["positions"], summary["deals_checked"]) == (

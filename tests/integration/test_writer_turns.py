@@ -89,7 +89,7 @@ def save_in_thread(app: Any) -> tuple[threading.Event, list[Any]]:
 
     def run() -> None:
         try:
-            out.append(app.open_wallet(SYSTEM, "turns"))
+            out.append(app.wallets.open_wallet(SYSTEM, "turns"))
         except Exception as error:  # noqa: BLE001 - handed to the test
             out.append(error)
         finally:

@@ -251,8 +251,8 @@ def played() -> LedgerApplication:
     simulate_casino(app, 8, seed="5a" * 16, bet=20)
     for index, variant in enumerate(VARIANTS):
         simulate_table(app, variant, 3, deals=2, seed=f"{index + 0x60:02x}" * 16)
-    app.issue_key("auditor", label="café ☕")
-    app.run_verification(SYSTEM)  # an event that holds a float (its seconds)
+    app.keys.issue_key("auditor", label="café ☕")
+    app.verification.run_verification(SYSTEM)  # an event that holds a float (its seconds)
     tables = {n.originator_id for n in app.recorder.select_notifications(start=1, limit=100_000)
               if "Table" in n.topic or "Wallet" in n.topic}
     for table in tables:  # snapshots of every kind (a high-card table's engine state among them)
@@ -288,7 +288,7 @@ def test_every_event_is_digested_by_the_fast_writer_unless_it_holds_a_float(play
         aside += json_differs
         topics.add(stored.topic)
     assert aside >= 2 and len(topics) > 20  # the key's label, the verification's seconds
-    assert played.run_verification(SYSTEM)["ok"]
+    assert played.verification.run_verification(SYSTEM)["ok"]
 
 
 def _leaves(value: Any) -> list[Any]:

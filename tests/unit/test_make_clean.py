@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 REMOVED = ["ledger.sqlite3", "ledger.sqlite3-wal", "ledger.sqlite3-shm", "ledger.read.sqlite3",
-           "ledger.read.sqlite3-wal", "ledger.store.runtime.sqlite3", "other.sqlite3-journal",
+           "ledger.read.sqlite3-wal", "ledger.runtime.sqlite3", "other.sqlite3-journal",
            "ledger.sqlite3-writers", "ledger.sqlite3.head"]
 KEPT = ["ledger.sqlite3.key", "postgres-chain.key", "ledger.sqlite3.replaced-20261201T000000Z.key",
         "ledger.sqlite3.key.bak", "chain-key", "backups/nightly/ledger.sqlite3",
