@@ -40,7 +40,8 @@ def test_the_pages_call_only_endpoints_the_api_document_has(client):
     called = set()
     for name in ("common", "lobby", "sign-in", "casino", "table", "cashier", "open-table",
                  "reports", "verification", "charts", "find", "wallet", "recall", "table-as-of",
-                 "replay", "fairness", "rdhh"):
+                 "replay", "replay-load", "replay-words", "replay-frames", "replay-step",
+                 "replay-controls", "replay-fairness", "replay-disputes", "fairness", "rdhh"):
         script = client.get(f"/static/pages/{name}.js").get_data(as_text=True)
         calls = re.findall(r'(?:\bget|\bpost|listAll|download|\bfetch)\(\s*[`"](/[^`"?]+)',
                            script)

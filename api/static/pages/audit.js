@@ -1,6 +1,6 @@
 // The auditor's console: where each audit tool is, the size of the disputes queue, the last
 // verification. An old link `/pages/audit?deal=<id>` opens that deal's replay.
-import {$, esc, fail, get, param, replayHref, signedIn} from "/static/pages/common.js";
+import {$, fail, get, html, param, render, replayHref, signedIn} from "/static/pages/common.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -9,9 +9,9 @@ function replay(dealId) { location.assign(replayHref(dealId)); }
 async function queue() {
   const page = await get("/disputes?status=open&limit=100");
   const count = page.disputes.length;
-  $("#queue").innerHTML = count
-    ? `<strong id="open-disputes">${count}${page.next ? "+" : ""}</strong> open, the oldest opened ${esc(page.disputes[0].opened_at)}.`
-    : `<span id="open-disputes">No open disputes.</span>`;
+  render($("#queue"), count
+    ? html`<strong id="open-disputes">${count}${page.next ? "+" : ""}</strong> open, the oldest opened ${page.disputes[0].opened_at}.`
+    : html`<span id="open-disputes">No open disputes.</span>`);
 }
 
 async function verification() {

@@ -1,7 +1,7 @@
 // The cashier's console (operators): find or create a player (wallet and sign-in link in one
 // step), grant chips, balances and statements, keys, open and close tables. Anything that moves
 // chips asks for confirmation first.
-import {$, chips, confirmed, esc, fail, get, listAll, post, say, signedIn}
+import {$, chips, confirmed, fail, get, html, listAll, post, render, say, signedIn}
   from "/static/pages/common.js";
 import {openTableForm} from "/static/pages/open-table.js";
 
@@ -9,10 +9,10 @@ let wallets = [];
 
 function showLink(playerId, issued) {
   const url = `${location.origin}/sign-in#token=${issued.key}`;
-  $("#link").innerHTML = `<fieldset><legend>Sign-in link for ${esc(playerId)}</legend>
-    <p>Hand this to the player; it works once, until ${esc(issued.expires_at)}.</p>
-    <p><code class="link" id="sign-in-link">${esc(url)}</code></p>
-    <button type="button" id="copy-link">Copy link</button></fieldset>`;
+  render($("#link"), html`<fieldset><legend>Sign-in link for ${playerId}</legend>
+    <p>Hand this to the player; it works once, until ${issued.expires_at}.</p>
+    <p><code class="link" id="sign-in-link">${url}</code></p>
+    <button type="button" id="copy-link">Copy link</button></fieldset>`);
   $("#copy-link").addEventListener("click", async () => {
     try { await navigator.clipboard.writeText(url); say("Link copied."); } catch { say("Select the link and copy it.", true); }
   });
@@ -25,17 +25,17 @@ async function newLink(playerId) {
 }
 
 function renderWallets() {
-  $("#wallets tbody").innerHTML = wallets.map((w) => `<tr data-wallet="${w.id}" data-player="${esc(w.player_id)}">
-    <td>${esc(w.player_id)}</td><td class="num wallet-balance">${chips(w.balance)}</td><td class="num">${chips(w.granted)}</td>
+  render($("#wallets tbody"), wallets.length ? wallets.map((w) => html`<tr data-wallet="${w.id}" data-player="${w.player_id}">
+    <td>${w.player_id}</td><td class="num wallet-balance">${chips(w.balance)}</td><td class="num">${chips(w.granted)}</td>
     <td class="actions"><label>Grant <input type="number" min="1" step="1" inputmode="numeric" class="amount"
-      aria-label="Chips to grant to ${esc(w.player_id)}" size="8"></label>
+      aria-label="Chips to grant to ${w.player_id}" size="8"></label>
       <button type="button" data-do="grant" class="primary">Grant</button>
       <button type="button" data-do="statement">Statement</button>
       <button type="button" data-do="keys">Keys</button>
       <button type="button" data-do="link">New sign-in link</button>
       <a href="/pages/wallet?id=${w.id}">Wallet</a>
-      <a href="/pages/find?player=${encodeURIComponent(w.player_id)}">Deals</a></td></tr>`).join("")
-    || `<tr><td colspan="4" class="muted">No wallets found.</td></tr>`;
+      <a href="/pages/find?player=${encodeURIComponent(w.player_id)}">Deals</a></td></tr>`)
+    : html`<tr><td colspan="4" class="muted">No wallets found.</td></tr>`);
 }
 
 async function find(prefix) {
@@ -45,22 +45,22 @@ async function find(prefix) {
 
 async function statement(w) {
   const s = await get(`/wallets/${w.id}/statement`);
-  $("#detail").innerHTML = `<h3>Statement of ${esc(w.player_id)}</h3>
+  render($("#detail"), html`<h3>Statement of ${w.player_id}</h3>
     <p>Opening ${chips(s.opening_balance)}, credits ${chips(s.credits)}, debits ${chips(s.debits)},
       closing <strong>${chips(s.closing_balance)}</strong></p>
     <div class="scroll"><table><tr><th>Time (UTC)</th><th>What</th><th class="num">Amount</th><th class="num">Balance</th></tr>
-    ${s.transfers.map((t) => `<tr><td>${esc(t.time)}</td><td>${esc(t.type)}</td>
-      <td class="num">${chips(t.amount)}</td><td class="num">${chips(t.balance)}</td></tr>`).join("")}</table></div>`;
+    ${s.transfers.map((t) => html`<tr><td>${t.time}</td><td>${t.type}</td>
+      <td class="num">${chips(t.amount)}</td><td class="num">${chips(t.balance)}</td></tr>`)}</table></div>`);
 }
 
 async function keys(w) {
   const list = await get(`/keys?player_id=${encodeURIComponent(w.player_id)}&include_inactive=true`);
-  $("#detail").innerHTML = `<h3>Keys of ${esc(w.player_id)}</h3>
+  render($("#detail"), html`<h3>Keys of ${w.player_id}</h3>
     <div class="scroll"><table id="keys"><tr><th>Key id</th><th>Kind</th><th>Label</th><th>Status</th><th>Expires</th><th></th></tr>
-    ${list.keys.map((k) => `<tr data-key="${k.key_id}"><td><code>${k.key_id.slice(0, 8)}</code></td>
-      <td>${esc(k.kind)}</td><td>${esc(k.label)}</td><td class="key-status">${esc(k.status)}</td><td>${esc(k.expires_at || "never")}</td>
-      <td>${k.status === "active" ? `<button type="button" class="danger" data-revoke="${k.key_id}">Revoke</button>` : ""}</td></tr>`).join("")}
-    </table></div><p class="muted"><small>Listed from the projection (${list.projection.behind} events behind).</small></p>`;
+    ${list.keys.map((k) => html`<tr data-key="${k.key_id}"><td><code>${k.key_id.slice(0, 8)}</code></td>
+      <td>${k.kind}</td><td>${k.label}</td><td class="key-status">${k.status}</td><td>${k.expires_at || "never"}</td>
+      <td>${k.status === "active" ? html`<button type="button" class="danger" data-revoke="${k.key_id}">Revoke</button>` : ""}</td></tr>`)}
+    </table></div><p class="muted"><small>Listed from the projection (${list.projection.behind} events behind).</small></p>`);
 }
 
 $("#find").addEventListener("submit", (event) => {
@@ -111,12 +111,12 @@ $("#detail").addEventListener("click", async (event) => {
 
 async function loadTables() {
   const tables = await listAll("/tables?limit=100", "tables");
-  $("#tables tbody").innerHTML = tables.map((t) => `<tr data-table="${t.id}">
-    <td><a href="${t.variant === "casino" ? "/pages/casino" : "/pages/table"}?table=${t.id}">${esc(t.title)}</a>
+  render($("#tables tbody"), tables.map((t) => html`<tr data-table="${t.id}">
+    <td><a href="${t.variant === "casino" ? "/pages/casino" : "/pages/table"}?table=${t.id}">${t.title}</a>
       <small class="muted">${t.id.slice(0, 8)}</small></td>
-    <td>${t.seats.map((s) => esc(s.player_id)).join(", ") || "–"}</td><td class="num">${chips(t.pot)}</td>
-    <td>${esc(t.status)}</td><td><a href="/pages/find?table=${t.id}">Deals</a> ${t.variant !== "casino" && t.status === "open"
-      ? `<button type="button" class="danger" data-close="${t.id}">Close</button>` : ""}</td></tr>`).join("");
+    <td>${t.seats.map((s) => s.player_id).join(", ") || "–"}</td><td class="num">${chips(t.pot)}</td>
+    <td>${t.status}</td><td><a href="/pages/find?table=${t.id}">Deals</a> ${t.variant !== "casino" && t.status === "open"
+      ? html`<button type="button" class="danger" data-close="${t.id}">Close</button>` : ""}</td></tr>`));
 }
 $("#tables").addEventListener("click", async (event) => {
   const button = event.target.closest("button[data-close]");

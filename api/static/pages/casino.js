@@ -1,7 +1,7 @@
 // The Casino Red Dog table of seed page 002. The bet slip's rules are the server's (C8): every
 // control asks `GET /tables/{id}/bet-slip`, which answers the new slip and what each control
 // may do next; Deal, Stand and Raise are the table's and deal's commands.
-import {$, $$, cardHtml, chips, esc, fail, get, param, post, say, signedIn}
+import {$, $$, cardView, chips, fail, get, html, param, post, render as fill, say, signedIn}
   from "/static/pages/common.js";
 
 const tableId = param("table");
@@ -25,7 +25,7 @@ function renderCards() {
   const cards = d ? d.cards : [];
   const slots = [cards[0], cards[2], cards[1]];  // first, third (between), second
   slots.forEach((c, i) => {
-    $(`#slot-${[1, 3, 2][i]}`).innerHTML = c ? cardHtml(c.card) : `<span class="empty"></span>`;
+    fill($(`#slot-${[1, 3, 2][i]}`), c ? cardView(c.card) : html`<span class="empty"></span>`);
   });
   let spread = "Place a bet and deal";
   if (d && d.opening) {
@@ -69,11 +69,11 @@ function renderControls() {
 }
 
 function renderHistory() {
-  $("#history tbody").innerHTML = history.slice(0, 10).map((h) => `<tr>
-    <td>${h.cards.map(cardHtml).join("")}</td><td class="num">${chips(h.stake)}</td>
-    <td>${esc(h.outcome)}</td><td class="num">${chips(h.returned)}</td>
-    <td><a href="/pages/replay?deal=${h.id}">Replay</a></td></tr>`).join("")
-    || `<tr><td colspan="5" class="muted">No deals yet.</td></tr>`;
+  fill($("#history tbody"), history.length ? history.slice(0, 10).map((h) => html`<tr>
+    <td>${h.cards.map((c) => cardView(c))}</td><td class="num">${chips(h.stake)}</td>
+    <td>${h.outcome}</td><td class="num">${chips(h.returned)}</td>
+    <td><a href="/pages/replay?deal=${h.id}">Replay</a></td></tr>`)
+    : html`<tr><td colspan="5" class="muted">No deals yet.</td></tr>`);
 }
 
 // The server's paytable, with runs of spreads that pay the same written as one row (4–11).
@@ -140,9 +140,9 @@ const me = await signedIn();
 try {
   await refresh();
   $("h1").textContent = `Casino Red Dog · ${view.player_id}`;
-  $("#paytable").innerHTML = `<tr><th>Spread</th><th class="num">Pays</th></tr>` +
-    paytableRows(view.paytable).map(([label, odds]) => `<tr><td>${label}</td>
-      <td class="num">${odds} to 1</td></tr>`).join("");
+  fill($("#paytable"), html`<tbody><tr><th>Spread</th><th class="num">Pays</th></tr>${
+    paytableRows(view.paytable).map(([label, odds]) => html`<tr><td>${label}</td>
+      <td class="num">${odds} to 1</td></tr>`)}</tbody>`);
   await askSlip();
   if (me.role === "player") {
     const recall = await get(`/players/${encodeURIComponent(me.player_id)}/recall?count=10`);

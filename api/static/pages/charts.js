@@ -1,6 +1,6 @@
 // SVG charts drawn here, no library: axes with ticks, labelled units, and a title and summary
 // for screen readers. Each chart scales to its container's width (viewBox), so it fits a phone.
-import {esc} from "/static/pages/common.js";
+import {html, svg} from "/static/pages/common.js";
 
 const W = 640, H = 300;
 const M = {top: 16, right: 28, bottom: 62, left: 88};
@@ -23,22 +23,22 @@ const compact = (n) => Math.abs(n) >= 1e6 ? `${+(n / 1e6).toFixed(1)}M`
 
 function frame({title, summary, xLabel, yLabel, yTicks, y, xTickMarks}) {
   const plotW = W - M.left - M.right;
-  const yAxis = yTicks.map((v) => `<g class="tick y-tick" data-value="${v}">
+  const yAxis = yTicks.map((v) => svg`<g class="tick y-tick" data-value="${v}">
       <line x1="${M.left - 5}" x2="${W - M.right}" y1="${y(v)}" y2="${y(v)}" class="grid"></line>
-      <text x="${M.left - 8}" y="${y(v) + 4}" text-anchor="end">${esc(yLabel.format(v))}</text></g>`).join("");
-  const xAxis = xTickMarks.map(([x, label]) => `<g class="tick x-tick">
+      <text x="${M.left - 8}" y="${y(v) + 4}" text-anchor="end">${yLabel.format(v)}</text></g>`);
+  const xAxis = xTickMarks.map(([x, label]) => svg`<g class="tick x-tick">
       <line x1="${x}" x2="${x}" y1="${H - M.bottom}" y2="${H - M.bottom + 5}"></line>
-      <text x="${x}" y="${H - M.bottom + 22}" text-anchor="middle">${esc(label)}</text></g>`).join("");
-  return `<title>${esc(title)}</title><desc>${esc(summary)}</desc>
+      <text x="${x}" y="${H - M.bottom + 22}" text-anchor="middle">${label}</text></g>`);
+  return svg`<title>${title}</title><desc>${summary}</desc>
     <g class="axis y-axis">${yAxis}
       <text class="axis-label y-label" transform="translate(18 ${M.top + (H - M.top - M.bottom) / 2}) rotate(-90)"
-        text-anchor="middle">${esc(yLabel.text)}</text></g>
+        text-anchor="middle">${yLabel.text}</text></g>
     <g class="axis x-axis"><line x1="${M.left}" x2="${M.left + plotW}" y1="${H - M.bottom}" y2="${H - M.bottom}"></line>${xAxis}
-      <text class="axis-label x-label" x="${M.left + plotW / 2}" y="${H - 8}" text-anchor="middle">${esc(xLabel)}</text></g>`;
+      <text class="axis-label x-label" x="${M.left + plotW / 2}" y="${H - 8}" text-anchor="middle">${xLabel}</text></g>`;
 }
 
-function svg(id, inner, label) {
-  return `<svg id="${id}" class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(label)}"
+function chart(id, inner, label) {
+  return html`<svg id="${id}" class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${label}"
     preserveAspectRatio="xMidYMid meet">${inner}</svg>`;
 }
 
@@ -57,13 +57,13 @@ export function barChart({id, title, summary, categories, bars, xLabel, yLabel})
   const rects = bars.map((b, j) => b.values.map((v, i) => {
     const x = M.left + band * i + band * 0.1 + barW * j;
     const top = Math.min(y(v), y(0)), height = Math.max(Math.abs(y(v) - y(0)), v ? 1 : 0);
-    return `<rect class="bar ${b.cls}" x="${x.toFixed(2)}" y="${top.toFixed(2)}" width="${barW.toFixed(2)}"
-      height="${height.toFixed(2)}" data-category="${esc(categories[i].key)}" data-value="${v}">
-      <title>${esc(categories[i].key)}: ${esc(b.name)} ${esc(yLabel.format(v))}</title></rect>`;
-  }).join("")).join("");
-  const zero = `<line class="zero" x1="${M.left}" x2="${W - M.right}" y1="${y(0)}" y2="${y(0)}"></line>`;
-  return svg(id, frame({title, summary, xLabel, yLabel, yTicks, y, xTickMarks}) + rects + zero, title)
-    + legend(bars);
+    return svg`<rect class="bar ${b.cls}" x="${x.toFixed(2)}" y="${top.toFixed(2)}" width="${barW.toFixed(2)}"
+      height="${height.toFixed(2)}" data-category="${categories[i].key}" data-value="${v}">
+      <title>${categories[i].key}: ${b.name} ${yLabel.format(v)}</title></rect>`;
+  }));
+  const zero = svg`<line class="zero" x1="${M.left}" x2="${W - M.right}" y1="${y(0)}" y2="${y(0)}"></line>`;
+  return [chart(id, [frame({title, summary, xLabel, yLabel, yTicks, y, xTickMarks}), rects, zero], title),
+    legend(bars)];
 }
 
 /** Lines over a numeric x axis. `lines`: [{name, cls, points: [[x, y]], dots}]. */
@@ -79,18 +79,18 @@ export function lineChart({id, title, summary, lines, xLabel, yLabel, xFormat = 
   const y = (v) => M.top + (H - M.top - M.bottom) * (1 - (v - ylo) / (yhi - ylo));
   const paths = lines.map((l) => {
     const d = l.points.map((p, i) => `${i ? "L" : "M"}${x(p[0]).toFixed(2)} ${y(p[1]).toFixed(2)}`).join(" ");
-    const dots = l.dots === false ? "" : l.points.map((p) => `<circle class="point ${l.cls}" r="2.5"
-      cx="${x(p[0]).toFixed(2)}" cy="${y(p[1]).toFixed(2)}" data-x="${p[0]}" data-y="${p[1]}"></circle>`).join("");
-    return `<g class="line ${l.cls}" data-name="${esc(l.name)}"><path d="${d}"></path>${dots}</g>`;
-  }).join("");
+    const dots = l.dots === false ? "" : l.points.map((p) => svg`<circle class="point ${l.cls}" r="2.5"
+      cx="${x(p[0]).toFixed(2)}" cy="${y(p[1]).toFixed(2)}" data-x="${p[0]}" data-y="${p[1]}"></circle>`);
+    return svg`<g class="line ${l.cls}" data-name="${l.name}"><path d="${d}"></path>${dots}</g>`;
+  });
   const xTickMarks = xTicks.map((v) => [x(v), xFormat(v)]);
-  return svg(id, frame({title, summary, xLabel, yLabel, yTicks, y, xTickMarks}) + paths, title)
-    + legend(lines);
+  return [chart(id, [frame({title, summary, xLabel, yLabel, yTicks, y, xTickMarks}), paths], title),
+    legend(lines)];
 }
 
 function legend(items) {
-  return `<ul class="legend">${items.map((i) =>
-    `<li><span class="swatch ${i.cls}" aria-hidden="true"></span>${esc(i.name)}</li>`).join("")}</ul>`;
+  return html`<ul class="legend">${items.map((i) =>
+    html`<li><span class="swatch ${i.cls}" aria-hidden="true"></span>${i.name}</li>`)}</ul>`;
 }
 
 export const chipsLabel = (text) => ({text, format: compact});

@@ -8,10 +8,111 @@ const KEY = "reddog.key";
 export const $ = (selector, root = document) => root.querySelector(selector);
 export const $$ = (selector, root = document) => [...root.querySelectorAll(selector)];
 
-export function esc(value) {
-  return String(value ?? "").replace(/[&<>"']/g, (c) => (
-    {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
+// Markup, escaped by default. html`<p class="x">${value}</p>` answers a fragment: the template's
+// own text is parsed once (a <template>, with a comment where a value stands between tags and
+// a marker where it stands in an attribute) and each value is then put in as a DOM Text node
+// or as (part of) an attribute's value, never parsed as markup. Values may be strings, numbers,
+// fragments of html`` itself, arrays of these, or null, undefined and false (nothing); an
+// attribute whose whole value is null or undefined is left out. A value in place of a tag's or an
+// attribute's name, in an `on…` attribute, or in an element whose text is not markup
+// (<textarea>, <title>, <script>, <style>) throws; a value making an address attribute a
+// `javascript:`, `data:` or `vbscript:` address is replaced by `about:invalid`. Only html``
+// makes fragments: an object from anywhere else (JSON, a file) is a value, shown as text.
+// render(target, ...) puts fragments in an element in place of what it held; append(...) after.
+const MARK = `rdl${Math.random().toString(36).slice(2, 10)}x`;
+const IN_ATTRIBUTE = new RegExp(`${MARK}(\\d+)${MARK}`, "g");
+const WHOLE_ATTRIBUTE = new RegExp(`^${MARK}(\\d+)${MARK}$`);
+const IN_TEXT = new RegExp(`^${MARK}(\\d+)$`);
+const ADDRESS = new Set(["href", "src", "action", "formaction", "xlink:href", "poster", "cite"]);
+const UNSAFE_ADDRESS = /^(javascript|vbscript|data):/i;
+const templates = new WeakMap();
+
+class Fragment {
+  constructor(strings, values, inSvg) {
+    this.strings = strings;
+    this.values = values;
+    this.inSvg = inSvg;
+  }
 }
+
+export const html = (strings, ...values) => new Fragment(strings, values, false);
+/** As html``, for what goes inside an <svg> (parsed as SVG: <g>, <text>, <title>…). */
+export const svg = (strings, ...values) => new Fragment(strings, values, true);
+
+function templateOf({strings, inSvg}) {
+  let template = templates.get(strings);
+  if (template) return template;
+  let markup = strings[0];
+  for (let i = 1; i < strings.length; i++) {
+    const inTag = markup.lastIndexOf("<") > markup.lastIndexOf(">");
+    markup += (inTag ? `${MARK}${i - 1}${MARK}` : `<!--${MARK}${i - 1}-->`) + strings[i];
+  }
+  template = document.createElement("template");
+  template.innerHTML = inSvg ? `<svg>${markup}</svg>` : markup;  // the template's own text and markers: never a value
+  if (inSvg) template.content.replaceChildren(...template.content.firstChild.childNodes);
+  templates.set(strings, template);
+  return template;
+}
+
+function attributeText(value) {
+  if (value instanceof Fragment) throw new Error("html``: markup in place of an attribute's value");
+  return value === null || value === undefined ? "" : String(value);
+}
+
+function instantiate(fragment) {
+  const content = document.importNode(templateOf(fragment).content, true);
+  const {values} = fragment;
+  const walker = document.createTreeWalker(content,
+    NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_COMMENT | NodeFilter.SHOW_TEXT);
+  const places = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) places.push(node);
+  for (const node of places) {
+    if (node.nodeType === Node.COMMENT_NODE) {
+      const at = node.data.match(IN_TEXT);
+      if (at) node.replaceWith(nodesOf(values[Number(at[1])]));
+    } else if (node.nodeType === Node.TEXT_NODE) {
+      if (node.data.includes(MARK)) throw new Error("html``: a value where only the template's text may be");
+    } else {
+      if (node.localName.includes(MARK)) throw new Error("html``: a value in place of a tag's name");
+      for (const attribute of [...node.attributes]) {
+        if (attribute.name.includes(MARK)) throw new Error("html``: a value in place of an attribute's name");
+        if (!attribute.value.includes(MARK)) continue;
+        if (/^on/i.test(attribute.localName)) throw new Error(`html: a value in the attribute ${attribute.name}`);
+        const whole = attribute.value.match(WHOLE_ATTRIBUTE);
+        const only = whole ? values[Number(whole[1])] : "";
+        if (whole && (only === null || only === undefined)) {
+          node.removeAttributeNode(attribute);
+          continue;
+        }
+        let text = attribute.value.replace(IN_ATTRIBUTE, (_, i) => attributeText(values[Number(i)]));
+        // eslint-disable-next-line no-control-regex
+        if (ADDRESS.has(attribute.name) && UNSAFE_ADDRESS.test(text.replace(/[\u0000-\u0020]/g, ""))) {
+          text = "about:invalid";
+        }
+        attribute.value = text;
+      }
+    }
+  }
+  return content;
+}
+
+function nodesOf(value) {
+  const nodes = document.createDocumentFragment();
+  if (value === null || value === undefined || value === false) return nodes;
+  if (value instanceof Fragment) nodes.append(instantiate(value));
+  else if (Array.isArray(value)) for (const item of value) nodes.append(nodesOf(item));
+  else nodes.append(document.createTextNode(String(value)));
+  return nodes;
+}
+
+/** Put fragments (or text) in an element in place of what it held; nothing empties it. */
+export function render(target, ...parts) { target.replaceChildren(nodesOf(parts)); }
+
+/** Put fragments (or text) at the end of an element. */
+export function append(target, ...parts) { target.append(nodesOf(parts)); }
+
+/** The items with `separator` between each two (a list to put in a template). */
+export const joined = (items, separator) => items.flatMap((item, i) => (i ? [separator, item] : [item]));
 
 export const chips = (n) => (n === null || n === undefined ? "–" : Number(n).toLocaleString("en"));
 
@@ -81,7 +182,7 @@ export function signOut(reason) {
 export async function signedIn() {
   if (!heldKey()) { signOut(); throw new Error("not signed in"); }
   const me = await get("/me");
-  const who = me.role === "player" ? `${esc(me.player_id)} (player)` : `${esc(me.role)}`;
+  const who = me.role === "player" ? `${me.player_id} (player)` : me.role;
   const links = [["/", "Lobby"]];
   if (me.role === "operator") links.push(["/pages/cashier", "Cashier"]);
   if (me.role === "player") {
@@ -92,12 +193,11 @@ export async function signedIn() {
     links.push(["/pages/audit", "Audit"], ["/pages/find", "Find"], ["/pages/disputes", "Disputes"],
       ["/pages/reports", "Reports"], ["/pages/verification", "Verification"]);
   }
-  $("#who").innerHTML = `
-    <nav aria-label="Pages">${links.map(([href, text]) =>
-      `<a href="${href}"${location.pathname === href.split("?")[0] ? ' aria-current="page"' : ""}>${text}</a>`)
-      .join(" ")}</nav>
-    <p class="signed-in" data-role="${esc(me.role)}">Signed in as <strong>${who}</strong>
-      <button type="button" id="sign-out" class="link">Sign out</button></p>`;
+  render($("#who"), html`
+    <nav aria-label="Pages">${joined(links.map(([href, text]) => html`<a href="${href}"
+      aria-current="${location.pathname === href.split("?")[0] ? "page" : null}">${text}</a>`), " ")}</nav>
+    <p class="signed-in" data-role="${me.role}">Signed in as <strong>${who}</strong>
+      <button type="button" id="sign-out" class="link">Sign out</button></p>`);
   $("#sign-out").addEventListener("click", () => { dropKey(); location.assign("/sign-in"); });
   return me;
 }
@@ -125,17 +225,25 @@ export function problemText(error) {
 const RANKS = {T: "10", J: "Jack", Q: "Queen", K: "King", A: "Ace"};
 const SUITS = {c: ["♣", "clubs"], d: ["♦", "diamonds"], h: ["♥", "hearts"], s: ["♠", "spades"]};
 
+const CARD = /^[2-9TJQKA][cdhs]$/;
+
 export function cardName(card) {
+  if (!CARD.test(card)) return String(card);
   const [rank, suit] = [card[0], card[1]];
   return `${RANKS[rank] || rank} of ${SUITS[suit][1]}`;
 }
 
-export function cardHtml(card) {
-  if (!card) return `<span class="card down" role="img" aria-label="face-down card"></span>`;
+/** A card as the pages draw it; no card is a face-down one, and what is not a card is shown as
+ * the text it is. */
+export function cardView(card) {
+  if (!card) return html`<span class="card down" role="img" aria-label="face-down card"></span>`;
+  if (!CARD.test(card)) {
+    return html`<span class="card" role="img" aria-label="${cardName(card)}" data-card="${card}">${card}</span>`;
+  }
   const [rank, suit] = [card[0], card[1]];
   const red = suit === "d" || suit === "h";
-  return `<span class="card${red ? " red" : ""}" role="img" aria-label="${cardName(card)}"
-    data-card="${esc(card)}">${rank === "T" ? "10" : esc(rank)}${SUITS[suit][0]}</span>`;
+  return html`<span class="card${red ? " red" : ""}" role="img" aria-label="${cardName(card)}"
+    data-card="${card}">${rank === "T" ? "10" : rank}${SUITS[suit][0]}</span>`;
 }
 
 /** Ask before anything that moves chips; resolves true only on Confirm. */
@@ -144,9 +252,9 @@ export function confirmed(question) {
   if (!dialog) {
     dialog = document.createElement("dialog");
     dialog.id = "confirm";
-    dialog.innerHTML = `<form method="dialog"><p id="confirm-text"></p>
+    render(dialog, html`<form method="dialog"><p id="confirm-text"></p>
       <menu><button value="cancel" type="submit">Cancel</button>
-      <button value="ok" type="submit" class="primary" id="confirm-ok">Confirm</button></menu></form>`;
+      <button value="ok" type="submit" class="primary" id="confirm-ok">Confirm</button></menu></form>`);
     document.body.append(dialog);
   }
   $("#confirm-text").textContent = question;
@@ -229,17 +337,30 @@ export const replayHref = (dealId) => `/pages/replay?deal=${encodeURIComponent(d
 /** A time as the pages show it: UTC, to the second. */
 export const when = (instant) => (instant ? `${String(instant).slice(0, 19).replace("T", " ")} UTC` : "–");
 
+/** An account of a transfer taken apart, as the ledger names it (ledger/transfers.py
+ * `parse_account`): `wallet:<id>` → {kind: "wallet", owner: "<id>"}, `house` → {kind: "house",
+ * owner: null}; `stake:<deal or table>` and `pot:<table>` likewise. The one place a page reads
+ * an account's name. */
+export function parseAccount(account) {
+  const name = String(account ?? "");
+  const at = name.indexOf(":");
+  if (at < 0) return {kind: name, owner: null};
+  return {kind: name.slice(0, at), owner: name.slice(at + 1) || null};
+}
+
 /** An account of a transfer, linked where a page shows it (a wallet's statement). */
-export function accountHtml(account) {
-  const [kind, id] = String(account).split(/:(.*)/s);
-  if (kind === "wallet" && id) return `<a href="/pages/wallet?id=${encodeURIComponent(id)}">wallet ${esc(id.slice(0, 8))}</a>`;
-  return id ? `${esc(kind)} ${esc(id.slice(0, 8))}` : esc(kind);
+export function accountView(account) {
+  const {kind, owner} = parseAccount(account);
+  if (kind === "wallet" && owner) {
+    return html`<a href="/pages/wallet?id=${encodeURIComponent(owner)}">wallet ${owner.slice(0, 8)}</a>`;
+  }
+  return owner ? `${kind} ${owner.slice(0, 8)}` : kind;
 }
 
 /** Show a refusal where the answer would have been, and in the status line. */
 export function refused(target, error) {
-  target.innerHTML = `<span class="error" role="alert">${esc(error instanceof ApiError
-    ? `Refused: ${problemText(error)}` : String(error.message || error))}</span>`;
+  render(target, html`<span class="error" role="alert">${error instanceof ApiError
+    ? `Refused: ${problemText(error)}` : String(error.message || error)}</span>`);
   fail(error);
 }
 

@@ -2,15 +2,15 @@
 // its deal (replay and the in-browser fairness check are one link away) and, for operators, the
 // resolution: a finding and, where the ledger owes the player, an adjustment the house pays into
 // their wallet citing the dispute. A player sees their own disputes and the findings.
-import {$, $$, chips, confirmed, esc, fail, get, param, post, replayHref, say, signedIn}
+import {$, $$, append, chips, confirmed, fail, get, html, param, post, render, replayHref, say, signedIn}
   from "/static/pages/common.js";
 
 let me = null;
 let status = "open";
 let next = null;
 
-const short = (id) => esc(String(id).slice(0, 8));
-const when = (instant) => esc(String(instant || "").replace("T", " ").replace(/\.\d+/, "").replace("+00:00", ""));
+const short = (id) => String(id).slice(0, 8);
+const when = (instant) => String(instant || "").replace("T", " ").replace(/\.\d+/, "").replace("+00:00", "");
 
 function outcomeText(d) {
   if (d.status === "open") return "open";
@@ -18,19 +18,19 @@ function outcomeText(d) {
 }
 
 function row(d) {
-  return `<tr data-dispute="${esc(d.dispute_id)}">
-    <td>${when(d.opened_at)}</td><td>${esc(d.player_id)}</td>
+  return html`<tr data-dispute="${d.dispute_id}">
+    <td>${when(d.opened_at)}</td><td>${d.player_id}</td>
     <td><a href="${replayHref(d.deal_id)}">deal ${short(d.deal_id)}</a></td>
-    <td class="message">${esc(d.message)}</td><td class="dispute-status">${esc(outcomeText(d))}</td>
-    <td><button type="button" data-open="${esc(d.dispute_id)}">Open</button></td></tr>`;
+    <td class="message">${d.message}</td><td class="dispute-status">${outcomeText(d)}</td>
+    <td><button type="button" data-open="${d.dispute_id}">Open</button></td></tr>`;
 }
 
 async function list(more = false) {
   const page = await get(`/disputes?status=${status}&limit=50${more && next ? `&after=${next}` : ""}`);
   const body = $("#disputes tbody");
-  const rows = page.disputes.map(row).join("");
-  if (more) body.insertAdjacentHTML("beforeend", rows);
-  else body.innerHTML = rows || `<tr><td colspan="6" class="muted">No ${status} disputes.</td></tr>`;
+  const rows = page.disputes.map(row);
+  if (more) append(body, rows);
+  else render(body, rows.length ? rows : html`<tr><td colspan="6" class="muted">No ${status} disputes.</td></tr>`);
   next = page.next;
   $("#more").hidden = !next;
   const lag = page.projection && page.projection.lag;
@@ -39,7 +39,7 @@ async function list(more = false) {
 
 function resolveForm(d) {
   if (me.role !== "operator" || d.status !== "open") return "";
-  return `<form id="resolve"><fieldset><legend>Resolve this dispute</legend>
+  return html`<form id="resolve"><fieldset><legend>Resolve this dispute</legend>
     <p class="muted">Replay the deal and run its fairness check before you decide.</p>
     <label>Finding (shown to the player)
       <input id="finding" required maxlength="1000" autocomplete="off"></label>
@@ -52,20 +52,20 @@ function resolveForm(d) {
 
 function show(d) {
   const adjustment = d.adjustment
-    ? `<dt>Adjustment</dt><dd id="adjustment-paid">${chips(d.adjustment.amount)} chips, house → ${esc(d.player_id)}'s wallet,
+    ? html`<dt>Adjustment</dt><dd id="adjustment-paid">${chips(d.adjustment.amount)} chips, house → ${d.player_id}'s wallet,
         transfer <code>${short(d.adjustment.id)}</code></dd>`
     : "";
-  $("#detail").innerHTML = `<h2>Dispute ${short(d.dispute_id)}</h2>
+  render($("#detail"), html`<h2>Dispute ${short(d.dispute_id)}</h2>
     <dl class="facts dispute">
-      <div><dt>Player</dt><dd>${esc(d.player_id)}</dd></div>
+      <div><dt>Player</dt><dd>${d.player_id}</dd></div>
       <div><dt>Deal</dt><dd><a id="replay-link" href="${replayHref(d.deal_id)}">Replay deal ${short(d.deal_id)} and check its fairness</a></dd></div>
       <div><dt>Opened (UTC)</dt><dd>${when(d.opened_at)}</dd></div>
-      <div><dt>Status</dt><dd id="dispute-status">${esc(outcomeText(d))}</dd></div>
+      <div><dt>Status</dt><dd id="dispute-status">${outcomeText(d)}</dd></div>
     </dl>
-    <p><strong>The player says:</strong> <span id="dispute-message">${esc(d.message)}</span></p>
-    ${d.status === "resolved" ? `<dl class="facts"><div><dt>Finding</dt><dd id="dispute-finding">${esc(d.finding)}</dd></div>
-      <div><dt>Resolved (UTC)</dt><dd>${when(d.resolved_at)}</dd></div>${adjustment ? `<div>${adjustment}</div>` : ""}</dl>` : ""}
-    ${resolveForm(d)}`;
+    <p><strong>The player says:</strong> <span id="dispute-message">${d.message}</span></p>
+    ${d.status === "resolved" ? html`<dl class="facts"><div><dt>Finding</dt><dd id="dispute-finding">${d.finding}</dd></div>
+      <div><dt>Resolved (UTC)</dt><dd>${when(d.resolved_at)}</dd></div>${adjustment ? html`<div>${adjustment}</div>` : ""}</dl>` : ""}
+    ${resolveForm(d)}`);
   const form = $("#resolve");
   if (!form) return;
   const upheld = $("#upheld");

@@ -2,8 +2,8 @@
 // table, variant, outcome, time and dispute, each linked to its replay; and read the event feed
 // with its filters, each event shown as type, aggregate, time and transfers. The filters live in
 // the page's address, so a search can be linked: /pages/find?player=alice&disputed=true.
-import {$, $$, accountHtml, chips, documentedChoices, esc, fillForm, formQuery, get, refused,
-  replayHref, say, signedIn, when} from "/static/pages/common.js";
+import {$, $$, accountView, append, chips, documentedChoices, fillForm, formQuery, get, html,
+  joined, refused, render, replayHref, say, signedIn, when} from "/static/pages/common.js";
 
 const DEAL_FIELDS = ["player", "table", "variant", "outcome", "since", "until", "disputed"];
 const EVENT_FIELDS = ["player", "table", "wallet", "type", "since", "until", "after"];
@@ -13,24 +13,24 @@ const state = {deals: null, events: null};
 const findHref = (name, value) => `/pages/find?${name}=${encodeURIComponent(value)}`;
 
 function dealHtml(d) {
-  const players = d.players.map((p) => `<li data-player="${esc(p.player_id)}">
-      <a href="${findHref("player", p.player_id)}">${esc(p.player_id)}</a>
-      <span class="muted">seat ${p.seat}</span>${p.outcome ? ` <span class="badge verdict">${esc(p.outcome)}</span>` : ""}
-      ${p.bets === undefined ? "" : `<span class="muted">bet ${chips(p.bets)}, back ${chips(p.returned)}</span>`}
-      ${p.wallet_id ? ` <a href="/pages/wallet?id=${p.wallet_id}">wallet</a>` : ""}</li>`).join("");
-  return `<li class="result" data-deal="${esc(d.deal_id)}">
-    <div class="result-head"><strong>${esc(d.variant)}</strong>
+  const players = d.players.map((p) => html`<li data-player="${p.player_id}">
+      <a href="${findHref("player", p.player_id)}">${p.player_id}</a>
+      <span class="muted">seat ${p.seat}</span>${p.outcome ? html` <span class="badge verdict">${p.outcome}</span>` : ""}
+      ${p.bets === undefined ? "" : html`<span class="muted">bet ${chips(p.bets)}, back ${chips(p.returned)}</span>`}
+      ${p.wallet_id ? html` <a href="/pages/wallet?id=${p.wallet_id}">wallet</a>` : ""}</li>`);
+  return html`<li class="result" data-deal="${d.deal_id}">
+    <div class="result-head"><strong>${d.variant}</strong>
       <span>${when(d.finished_at)}</span>
-      ${d.disputed ? `<span class="badge disputed">disputed</span>` : ""}
+      ${d.disputed ? html`<span class="badge disputed">disputed</span>` : ""}
       <a class="replay" href="${replayHref(d.deal_id)}">Replay</a></div>
     <dl class="facts">
-      <div><dt>Table</dt><dd><a class="table-link" href="${findHref("table", d.table_id)}">${esc(d.table_id.slice(0, 8))}</a></dd></div>
+      <div><dt>Table</dt><dd><a class="table-link" href="${findHref("table", d.table_id)}">${d.table_id.slice(0, 8)}</a></dd></div>
       <div><dt>Started</dt><dd>${when(d.started_at)}</dd></div>
-      ${d.handle === null ? "" : `<div><dt>Handle</dt><dd>${chips(d.handle)}</dd></div>
+      ${d.handle === null ? "" : html`<div><dt>Handle</dt><dd>${chips(d.handle)}</dd></div>
         <div><dt>Net (bets − returned)</dt><dd>${chips(d.net)}</dd></div>`}
     </dl>
     <ul class="players">${players}</ul>
-    <small class="muted deal-id">Deal <code>${esc(d.deal_id)}</code></small></li>`;
+    <small class="muted deal-id">Deal <code>${d.deal_id}</code></small></li>`;
 }
 
 async function findDeals(more = false) {
@@ -41,8 +41,8 @@ async function findDeals(more = false) {
   say("Searching…");
   try {
     const page = await get(`/deals?${query}`);
-    if (!more) $("#deals").innerHTML = "";
-    $("#deals").insertAdjacentHTML("beforeend", page.deals.map(dealHtml).join(""));
+    if (!more) render($("#deals"));
+    append($("#deals"), page.deals.map(dealHtml));
     state.deals = page.next;
     $("#more-deals").hidden = !page.next;
     const count = $$("#deals > li").length;
@@ -51,7 +51,7 @@ async function findDeals(more = false) {
       + (page.projection.behind ? ` (${page.projection.behind} events still to index).` : ".");
     say(count ? "" : "No finished deal matches.");
   } catch (error) {
-    $("#deals").innerHTML = "";
+    render($("#deals"));
     $("#more-deals").hidden = true;
     refused($("#deal-summary"), error);
   }
@@ -70,21 +70,21 @@ function eventHtml(e) {
   const p = e.payload || {};
   const deal = p.deal_id || (e.aggregate_type === "CasinoDeal" ? e.aggregate_id : null);
   const links = [];
-  if (deal) links.push(`<a class="replay" href="${replayHref(deal)}">Replay deal ${esc(String(deal).slice(0, 8))}</a>`);
-  if (e.aggregate_type === "Dispute") links.push(`<a href="/pages/disputes?id=${e.aggregate_id}">Dispute</a>`);
-  if (e.aggregate_type === "Wallet") links.push(`<a href="/pages/wallet?id=${e.aggregate_id}">Wallet</a>`);
-  const moves = transfersOf(p).map((t) => `<li class="transfer">${accountHtml(t.source)} → ${accountHtml(t.destination)}
-    <strong>${chips(t.amount)}</strong></li>`).join("");
+  if (deal) links.push(html`<a class="replay" href="${replayHref(deal)}">Replay deal ${String(deal).slice(0, 8)}</a>`);
+  if (e.aggregate_type === "Dispute") links.push(html`<a href="/pages/disputes?id=${e.aggregate_id}">Dispute</a>`);
+  if (e.aggregate_type === "Wallet") links.push(html`<a href="/pages/wallet?id=${e.aggregate_id}">Wallet</a>`);
+  const moves = transfersOf(p).map((t) => html`<li class="transfer">${accountView(t.source)} → ${accountView(t.destination)}
+    <strong>${chips(t.amount)}</strong></li>`);
   const facts = ["player_id", "seat", "outcome", "card", "amount", "variant", "status"]
     .filter((k) => p[k] !== undefined && p[k] !== null && typeof p[k] !== "object")
-    .map((k) => `${esc(k.replace("_id", ""))} ${esc(p[k])}`).join(" · ");
-  return `<li class="result" data-position="${e.position}" data-type="${esc(e.type)}">
-    <div class="result-head"><strong>${esc(e.type)}</strong>
-      <span>${esc(e.aggregate_type)} <code>${esc(e.aggregate_id.slice(0, 8))}</code> v${e.version}</span>
+    .map((k) => `${k.replace("_id", "")} ${p[k]}`).join(" · ");
+  return html`<li class="result" data-position="${e.position}" data-type="${e.type}">
+    <div class="result-head"><strong>${e.type}</strong>
+      <span>${e.aggregate_type} <code>${e.aggregate_id.slice(0, 8)}</code> v${e.version}</span>
       <span>${when(e.timestamp)}</span> <span class="muted">#${e.position}</span></div>
-    ${facts ? `<p class="muted">${facts}</p>` : ""}
-    ${moves ? `<ul class="transfers">${moves}</ul>` : ""}
-    ${links.length ? `<p class="links">${links.join(" ")}</p>` : ""}</li>`;
+    ${facts ? html`<p class="muted">${facts}</p>` : ""}
+    ${moves.length ? html`<ul class="transfers">${moves}</ul>` : ""}
+    ${links.length ? html`<p class="links">${joined(links, " ")}</p>` : ""}</li>`;
 }
 
 async function readFeed(more = false) {
@@ -95,8 +95,8 @@ async function readFeed(more = false) {
   say("Reading the feed…");
   try {
     const page = await get(`/events?${query}`);
-    if (!more) $("#events").innerHTML = "";
-    $("#events").insertAdjacentHTML("beforeend", page.entries.map(eventHtml).join(""));
+    if (!more) render($("#events"));
+    append($("#events"), page.entries.map(eventHtml));
     state.events = page.next;
     $("#more-events").hidden = page.end;
     const count = $$("#events > li").length;
@@ -104,7 +104,7 @@ async function readFeed(more = false) {
       + (page.end ? "; the end." : "; more may follow.");
     say(count || !page.end ? "" : "No event matches.");
   } catch (error) {
-    $("#events").innerHTML = "";
+    render($("#events"));
     $("#more-events").hidden = true;
     refused($("#event-summary"), error);
   }
@@ -120,8 +120,8 @@ function show(view) {
 async function fillChoices() {
   for (const name of ["variant", "outcome"]) {
     const values = await documentedChoices("/deals", name);
-    $(`#deal-form [name=${name}]`).insertAdjacentHTML("beforeend",
-      values.map((v) => `<option value="${esc(v)}">${esc(v.replaceAll("_", " "))}</option>`).join(""));
+    append($(`#deal-form [name=${name}]`),
+      values.map((v) => html`<option value="${v}">${v.replaceAll("_", " ")}</option>`));
   }
 }
 

@@ -1,6 +1,6 @@
 // The lobby: open tables by variant with their limits, seats, pot or bank and dealer; a player
 // sits down or leaves; staff open tables. Every action is one API call.
-import {$, chips, confirmed, esc, fail, get, listAll, post, say, signedIn}
+import {$, chips, confirmed, fail, get, html, listAll, post, render, say, signedIn}
   from "/static/pages/common.js";
 import {openTableForm} from "/static/pages/open-table.js";
 
@@ -27,33 +27,33 @@ function mySeat(t) {
 function tableHtml(t) {
   const seat = mySeat(t);
   const page = t.variant === "casino" ? "/pages/casino" : "/pages/table";
-  const taken = t.seats.map((s) => `${s.seat}: ${esc(s.player_id)}`).join(", ") || "none";
+  const taken = t.seats.map((s) => `${s.seat}: ${s.player_id}`).join(", ") || "none";
   const actions = [];
   if (t.variant === "casino") {
-    actions.push(`<a href="${page}?table=${t.id}">${me.role === "player" ? "Play" : "Watch"}</a>`);
+    actions.push(html`<a href="${page}?table=${t.id}">${me.role === "player" ? "Play" : "Watch"}</a>`);
   } else if (me.role === "player" && t.status === "open") {
     if (seat) {
-      actions.push(`<a href="${page}?table=${t.id}">Go to seat ${seat.seat}</a>`);
-      actions.push(`<button type="button" data-leave="${t.id}" data-seat="${seat.seat}">Leave seat ${seat.seat}</button>`);
+      actions.push(html`<a href="${page}?table=${t.id}">Go to seat ${seat.seat}</a>`);
+      actions.push(html`<button type="button" data-leave="${t.id}" data-seat="${seat.seat}">Leave seat ${seat.seat}</button>`);
     } else if (t.seats_free > 0 && wallet) {
-      actions.push(`<button type="button" class="primary" data-sit="${t.id}">Sit down</button>`);
+      actions.push(html`<button type="button" class="primary" data-sit="${t.id}">Sit down</button>`);
     }
   } else if (me.role !== "player") {
-    actions.push(`<a href="${page}?table=${t.id}">Watch</a>`);
+    actions.push(html`<a href="${page}?table=${t.id}">Watch</a>`);
   }
-  if (t.deals) actions.push(`<a class="deals-link" href="/pages/find?table=${t.id}">Deals</a>`);
-  return `<article class="table-card" data-table="${t.id}" data-variant="${t.variant}">
-    <h3>${esc(t.title)} <span class="badge">${esc(t.status)}</span></h3>
+  if (t.deals) actions.push(html`<a class="deals-link" href="/pages/find?table=${t.id}">Deals</a>`);
+  return html`<article class="table-card" data-table="${t.id}" data-variant="${t.variant}">
+    <h3>${t.title} <span class="badge">${t.status}</span></h3>
     <dl>
-      <dt>Limits</dt><dd>${esc(limitsText(t))}</dd>
+      <dt>Limits</dt><dd>${limitsText(t)}</dd>
       <dt>Seats</dt><dd><span class="seats-count">${t.seats.length} taken, ${t.seats_free} free</span>
         <br><small class="muted">${taken}</small></dd>
-      ${t.pot === null ? "" : `<dt>Pot or bank</dt><dd class="pot">${chips(t.pot)}</dd>`}
-      ${t.variant === "casino" ? "" : `<dt>Dealer</dt><dd>${t.dealer === null ? "not drawn yet"
-        : `seat ${t.dealer}: ${esc(t.dealer_player_id)}`}</dd>`}
-      <dt>Deals</dt><dd>${chips(t.deals)} · ${esc(t.phase)}</dd>
+      ${t.pot === null ? "" : html`<dt>Pot or bank</dt><dd class="pot">${chips(t.pot)}</dd>`}
+      ${t.variant === "casino" ? "" : html`<dt>Dealer</dt><dd>${t.dealer === null ? "not drawn yet"
+        : `seat ${t.dealer}: ${t.dealer_player_id}`}</dd>`}
+      <dt>Deals</dt><dd>${chips(t.deals)} · ${t.phase}</dd>
     </dl>
-    <div class="actions">${actions.join("")}</div></article>`;
+    <div class="actions">${actions}</div></article>`;
 }
 
 let shown = "";
@@ -69,9 +69,9 @@ async function load() {
     if (!groups.has(t.title)) groups.set(t.title, []);
     groups.get(t.title).push(t);
   }
-  $("#tables").innerHTML = tables.length ? [...groups].map(([title, list]) =>
-    `<section><h2>${esc(title)}</h2><div class="tables">${list.map(tableHtml).join("")}</div></section>`)
-    .join("") : `<p class="muted">No tables yet.</p>`;
+  render($("#tables"), tables.length ? [...groups].map(([title, list]) =>
+    html`<section><h2>${title}</h2><div class="tables">${list.map(tableHtml)}</div></section>`)
+    : html`<p class="muted">No tables yet.</p>`);
 }
 
 async function sit(tableId) {
@@ -103,8 +103,8 @@ async function loadWallet() {
   const found = wallets.find((w) => w.player_id === me.player_id) || null;
   const changed = JSON.stringify(found) !== JSON.stringify(wallet);
   wallet = found;
-  $("#wallet").innerHTML = wallet ? `Your balance: <strong id="balance">${chips(wallet.balance)}</strong> play credits`
-    : "You have no wallet yet: ask the cashier.";
+  render($("#wallet"), wallet ? html`Your balance: <strong id="balance">${chips(wallet.balance)}</strong> play credits`
+    : "You have no wallet yet: ask the cashier.");
   if (changed) shown = "";  // "Sit down" needs a wallet
 }
 

@@ -1,5 +1,5 @@
 // The staff's form to open a table of any variant with its options (POST /tables).
-import {$, esc, fail, get, post, say} from "/static/pages/common.js";
+import {$, fail, get, html, post, render, say} from "/static/pages/common.js";
 
 const VARIANTS = [
   ["casino", "Casino Red Dog"], ["high_card_pool", "High Card Pool"],
@@ -11,16 +11,16 @@ const LIMITS = ["hand_size", "ante", "min_bet", "max_bet", "bank_min", "bank_max
   "max_seats"];
 
 export function openTableForm(root, opened) {
-  root.innerHTML = `<form id="open-table"><fieldset><legend>Open a table</legend>
+  render(root, html`<form id="open-table"><fieldset><legend>Open a table</legend>
     <label>Variant <select name="variant" id="ot-variant">${VARIANTS.map(([v, t]) =>
-      `<option value="${v}">${esc(t)}</option>`).join("")}</select></label>
+      html`<option value="${v}">${t}</option>`)}</select></label>
     <label class="casino-only">Player id (casino) <input name="player" id="ot-player" autocomplete="off"></label>
-    <span class="multi-only">${LIMITS.map((l) => `<label>${l.replace("_", " ")}
+    <span class="multi-only">${LIMITS.map((l) => html`<label>${l.replace("_", " ")}
       <input name="${l}" id="ot-${l}" type="number" min="0" step="1" inputmode="numeric"
-        placeholder="default" size="7"></label>`).join("")}</span>
+        placeholder="default" size="7"></label>`)}</span>
     <label>Client seed <input name="client_seed" id="ot-seed" autocomplete="off" placeholder="random"></label>
     <label class="inline"><input type="checkbox" name="supplied" id="ot-supplied"> accepts supplied seeds</label>
-    <button type="submit" class="primary">Open table</button></fieldset></form>`;
+    <button type="submit" class="primary">Open table</button></fieldset></form>`);
   const form = $("#open-table", root);
   const show = () => {
     const casino = form.variant.value === "casino";

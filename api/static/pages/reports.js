@@ -1,6 +1,6 @@
 // Reports (staff): a period's groups as a table, charts of handle and hold by day, of the actual
 // return converging on the theoretical one, and of a banker's bank; the CSV fetched with the key.
-import {$, chips, download, esc, fail, get, say, signedIn} from "/static/pages/common.js";
+import {$, chips, download, fail, get, html, render, say, signedIn} from "/static/pages/common.js";
 import {barChart, chipsLabel, lineChart, percentLabel} from "/static/pages/charts.js";
 
 const pct = (ratio, digits) => (ratio === null || ratio === undefined ? "–"
@@ -19,8 +19,8 @@ function query(extra = "") {
 }
 
 function row(group, label) {
-  const cell = (field, text) => `<td class="num" data-field="${field}">${text}</td>`;
-  return `<tr data-key="${esc(group.key)}"><th scope="row">${esc(label)}</th>
+  const cell = (field, text) => html`<td class="num" data-field="${field}">${text}</td>`;
+  return html`<tr data-key="${group.key}"><th scope="row">${label}</th>
     ${cell("deals", chips(group.deals))}${cell("handle", chips(group.handle))}
     ${cell("returned", chips(group.returned))}${cell("net", chips(group.net))}
     ${cell("hold", chips(group.hold))}${cell("hold_pct", holdPct(group.hold_pct))}
@@ -31,60 +31,60 @@ function row(group, label) {
 function renderReport(report) {
   const by = report.group_by;
   $("#group-head").textContent = by ? by[0].toUpperCase() + by.slice(1) : "Group";
-  $("#groups tbody").innerHTML = report.groups.map((g) => row(g, g.key)).join("");
-  $("#groups tfoot").innerHTML = row(report.totals, "All");
+  render($("#groups tbody"), report.groups.map((g) => row(g, g.key)));
+  render($("#groups tfoot"), row(report.totals, "All"));
   const d = report.disputes, t = report.totals;
-  const fact = (name, text) => `<div><dt>${name}</dt><dd>${text}</dd></div>`;
-  $("#totals").innerHTML = fact("Deals", chips(t.deals)) + fact("Handle", `${chips(t.handle)} chips`)
-    + fact("Hold", `${chips(t.hold)} chips (${holdPct(t.hold_pct)})`)
-    + fact("Disputes opened", chips(d.disputes_opened)) + fact("Upheld", chips(d.disputes_upheld))
-    + fact("Chips adjusted", chips(d.chips_adjusted));
+  const fact = (name, text) => html`<div><dt>${name}</dt><dd>${text}</dd></div>`;
+  render($("#totals"), fact("Deals", chips(t.deals)), fact("Handle", `${chips(t.handle)} chips`),
+    fact("Hold", `${chips(t.hold)} chips (${holdPct(t.hold_pct)})`),
+    fact("Disputes opened", chips(d.disputes_opened)), fact("Upheld", chips(d.disputes_upheld)),
+    fact("Chips adjusted", chips(d.chips_adjusted)));
   $("#projection").textContent = `Read models ${report.projection.behind} events behind the log.`;
 }
 
 function renderByDay() {
   const days = series.days;
-  $("#by-day").innerHTML = barChart({
+  render($("#by-day"), barChart({
     id: "chart-days", title: "Handle and hold by day (chips)",
     summary: `${days.length} days: handle ${chips(days.reduce((s, d) => s + d.handle, 0))} chips, hold ${chips(days.reduce((s, d) => s + d.hold, 0))} chips`,
     categories: days.map((d) => ({key: d.day, short: d.day.slice(5)})),
     bars: [{name: "Handle (chips bet)", cls: "handle", values: days.map((d) => d.handle)},
            {name: "Hold (chips kept)", cls: "hold", values: days.map((d) => d.hold)}],
     xLabel: "Day (UTC, month-day)", yLabel: chipsLabel("Chips"),
-  });
+  }));
 }
 
 function renderConvergence() {
   const line = series.convergence.find((c) => c.variant === $("#rtp-variant").value);
-  if (!line) { $("#convergence").innerHTML = `<p class="muted">No finished deals with bets.</p>`; return; }
+  if (!line) { render($("#convergence"), html`<p class="muted">No finished deals with bets.</p>`); return; }
   const actual = line.points.filter((p) => p.rtp !== null).map((p) => [p.deals, 100 * p.rtp]);
   const lines = [{name: "Actual return, cumulative", cls: "actual", points: actual}];
   if (line.theoretical !== null) {
     lines.push({name: `Theoretical return (${(100 * line.theoretical).toFixed(2)}%)`, cls: "theoretical",
       points: [[0, 100 * line.theoretical], [line.deals, 100 * line.theoretical]], dots: false});
   }
-  $("#convergence").innerHTML = lineChart({
+  render($("#convergence"), lineChart({
     id: "chart-rtp", title: `Return to player of ${line.variant} as deals accumulate (%)`,
     summary: `${line.deals} deals, returned ${chips(line.returned)} of ${chips(line.handle)} chips bet`,
     lines, xLabel: "Deals finished", yLabel: percentLabel("Return to player (%)"), yFloor: 0,
-  }) + (line.theoretical === null ? `<p class="muted">The rules fix no theoretical return for this variant: play decides it.</p>` : "");
+  }), line.theoretical === null ? html`<p class="muted">The rules fix no theoretical return for this variant: play decides it.</p>` : "");
 }
 
 function renderBank() {
   const line = series.banks.find((b) => b.table === $("#bank-table").value);
-  if (!line) { $("#bank").innerHTML = `<p class="muted">No table with a bank played in this period.</p>`; return; }
+  if (!line) { render($("#bank"), html`<p class="muted">No table with a bank played in this period.</p>`); return; }
   const bankers = [...new Set(line.points.map((p) => p.banker).filter(Boolean))];
-  $("#bank").innerHTML = lineChart({
+  render($("#bank"), lineChart({
     id: "chart-bank", title: `Bank after each deal at table ${line.table.slice(0, 8)} (${line.variant}, chips)`,
     summary: `${line.points.length} deals, bankers ${bankers.join(", ")}`,
     lines: [{name: "Bank after the deal", cls: "bank", points: line.points.map((p) => [p.deal, p.bank])}],
     xLabel: "Deal number at the table", yLabel: chipsLabel("Bank (chips)"), yFloor: 0,
-  }) + `<p class="muted">Banker${bankers.length === 1 ? "" : "s"}: ${bankers.map(esc).join(", ") || "–"}</p>`;
+  }), html`<p class="muted">Banker${bankers.length === 1 ? "" : "s"}: ${bankers.join(", ") || "–"}</p>`);
 }
 
 function options(select, items, value, label) {
   const keep = select.value;
-  select.innerHTML = items.map((i) => `<option value="${esc(value(i))}">${esc(label(i))}</option>`).join("");
+  render(select, items.map((i) => html`<option value="${value(i)}">${label(i)}</option>`));
   if (items.some((i) => value(i) === keep)) select.value = keep;
   select.disabled = !items.length;
 }

@@ -1,6 +1,6 @@
 // A table as it stood at a version or an instant (GET /tables/{id}/as-of): its facts and seats,
 // with links to its deals and each seat's player.
-import {$, chips, esc, fillForm, formQuery, get, refused, signedIn, when}
+import {$, chips, fillForm, formQuery, get, html, refused, render, signedIn, when}
   from "/static/pages/common.js";
 
 const FIELDS = ["id", "version", "at"];
@@ -15,19 +15,20 @@ async function show() {
   try {
     const past = await get(`/tables/${encodeURIComponent(id)}/as-of?${query}`);
     const t = past.state;
-    $("#as-of-summary").innerHTML = `Version <strong id="as-of-version">${past.as_of_version}</strong>
-      at ${when(past.as_of)} · <a href="/pages/find?table=${encodeURIComponent(id)}">Deals at this table</a>`;
-    $("#table").innerHTML = FACTS.filter((k) => t[k] !== undefined && t[k] !== null)
-      .map((k) => `<div><dt>${esc(k.replaceAll("_", " "))}</dt><dd data-fact="${k}">${
-        typeof t[k] === "number" ? chips(t[k]) : esc(t[k])}</dd></div>`).join("");
-    $("#seats").innerHTML = (t.seats || []).map((s) => `<li class="result" data-seat="${s.seat}">
-      Seat ${s.seat}: <a href="/pages/find?player=${encodeURIComponent(s.player_id)}">${esc(s.player_id)}</a>
-      ${s.sitting_out ? `<span class="badge">sitting out</span>` : ""}</li>`).join("")
-      || `<li class="muted">No seats.</li>`;
+    render($("#as-of-summary"), html`Version <strong id="as-of-version">${past.as_of_version}</strong>
+      at ${when(past.as_of)} · <a href="/pages/find?table=${encodeURIComponent(id)}">Deals at this table</a>`);
+    render($("#table"), FACTS.filter((k) => t[k] !== undefined && t[k] !== null)
+      .map((k) => html`<div><dt>${k.replaceAll("_", " ")}</dt><dd data-fact="${k}">${
+        typeof t[k] === "number" ? chips(t[k]) : t[k]}</dd></div>`));
+    const seats = t.seats || [];
+    render($("#seats"), seats.length ? seats.map((s) => html`<li class="result" data-seat="${s.seat}">
+      Seat ${s.seat}: <a href="/pages/find?player=${encodeURIComponent(s.player_id)}">${s.player_id}</a>
+      ${s.sitting_out ? html`<span class="badge">sitting out</span>` : ""}</li>`)
+      : html`<li class="muted">No seats.</li>`);
     $("#status").textContent = "";
   } catch (error) {
-    $("#table").innerHTML = "";
-    $("#seats").innerHTML = "";
+    render($("#table"));
+    render($("#seats"));
     refused($("#as-of-summary"), error);
   }
 }

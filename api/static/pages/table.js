@@ -2,7 +2,7 @@
 // face up only where the view shows them, sealed six-spot bets sealed, and only this viewer's
 // legal actions. It polls `GET /tables/{id}` with If-None-Match twice a second: a 304 while
 // nothing this viewer sees has changed, the new view as soon as anyone acts (docs/pages.md).
-import {$, cardHtml, chips, confirmed, esc, fail, get, param, post, say, signedIn}
+import {$, cardView, chips, confirmed, fail, get, html, param, post, render as fill, say, signedIn}
   from "/static/pages/common.js";
 
 const POLL_MS = 500;
@@ -23,30 +23,29 @@ function mine(action) {
 }
 
 function actionHtml(a, i) {
-  const who = a.seat ? ` <span class="badge">seat ${a.seat}</span>` : "";
-  const data = `data-action="${a.action}" data-index="${i}"`;
+  const who = a.seat ? html` <span class="badge">seat ${a.seat}</span>` : "";
   if (a.action === "bet" || a.action === "fund_bank") {
     const id = `amount-${a.action}-${a.seat}`;
     const range = a.max !== undefined ? `${chips(a.min)}–${chips(a.max)}` : `from ${chips(a.min)}`;
-    return `<form class="actions" ${data}><label>${LABELS[a.action]} amount (${range})
-      <input id="${id}" type="number" inputmode="numeric" min="${a.min}" ${a.max !== undefined ? `max="${a.max}"` : ""}
+    return html`<form class="actions" data-action="${a.action}" data-index="${i}"><label>${LABELS[a.action]} amount (${range})
+      <input id="${id}" type="number" inputmode="numeric" min="${a.min}" max="${a.max}"
         step="1" value="${a.min}" required></label>
       <button type="submit" class="primary">${LABELS[a.action]}${who}</button></form>`;
   }
   if (a.action === "choose") {
-    return a.choices.map((c) => `<button type="button" ${data} data-choice="${c}">${c === "pass"
-      ? "Pass the deal" : "Deal a fourth time"}${who}</button>`).join("");
+    return a.choices.map((c) => html`<button type="button" data-action="${a.action}" data-index="${i}"
+      data-choice="${c}">${c === "pass" ? "Pass the deal" : "Deal a fourth time"}${who}</button>`);
   }
   const price = a.price ? ` (${chips(a.price)})` : "";
   const cls = a.action === "deal" ? "primary" : a.action === "close" ? "danger" : "";
-  return `<button type="button" class="${cls}" ${data}>${LABELS[a.action]}${price}${who}</button>`;
+  return html`<button type="button" class="${cls}" data-action="${a.action}" data-index="${i}">${LABELS[a.action]}${price}${who}</button>`;
 }
 
 function handHtml(hand) {
   if (!hand) return "";
-  if (hand.cards) return hand.cards.map(cardHtml).join("");
+  if (hand.cards) return hand.cards.map((c) => cardView(c));
   const down = Math.max(hand.cards_dealt - hand.shown.length, 0);
-  return hand.shown.map(cardHtml).join("") + Array.from({length: down}, () => cardHtml(null)).join("");
+  return [hand.shown.map((c) => cardView(c)), Array.from({length: down}, () => cardView(null))];
 }
 
 function seatHtml(s, d) {
@@ -55,11 +54,11 @@ function seatHtml(s, d) {
   const you = me.role === "player" && s.player_id === me.player_id;
   const badges = [you ? "you" : "", view.dealer === s.seat ? "dealer" : "",
     d && d.turn === s.seat ? "to act" : "", s.sitting_out ? "sitting out" : ""].filter(Boolean);
-  return `<article class="seat${you ? " you" : ""}${d && d.turn === s.seat ? " turn" : ""}"
-      data-seat="${s.seat}" aria-label="Seat ${s.seat}, ${esc(s.player_id)}">
-    <h3>Seat ${s.seat}: ${esc(s.player_id)}${badges.map((b) => `<span class="badge">${b}</span>`).join("")}</h3>
+  return html`<article class="seat${you ? " you" : ""}${d && d.turn === s.seat ? " turn" : ""}"
+      data-seat="${s.seat}" aria-label="Seat ${s.seat}, ${s.player_id}">
+    <h3>Seat ${s.seat}: ${s.player_id}${badges.map((b) => html`<span class="badge">${b}</span>`)}</h3>
     <div class="hand" aria-label="Hand of seat ${s.seat}">${handHtml(hand)}</div>
-    <p>${s.balance === null || s.balance === undefined ? "" : `Balance <strong class="seat-balance">${chips(s.balance)}</strong> · `}
+    <p>${s.balance === null || s.balance === undefined ? "" : html`Balance <strong class="seat-balance">${chips(s.balance)}</strong> · `}
       Bet <strong class="seat-bet">${bet === undefined ? "–" : bet === "sealed" ? "sealed" : chips(bet)}</strong></p>
   </article>`;
 }
@@ -78,19 +77,19 @@ function render() {
     ["Deals", chips(view.counters.deals)], ["Stitch rounds", chips(view.counters.stitch_rounds)],
     ["Pot splits", chips(view.counters.pot_splits)],
   ];
-  $("#facts").innerHTML = facts.map(([k, v]) => `<div><dt>${k}</dt><dd data-fact="${k}">${esc(v)}</dd></div>`).join("");
-  $("#target").innerHTML = d && d.target && d.target.card
-    ? `<p>Target card ${cardHtml(d.target.card)}</p>` : "";
-  $("#seats").innerHTML = view.seats.map((s) => seatHtml(s, d)).join("")
-    || `<p class="muted">No one is seated.</p>`;
+  fill($("#facts"), facts.map(([k, v]) => html`<div><dt>${k}</dt><dd data-fact="${k}">${v}</dd></div>`));
+  fill($("#target"), d && d.target && d.target.card
+    ? html`<p>Target card ${cardView(d.target.card)}</p>` : "");
+  fill($("#seats"), view.seats.length ? view.seats.map((s) => seatHtml(s, d))
+    : html`<p class="muted">No one is seated.</p>`);
   const kept = Object.fromEntries([...document.querySelectorAll("#actions input")].map((i) => [i.id, i.value]));
   const actions = view.legal_actions.map((a, i) => [a, i]).filter(([a]) => mine(a));
   const own = me.role === "player" && view.seats.find((s) => s.player_id === me.player_id);
-  let html = actions.map(([a, i]) => actionHtml(a, i)).join("");
+  const shown = actions.map(([a, i]) => actionHtml(a, i));
   if (own && view.phase !== "betting") {
-    html += `<button type="button" data-leave="${own.seat}">Leave seat ${own.seat}</button>`;
+    shown.push(html`<button type="button" data-leave="${own.seat}">Leave seat ${own.seat}</button>`);
   }
-  $("#actions").innerHTML = html || `<p class="muted">Nothing for you to do now.</p>`;
+  fill($("#actions"), shown.length ? shown : html`<p class="muted">Nothing for you to do now.</p>`);
   for (const [id, value] of Object.entries(kept)) { const input = document.getElementById(id); if (input) input.value = value; }
   $("#updated").textContent = `Table version ${view.version}, shown ${new Date().toLocaleTimeString()}`;
 }

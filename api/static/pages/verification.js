@@ -1,23 +1,23 @@
 // Verification (staff): the last run and its figures, a run over a range of the log, the
 // recent runs and the checkpoints. Every run, here or `reddog verify`, is recorded in the log,
 // unless it finds what the range's newest recorded run found: the answer is then that run.
-import {$, chips, esc, fail, get, post, say, signedIn} from "/static/pages/common.js";
+import {$, chips, fail, get, html, post, render as fill, say, signedIn} from "/static/pages/common.js";
 
 const when = (iso) => (iso ? iso.replace("T", " ").slice(0, 19) : "–");
-const result = (run) => (run.ok ? `<span class="result-pass">passed</span>`
-  : `<span class="result-fail">FAILED at position ${run.first_bad_position}</span>`);
+const result = (run) => (run.ok ? html`<span class="result-pass">passed</span>`
+  : html`<span class="result-fail">FAILED at position ${run.first_bad_position}</span>`);
 
 function renderLast(run) {
-  if (!run) { $("#last").innerHTML = `<p class="muted">No run recorded yet.</p>`; return; }
-  const fact = (name, field, text) => `<div><dt>${name}</dt><dd data-field="${field}">${text}</dd></div>`;
-  $("#last").innerHTML = `<p id="last-result" data-ok="${run.ok}">${result(run)}
-      · positions ${run.first.toLocaleString("en")} to ${run.last.toLocaleString("en")} (${esc(run.scope)})</p>
+  if (!run) { fill($("#last"), html`<p class="muted">No run recorded yet.</p>`); return; }
+  const fact = (name, field, text) => html`<div><dt>${name}</dt><dd data-field="${field}">${text}</dd></div>`;
+  fill($("#last"), html`<p id="last-result" data-ok="${String(run.ok)}">${result(run)}
+      · positions ${run.first.toLocaleString("en")} to ${run.last.toLocaleString("en")} (${run.scope})</p>
     <dl class="facts" id="figures">
       ${fact("Positions", "positions", chips(run.positions))}${fact("Events", "events", chips(run.events))}
       ${fact("Transfers", "transfers", chips(run.transfers))}${fact("Deals checked", "deals_checked", chips(run.deals_checked))}
       ${fact("Checkpoints", "checkpoints", chips(run.checkpoints))}${fact("Took", "seconds", `${run.seconds.toFixed(2)} s`)}
-      ${fact("By", "by", esc(run.by))}${fact("Finished (UTC)", "finished_at", esc(when(run.finished_at)))}
-    </dl>${run.problem ? `<p class="error" id="problem">${esc(run.problem)}</p>` : ""}`;
+      ${fact("By", "by", run.by)}${fact("Finished (UTC)", "finished_at", when(run.finished_at))}
+    </dl>${run.problem ? html`<p class="error" id="problem">${run.problem}</p>` : ""}`);
 }
 
 function render(state) {
@@ -29,16 +29,16 @@ function render(state) {
     $("#to").value = state.head;
     $("#from").value = Math.max(1, state.head - state.max_positions + 1);
   }
-  $("#runs tbody").innerHTML = state.runs.map((r) => `<tr data-run="${r.id}">
-    <td>${esc(when(r.finished_at))}</td><td>${esc(r.by)}</td><td>${r.first}–${r.last}</td>
-    <td class="num">${chips(r.positions)}</td><td class="num">${chips(r.deals_checked)}</td><td>${result(r)}</td></tr>`).join("")
-    || `<tr><td colspan="6" class="muted">No runs yet.</td></tr>`;
+  fill($("#runs tbody"), state.runs.length ? state.runs.map((r) => html`<tr data-run="${r.id}">
+    <td>${when(r.finished_at)}</td><td>${r.by}</td><td>${r.first}–${r.last}</td>
+    <td class="num">${chips(r.positions)}</td><td class="num">${chips(r.deals_checked)}</td><td>${result(r)}</td></tr>`)
+    : html`<tr><td colspan="6" class="muted">No runs yet.</td></tr>`);
   const many = state.checkpoint_count === 1 ? "checkpoint" : "checkpoints";
   $("#checkpoint-count").textContent = `${state.checkpoint_count} ${many} recorded; the newest ${state.checkpoints.length} listed.`;
-  $("#checkpoints tbody").innerHTML = state.checkpoints.map((c) => `<tr data-position="${c.position}">
+  fill($("#checkpoints tbody"), state.checkpoints.length ? state.checkpoints.map((c) => html`<tr data-position="${c.position}">
     <td class="num">${c.position}</td><td>${c.first}–${c.last}</td><td class="num">${chips(c.events)}</td>
-    <td>${esc(when(c.time))}</td><td><code>${esc(c.digest)}</code></td></tr>`).join("")
-    || `<tr><td colspan="5" class="muted">No checkpoint yet: one is written every 1,000 events.</td></tr>`;
+    <td>${when(c.time)}</td><td><code>${c.digest}</code></td></tr>`)
+    : html`<tr><td colspan="5" class="muted">No checkpoint yet: one is written every 1,000 events.</td></tr>`);
 }
 
 async function load() { render(await get("/verification")); }

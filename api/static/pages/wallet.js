@@ -1,29 +1,29 @@
 // A wallet (its player, operators, auditors): the statement with the running balance, each
 // transfer's cause linked to its deal's replay (and an adjustment to its dispute), a page at a
 // time; and the wallet as it stood at a version or an instant.
-import {$, $$, accountHtml, chips, esc, fillForm, formQuery, get, param, refused, replayHref,
-  say, signedIn, when} from "/static/pages/common.js";
+import {$, $$, accountView, append, chips, fillForm, formQuery, get, html, joined, param, refused,
+  render, replayHref, say, signedIn, when} from "/static/pages/common.js";
 
 const id = param("id");
 let nextVersion = null;
 
 function causeHtml(cause) {
   const links = [];
-  if (cause.deal) links.push(`<a class="cause-deal" href="${replayHref(cause.deal)}">deal ${esc(String(cause.deal).slice(0, 8))}</a>`);
-  if (cause.dispute) links.push(`<a class="cause-dispute" href="/pages/disputes?id=${encodeURIComponent(cause.dispute)}">dispute ${esc(String(cause.dispute).slice(0, 8))}</a>`);
-  if (cause.table) links.push(`<a href="/pages/find?table=${encodeURIComponent(cause.table)}">table ${esc(String(cause.table).slice(0, 8))}</a>`);
-  if (cause.event) links.push(`<span class="muted">${esc(cause.event)}</span>`);
-  return links.join(" · ") || "–";
+  if (cause.deal) links.push(html`<a class="cause-deal" href="${replayHref(cause.deal)}">deal ${String(cause.deal).slice(0, 8)}</a>`);
+  if (cause.dispute) links.push(html`<a class="cause-dispute" href="/pages/disputes?id=${encodeURIComponent(cause.dispute)}">dispute ${String(cause.dispute).slice(0, 8)}</a>`);
+  if (cause.table) links.push(html`<a href="/pages/find?table=${encodeURIComponent(cause.table)}">table ${String(cause.table).slice(0, 8)}</a>`);
+  if (cause.event) links.push(html`<span class="muted">${cause.event}</span>`);
+  return links.length ? joined(links, " · ") : "–";
 }
 
 function rowHtml(t) {
-  return `<li class="result transfer-row" data-version="${t.version}" data-transfer="${esc(t.transfer_id)}">
-    <div class="result-head"><strong>${esc(t.type)}</strong> <span>${when(t.time)}</span>
+  return html`<li class="result transfer-row" data-version="${t.version}" data-transfer="${t.transfer_id}">
+    <div class="result-head"><strong>${t.type}</strong> <span>${when(t.time)}</span>
       <span class="muted">v${t.version}</span></div>
     <dl class="facts">
       <div><dt>Amount</dt><dd class="amount ${t.amount < 0 ? "error" : "ok"}">${t.amount > 0 ? "+" : ""}${chips(t.amount)}</dd></div>
       <div><dt>Balance</dt><dd class="balance">${chips(t.balance)}</dd></div>
-      <div><dt>${t.amount < 0 ? "To" : "From"}</dt><dd>${accountHtml(t.counterparty)}</dd></div>
+      <div><dt>${t.amount < 0 ? "To" : "From"}</dt><dd>${accountView(t.counterparty)}</dd></div>
       <div><dt>Cause</dt><dd class="cause">${causeHtml(t.cause || {})}</dd></div>
     </dl></li>`;
 }
@@ -35,13 +35,13 @@ async function statement(more = false) {
   query.set("limit", "100");
   try {
     const s = await get(`/wallets/${id}/statement?${query}`);
-    if (!more) $("#statement").innerHTML = "";
-    $("#statement").insertAdjacentHTML("beforeend", s.transfers.map(rowHtml).join(""));
+    if (!more) render($("#statement"));
+    append($("#statement"), s.transfers.map(rowHtml));
     nextVersion = s.next_version;
     $("#more").hidden = nextVersion === null;
-    $("#statement-summary").innerHTML = s.empty ? "No transfer in this period."
-      : `Opening <strong>${chips(s.opening_balance)}</strong> · closing <strong id="closing">${chips(s.closing_balance)}</strong>
-         · ${$$("#statement > li").length} transfers shown`;
+    render($("#statement-summary"), s.empty ? "No transfer in this period."
+      : html`Opening <strong>${chips(s.opening_balance)}</strong> · closing <strong id="closing">${chips(s.closing_balance)}</strong>
+         · ${$$("#statement > li").length} transfers shown`);
   } catch (error) { refused($("#statement-summary"), error); }
 }
 
@@ -49,10 +49,10 @@ async function asOf() {
   const query = formQuery($("#as-of"), ["version", "at"]);
   try {
     const past = await get(`/wallets/${id}/as-of?${query}`);
-    $("#as-of-answer").innerHTML = `<div><dt>Version</dt><dd id="as-of-version">${past.as_of_version}</dd></div>
+    render($("#as-of-answer"), html`<div><dt>Version</dt><dd id="as-of-version">${past.as_of_version}</dd></div>
       <div><dt>At</dt><dd>${when(past.as_of)}</dd></div>
       <div><dt>Balance</dt><dd id="as-of-balance">${chips(past.state.balance)}</dd></div>
-      <div><dt>Granted</dt><dd>${chips(past.state.granted)}</dd></div>`;
+      <div><dt>Granted</dt><dd>${chips(past.state.granted)}</dd></div>`);
     say("");
   } catch (error) { refused($("#as-of-answer"), error); }
 }
@@ -64,11 +64,11 @@ if (!id) {
   try {
     const w = await get(`/wallets/${id}`);
     $("#owner").textContent = `of ${w.player_id}`;
-    $("#wallet").innerHTML = `<div><dt>Balance</dt><dd id="balance">${chips(w.balance)}</dd></div>
+    render($("#wallet"), html`<div><dt>Balance</dt><dd id="balance">${chips(w.balance)}</dd></div>
       <div><dt>Granted</dt><dd>${chips(w.granted)}</dd></div><div><dt>Version</dt><dd>${w.version}</dd></div>
-      <div><dt>Wallet</dt><dd><code>${esc(w.id)}</code></dd></div>`;
-    $("#wallet-links").innerHTML = `<a href="/pages/find?player=${encodeURIComponent(w.player_id)}">Deals of ${esc(w.player_id)}</a>
-      · <a href="/pages/recall?player=${encodeURIComponent(w.player_id)}">Recall</a>`;
+      <div><dt>Wallet</dt><dd><code>${w.id}</code></dd></div>`);
+    render($("#wallet-links"), html`<a href="/pages/find?player=${encodeURIComponent(w.player_id)}">Deals of ${w.player_id}</a>
+      · <a href="/pages/recall?player=${encodeURIComponent(w.player_id)}">Recall</a>`);
     fillForm($("#period"), ["since", "until"]);
     $("#period").addEventListener("submit", (event) => { event.preventDefault(); statement(); });
     $("#more").addEventListener("click", () => statement(true));
