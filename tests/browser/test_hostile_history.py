@@ -5,7 +5,7 @@ disputes and cashier pages. Nothing may run, no element may be injected, and eac
 shown literally, as text, where its field is shown.
 
 What the format does not let a file carry is noted, not tried: the reader (`rdhh.js`, as
-`ledger/services/rdhh.py`) holds the header to patterns (the variant a lowercase name, the table
+`ledger/history/rdhh.py`) holds the header to patterns (the variant a lowercase name, the table
 and deal UUIDs, the nonce digits, the client seed `[A-Za-z0-9_-]`, the commitment and server seed
 hex, the start an ISO time, a seat's player id `[A-Za-z0-9_.-]` and wallet a UUID), every event's
 topic to the known types, its id to the header's table or deal and its version to the next; and
