@@ -256,14 +256,14 @@ class Fold:
         variant = table["variant"]
         if isinstance(record, op.Operation):  # a casino event changes no seat or dealer
             self._table_fact(record, table, table_id, day, variant)
-        if isinstance(record, CasinoDeal.Committed) or (
-                isinstance(record, op.Committed) and record.purpose == op.Committed.DEAL):
+        if deal_id is not None and (isinstance(record, CasinoDeal.Committed) or (  # a deal's
+                isinstance(record, op.Committed) and record.purpose == op.Committed.DEAL)):
             self._start_deal(deal_id, table_id, table, record, data, when, day, variant)
         deal = self.get(f"d|{deal_id}") if deal_id else None
         self._move(known.wallets, record, deal, table_id, day, variant)
         for transfer in transfers:
             track_pot(table, table_id, transfer)
-        if deal is not None:
+        if deal_id and deal is not None:  # (a deal is read only by its id)
             self._deal_fact(record, data, deal, day, variant, table_id)
             self.put(f"d|{deal_id}", deal)
             if isinstance(record, DEAL_ENDS):

@@ -42,7 +42,7 @@ MAX_SERVICE_FUNCTION_LINES = 60
 
 
 # The checks, each over the tree at `root`.
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parsed(path: Path, stamp: tuple[int, int]) -> ast.Module:
     return ast.parse(path.read_text())
 
