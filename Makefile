@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench lint clean screenshots openapi
+.PHONY: run test bench lint typecheck clean screenshots openapi
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,7 @@ run: $(STAMP)
 # Two workers on the two cores; the load tests, which start servers and many client processes
 # of their own, run after the rest, alone.
 test: $(STAMP)
+	$(BIN)/mypy
 	$(BIN)/pytest -n 2 --dist worksteal -m "not load"
 	$(BIN)/pytest -m load
 
@@ -34,6 +35,11 @@ openapi: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check ledger api tests
+	$(BIN)/mypy
+
+# The type checker over what pyproject.toml's [tool.mypy] names.
+typecheck: $(STAMP)
+	$(BIN)/mypy
 
 # Removes the environment and the default store's files (databases, their WAL files, the
 # writers' turns file and the log's head, named one by one), never a chain key nor a backup:

@@ -34,6 +34,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from ledger.app.telemetry import WRITTEN
 from ledger.readmodels.chips import chips_by_kind
+from ledger.readmodels.verification import recent_runs
 
 HEADER = "X-Request-Id"
 _TOKEN = re.compile(r"[A-Za-z0-9._-]{1,64}")
@@ -75,7 +76,7 @@ class LedgerCollector:
         for kind, balance in sorted(chips_by_kind(store).items()):
             chips.add_metric([kind], balance)
         yield chips
-        runs = store.read("v|runs") or {"count": 0, "runs": []}
+        runs = recent_runs(store)
         yield CounterMetricFamily("reddog_verify_runs", "Verification runs recorded in the log",
                                   value=runs["count"])
         if runs["runs"]:

@@ -124,8 +124,6 @@ MAX_PAGE = 500
 DEFAULT_PAGE = 100
 #: Longest report period, in days.
 MAX_REPORT_DAYS = 400
-#: Most deals a recall answers.
-MAX_RECALL = 50
 #: Most log positions one verification run started through the API checks.
 MAX_VERIFY_POSITIONS = 2000
 

@@ -19,6 +19,7 @@ from ledger.core.digests import (
     state_digest,
     stored_digest,
 )
+from ledger.domain.checkpoint import Checkpoints
 
 
 class TamperCheck:
@@ -68,7 +69,7 @@ class TamperCheck:
         elif state.get("chain_prev") != head:
             self.fail(position, aggregate, "the event breaks its aggregate's hash chain")
         self.heads[aggregate] = (stored.originator_version, digest)
-        if stored.topic.endswith("Checkpoints.Recorded"):
+        if isinstance(event, Checkpoints.Recorded):
             self._check_checkpoint(position, event)
         return aggregate
 

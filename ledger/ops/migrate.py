@@ -24,6 +24,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from eventsourcing.utils import get_topic
+
+from ledger.domain.checkpoint import Checkpoints
 from ledger.integrity.chainkey import ChainKey, chain_key_file, find_chain_key, write_key_file
 from ledger.ops.rawrows import ModelsDigest, Row, digest, digest_models
 from ledger.ops.rawstore import RawStore
@@ -32,7 +35,7 @@ from ledger.store.locate import locate
 
 DEFAULT_BATCH = 500
 MOST_BATCH = 5000  # a much larger single insert can hang on PostgreSQL (psycopg issue 685)
-CHECKPOINT_TOPIC = "Checkpoints.Recorded"
+CHECKPOINT_TOPIC = get_topic(Checkpoints.Recorded)  # as stored, to count checkpoint rows
 
 
 class Refused(Exception):
@@ -202,7 +205,7 @@ def prove_equal(source: RawStore, target: RawStore, head: int, batch: int,
         for row in rows:
             row.digest_into(whole)
             counted["events"] += 1
-            if row.topic.endswith(CHECKPOINT_TOPIC):
+            if row.topic == CHECKPOINT_TOPIC:
                 counted["checkpoints"] += 1
                 counted["last_checkpoint"] = row.position
 

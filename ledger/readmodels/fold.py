@@ -24,9 +24,12 @@ The feed index: each listed event's time, and the keys it is found by (`ledger.r
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
+
+from eventsourcing.utils import TopicError, resolve_topic
 
 from ledger.core.fairness import shuffled_pack
 from ledger.domain.access import ApiKey, CommandRecord
@@ -61,21 +64,33 @@ RETURNS = (CasinoDeal.Settled, op.PaidOut)  # a partial payout is a PaidOut too
 #: Classes the fold dispatches on, as tuples made once (not a union made at every event).
 TABLE_OPENED = (CasinoTable.Opened, HighCardTable.Opened)
 DEAL_ENDS = (CasinoDeal.SeedRevealed, op.DealEnded)
-#: Aggregates whose events the projection never reads: secrets and request bookkeeping.
-UNFOLDED = tuple(f"{cls.__qualname__}." for cls in (
-    SealedSeed, CommandRecord, ChainKeyFingerprint))
-#: Aggregates folded into documents but never listed in the feed.
-UNLISTED = (*UNFOLDED, f"{ApiKey.__qualname__}.", f"{Checkpoints.__qualname__}.")
+#: Events the projection never reads: secrets and request bookkeeping.
+UNFOLDED: tuple[type, ...] = (SealedSeed.Event, CommandRecord.Event, ChainKeyFingerprint.Event)
+#: Events folded into documents but never listed in the feed.
+UNLISTED: tuple[type, ...] = (*UNFOLDED, ApiKey.Event, Checkpoints.Event)
+
+
+@functools.lru_cache(maxsize=1024)
+def _topic_class(topic: str) -> type | None:
+    """The class a stored topic names, or None where it names none (the decoding that follows
+    reports such an event)."""
+    try:
+        found = resolve_topic(topic)
+    except TopicError:
+        return None
+    return found if isinstance(found, type) else None
 
 
 def listed_topic(topic: str) -> bool:
     """Whether events of this stored topic appear in the audit feed."""
-    return not topic.rsplit(":", 1)[-1].startswith(UNLISTED)
+    cls = _topic_class(topic)
+    return cls is None or not issubclass(cls, UNLISTED)
 
 
 def folded_topic(topic: str) -> bool:
     """Whether the projection reads events of this stored topic at all."""
-    return not topic.rsplit(":", 1)[-1].startswith(UNFOLDED)
+    cls = _topic_class(topic)
+    return cls is None or not issubclass(cls, UNFOLDED)
 
 
 def microseconds(event: Any) -> int:
@@ -241,14 +256,14 @@ class Fold:
         variant = table["variant"]
         if isinstance(record, op.Operation):  # a casino event changes no seat or dealer
             self._table_fact(record, table, table_id, day, variant)
-        if isinstance(record, CasinoDeal.Committed) or (
-                isinstance(record, op.Committed) and record.purpose == op.Committed.DEAL):
+        if deal_id is not None and (isinstance(record, CasinoDeal.Committed) or (  # a deal's
+                isinstance(record, op.Committed) and record.purpose == op.Committed.DEAL)):
             self._start_deal(deal_id, table_id, table, record, data, when, day, variant)
         deal = self.get(f"d|{deal_id}") if deal_id else None
         self._move(known.wallets, record, deal, table_id, day, variant)
         for transfer in transfers:
             track_pot(table, table_id, transfer)
-        if deal is not None:
+        if deal_id and deal is not None:  # (a deal is read only by its id)
             self._deal_fact(record, data, deal, day, variant, table_id)
             self.put(f"d|{deal_id}", deal)
             if isinstance(record, DEAL_ENDS):

@@ -19,12 +19,23 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
+from uuid import UUID
+
+from eventsourcing.persistence import ApplicationRecorder, Mapper
 
 from ledger.core.background import Background
 from ledger.readmodels.fold import Fold, folded_topic, listed_topic
-from ledger.readmodels.readstore import LostRace, MemoryReadStore, ReadStore, same_documents
+from ledger.readmodels.readstore import (
+    LostRace,
+    MemoryReadStore,
+    PageWrite,
+    ReadSession,
+    ReadStore,
+    same_documents,
+)
 from ledger.readmodels.readstore_sql import read_store_for
+from ledger.store.locate import StoreLocation
 
 log = logging.getLogger(__name__)
 PROJECTION = "ledger"
@@ -35,13 +46,26 @@ PAGE = 5000
 WAIT_SECONDS = 60.0
 
 
+class Followed(Protocol):
+    """What the projection needs of the application (`ledger.app.base.LedgerBase`): where its
+    store is, its log and mapper, and its name (the read store's tables are named after it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def store(self) -> StoreLocation: ...
+    @property
+    def recorder(self) -> ApplicationRecorder: ...
+    @property
+    def mapper(self) -> Mapper[UUID]: ...
+
+
 class Projection:
     """The ledger's read models over one application's event log."""
 
-    def __init__(self, app: Any, store: ReadStore | None = None) -> None:
+    def __init__(self, app: Followed, store: ReadStore | None = None) -> None:
         self.app = app
-        self.store = store or read_store_for(app.store, app.recorder.datastore
-                                             if hasattr(app.recorder, "datastore") else None,
+        self.store = store or read_store_for(app.store, getattr(app.recorder, "datastore", None),
                                              app.name.lower())
 
     def head(self) -> int:
@@ -145,7 +169,7 @@ def _collector_paused() -> Iterator[None]:
         gc.enable()
 
 
-def _fold_into(session: Any, write: Any, events: list[tuple[int, Any]], last: int) -> None:
+def _fold_into(session: ReadSession, write: PageWrite, events: list[tuple[int, Any]], last: int) -> None:
     """Fold (position, event) pairs into one page's write, ending at position `last`."""
     fold = Fold(session)
     fold.fold_page(events)

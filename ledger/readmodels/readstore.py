@@ -268,8 +268,7 @@ class _MemorySession(ReadSession):
         self.position = position
 
     def read(self, name: str) -> Any:
-        text = self.store._documents.get(name)
-        return None if text is None else document_value(text)
+        return self.store.read(name)  # the store's lock is this session's (re-entrant)
 
 
 class MemoryReadStore(ReadStore):

@@ -32,6 +32,7 @@ def fold_unsealed_bets(fold: Any, event: Any, table_id: str) -> None:
     held = fold.get(name, [])
     for bet in held:
         record = op.operation_of(op.BetPlaced.__name__, bet["data"])
+        assert isinstance(record, op.BetPlaced)  # what `hold_sealed_bet` kept
         transfers = transfers_in(event, record)
         count_chips(fold, event, transfers)
         fold.fold_at_table(Facts(bet["data"], record, transfers, table_id,

@@ -11,10 +11,17 @@ from typing import Any
 
 from ledger.domain.checkpoint import Checkpoints
 from ledger.domain.verification import VerificationRun
+from ledger.readmodels.readstore import ReadStore
 
 RUNS_KEPT = 20
 CHECKPOINTS_KEPT = 50
 DIGEST_PREFIX = 16
+RUNS = "v|runs"
+
+
+def recent_runs(store: ReadStore) -> dict[str, Any]:
+    """The count of verification runs folded, and the most recent ones, newest first."""
+    return store.read(RUNS) or {"count": 0, "runs": []}
 
 
 def fold_run(fold: Any, event: Any) -> None:
@@ -26,10 +33,10 @@ def fold_run(fold: Any, event: Any) -> None:
            "first_bad_position": event.first_bad_position, "problem": event.problem,
            "started_at": event.started_at, "finished_at": event.timestamp.isoformat(),
            "seconds": event.seconds}
-    runs = fold.get("v|runs", {"count": 0, "runs": []})
+    runs = fold.get(RUNS, {"count": 0, "runs": []})
     runs["count"] += 1
     runs["runs"] = [run, *runs["runs"]][:RUNS_KEPT]
-    fold.put("v|runs", runs)
+    fold.put(RUNS, runs)
 
 
 def fold_checkpoint(fold: Any, position: int, event: Any) -> None:

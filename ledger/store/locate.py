@@ -116,8 +116,3 @@ def locate(url: str) -> StoreLocation:
         f"unknown store {url!r}: use memory, sqlite:///PATH or postgresql://USER@HOST:PORT/DB",
         field="store",
     )
-
-
-def persistence_env(url: str) -> dict[str, str]:
-    """Translate a store URL into the eventsourcing environment that selects it."""
-    return dict(locate(url).env)

@@ -31,8 +31,10 @@ from ledger.store.sidestore import advisory_lock_id
 def setup_lock(datastore: PostgresDatastore) -> Iterator[None]:
     """Hold the datastore's schema's setup lock while the block runs, on a connection that is
     not the pool's; released when that connection closes, whatever happens."""
-    kwargs: dict[str, Any] = {k: v for k, v in datastore.pool.kwargs.items()
-                              if k != "row_factory"}
+    configured = datastore.pool.kwargs  # the pool's connection arguments, or what makes them
+    if callable(configured):
+        configured = configured()
+    kwargs: dict[str, Any] = {k: v for k, v in (configured or {}).items() if k != "row_factory"}
     with psycopg.connect(autocommit=True, **kwargs) as connection:
         connection.execute("SELECT pg_advisory_lock(%s)",
                            (advisory_lock_id(f"{datastore.schema}.setup"),))

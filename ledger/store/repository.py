@@ -85,8 +85,13 @@ class LedgerRepository(Repository[UUID]):
     """The library's repository with a cache that hands a command's aggregates over and copies
     them for anyone else, kept true by the log (module doc)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, *args: Any, cache_maxsize: int | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # the library's cache of live aggregates stays None
+        #: What is held of each aggregate, by id (none without a cache): `_Held`, not the
+        #: aggregates the library's own `cache` would hold.
+        self.held: Cache[UUID, _Held] | None = (
+            None if cache_maxsize is None else Cache() if cache_maxsize <= 0
+            else LRUCache(maxsize=cache_maxsize))
         self._seen = 0
         self._lock = threading.Lock()
         self.loads = {"cached": 0, "store": 0, "handed": 0}
@@ -99,7 +104,7 @@ class LedgerRepository(Repository[UUID]):
         `version` (from the store: the newest snapshot at or before it and the events after)."""
         if projector_func is project_aggregate:
             projector_func = project
-        if version is not None or self.cache is None:
+        if version is not None or self.held is None:
             return self._reconstruct_aggregate(aggregate_id, version, projector_func)
         looked = _LOOKED.get()
         if looked is None or not looked[0]:
@@ -109,7 +114,7 @@ class LedgerRepository(Repository[UUID]):
         attempt = _ATTEMPT.get()
         with self._lock:
             try:
-                held: _Held | None = self.cache.get(aggregate_id)
+                held: _Held | None = self.held.get(aggregate_id)
             except KeyError:
                 held = None
             if held is not None and held.live is not None and attempt is not None:
@@ -136,16 +141,16 @@ class LedgerRepository(Repository[UUID]):
         """Keep an aggregate's recorded state (it has no pending events), unless the cache
         already holds a version as new: as pickled bytes, or, `hand_over`, the aggregate itself
         (a command's save: it is done with it, and the next command may take it)."""
-        if self.cache is None:
+        if self.held is None:
             return
         data = None if hand_over else pickle.dumps(aggregate, protocol=pickle.HIGHEST_PROTOCOL)
         with self._lock:
             try:
-                held: _Held | None = self.cache.get(aggregate.id)
+                held: _Held | None = self.held.get(aggregate.id)
             except KeyError:
                 held = None
             if held is None or aggregate.version > held.version:
-                self.cache.put(aggregate.id, _Held(aggregate.version, data,
+                self.held.put(aggregate.id, _Held(aggregate.version, data,
                                                    aggregate if hand_over else None))
             elif aggregate.version == held.version:  # fill in what the cache lacks of it
                 if held.data is None and data is not None:
@@ -183,14 +188,14 @@ class LedgerRepository(Repository[UUID]):
     def _give_back(self, borrowed: list[tuple[Any, int]]) -> None:
         """Put back what an attempt took and left as it was: the same version, no new events.
         Not if the cache holds another version or a copy to hand over already."""
-        if self.cache is None:
+        if self.held is None:
             return
         with self._lock:
             for aggregate, version in borrowed:
                 if aggregate.version != version or aggregate.pending_events:
                     continue
                 try:
-                    held: _Held = self.cache.get(aggregate.id)
+                    held: _Held = self.held.get(aggregate.id)
                 except KeyError:
                     continue
                 if held.version == version and held.live is None:
@@ -198,19 +203,19 @@ class LedgerRepository(Repository[UUID]):
 
     def forget(self, aggregate_ids: Iterable[UUID]) -> None:
         """Drop aggregates from the cache (a save of them lost a race)."""
-        if self.cache is None:
+        if self.held is None:
             return
         with self._lock:
             for aggregate_id in aggregate_ids:
                 try:
-                    self.cache.get(aggregate_id, evict=True)
+                    self.held.get(aggregate_id, evict=True)
                 except KeyError:
                     pass
 
     # Keeping the cache true to the log.
     def sync(self) -> None:
         """Evict what other writers recorded since the last look at the log."""
-        if self.cache is None:
+        if self.held is None:
             return
         recorder = self.event_store.recorder
         head = recorder.max_notification_id() or 0  # type: ignore[attr-defined]
@@ -219,8 +224,8 @@ class LedgerRepository(Repository[UUID]):
             return
         if head - seen > WALK_AT_MOST:
             with self._lock:
-                self.cache = (LRUCache(maxsize=self.cache.maxsize)
-                              if isinstance(self.cache, LRUCache) else Cache())
+                self.held = (LRUCache(maxsize=self.held.maxsize)
+                             if isinstance(self.held, LRUCache) else Cache())
                 self._seen = max(self._seen, head)
             return
         notifications = recorder.select_notifications(  # type: ignore[attr-defined]
@@ -228,11 +233,11 @@ class LedgerRepository(Repository[UUID]):
         with self._lock:
             for notification in notifications:
                 try:
-                    held: _Held = self.cache.get(notification.originator_id)
+                    held: _Held = self.held.get(notification.originator_id)
                 except KeyError:
                     continue
                 if held.version < notification.originator_version:
-                    self.cache.get(notification.originator_id, evict=True)
+                    self.held.get(notification.originator_id, evict=True)
             self._seen = max(self._seen, head)
 
     def saw(self, positions: Iterator[int] | list[int]) -> None:

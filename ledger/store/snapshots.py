@@ -42,10 +42,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from uuid import UUID
 
-from eventsourcing.persistence import PersistenceError, StoredEvent
+from eventsourcing.domain import Snapshot
+from eventsourcing.persistence import (
+    AggregateRecorder,
+    EventStore,
+    Mapper,
+    PersistenceError,
+    StoredEvent,
+)
 
 from ledger.core.digests import (
     canonical,
@@ -56,19 +63,44 @@ from ledger.core.digests import (
 )
 from ledger.domain.base import AFTER_NEW_EVENT
 from ledger.store.eventlog import as_uuid
-from ledger.store.locate import POSTGRES
+from ledger.store.locate import POSTGRES, StoreLocation
 from ledger.store.repository import project as replay  # events applied in turn, no Protocol check
 from ledger.store.sidestore import row_tuple
 
 if TYPE_CHECKING:
-    from eventsourcing.application import Application, ProcessingEvent
+    from eventsourcing.application import ProcessingEvent
+    from eventsourcing.domain import SnapshotProtocol
 
 log = logging.getLogger(__name__)
 #: Snapshots read at a time by `stored_snapshots`.
 SNAPSHOT_PAGE = 500
 
 
-def events_after(app: Any, aggregate_id: UUID, version: int, page: int = 100,
+class Snapshotting(Protocol):
+    """What snapshots need of the application (`ledger.app.base.LedgerBase`): its stores, its
+    mapper, the chain key, and what it snapshots."""
+
+    @property
+    def events(self) -> EventStore[UUID]: ...
+    @property
+    def snapshots(self) -> EventStore[UUID] | None: ...
+    @property
+    def recorder(self) -> AggregateRecorder: ...
+    @property
+    def mapper(self) -> Mapper[UUID]: ...
+    @property
+    def chain_key(self) -> bytes: ...
+    @property
+    def store(self) -> StoreLocation: ...
+    @property
+    def snapshotting_intervals(self) -> Mapping[type, int]: ...
+    @property
+    def snapshot_class(self) -> type[SnapshotProtocol[UUID]] | None: ...
+
+    def take_snapshot(self, aggregate_id: UUID, version: int | None = None) -> None: ...
+
+
+def events_after(app: Snapshotting, aggregate_id: UUID, version: int, page: int = 100,
                  lte: int | None = None) -> Iterator[Any]:
     """An aggregate's events after `version` (up to `lte`), in order, read `page` at a time: a
     reader that stops early (at the end of a deal, say) reads a page past where it stopped, not
@@ -98,7 +130,7 @@ class Capture:
     """Snapshots sealed as a command's new events bring their aggregates to a multiple of their
     interval (`capturing`): by (aggregate id, version)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Snapshotting) -> None:
         self.app = app
         self.sealed: dict[tuple[UUID, int], StoredEvent] = {}
         self._intervals: dict[type, int | None] = {}
@@ -108,15 +140,16 @@ class Capture:
         if kind not in self._intervals:
             self._intervals[kind] = interval_of(self.app.snapshotting_intervals, aggregate)
         interval = self._intervals[kind]
-        if interval and aggregate.version % interval == 0:
+        snapshots = self.app.snapshots
+        if interval and aggregate.version % interval == 0 and snapshots is not None:
             # Sealed now: the aggregate's later events change what it holds.
             snapshot = snapshot_of(self.app, aggregate)
             self.sealed[(aggregate.id, aggregate.version)] = (
-                self.app.snapshots.mapper.to_stored_event(snapshot))
+                snapshots.mapper.to_stored_event(snapshot))
 
 
 @contextmanager
-def capturing(app: Any) -> Iterator[None]:
+def capturing(app: Snapshotting) -> Iterator[None]:
     """Seal snapshots at multiples of their intervals as new events reach them, for the save
     made inside (`take_snapshots`); nothing where the application keeps no snapshots."""
     if app.snapshots is None or not app.snapshotting_intervals:
@@ -129,7 +162,7 @@ def capturing(app: Any) -> Iterator[None]:
         AFTER_NEW_EVENT.reset(token)
 
 
-def take_snapshots(app: Application[UUID], processing_event: ProcessingEvent[UUID]) -> None:
+def take_snapshots(app: Snapshotting, processing_event: ProcessingEvent[UUID]) -> None:
     """Snapshot every saved aggregate at each multiple of its interval that this save's events
     reached."""
     if app.snapshots is None:
@@ -160,12 +193,15 @@ def take_snapshots(app: Application[UUID], processing_event: ProcessingEvent[UUI
                 continue
 
 
-def snapshot_of(app: Any, aggregate: Any) -> Any:
+def snapshot_of(app: Snapshotting, aggregate: Any) -> Any:
     """A snapshot of an aggregate as it is, of the class the application snapshots it with."""
-    return getattr(type(aggregate), "Snapshot", type(app).snapshot_class).take(aggregate)
+    snapshot_class = getattr(type(aggregate), "Snapshot", app.snapshot_class)
+    if snapshot_class is None:
+        raise TypeError(f"no snapshot class for {type(aggregate).__name__}")
+    return snapshot_class.take(aggregate)
 
 
-def verify_snapshot(app: Any, stored: StoredEvent) -> bool:
+def verify_snapshot(app: Snapshotting, stored: StoredEvent) -> bool:
     """Whether a stored snapshot is sealed by the application's chain key and continues its
     aggregate's hash chain: its `chain_head` is the digest of the event at its version."""
     state = sealed_state(app.mapper, stored)
@@ -177,10 +213,11 @@ def verify_snapshot(app: Any, stored: StoredEvent) -> bool:
     return len(events) == 1 and head == stored_event_digest(app.mapper, events[0])
 
 
-def stored_snapshots(app: Any) -> Iterator[StoredEvent]:
+def stored_snapshots(app: Snapshotting) -> Iterator[StoredEvent]:
     """Every snapshot the application's store holds, ordered by aggregate and version, read
     `SNAPSHOT_PAGE` at a time (never all of them in memory at once)."""
-    recorder = app.snapshots.recorder if app.snapshots is not None else None
+    # The SQLite and PostgreSQL recorders share `datastore` and `events_table_name`, and no type.
+    recorder: Any = app.snapshots.recorder if app.snapshots is not None else None
     if recorder is None:
         return
     every = getattr(recorder, "every_stored", None)
@@ -207,7 +244,7 @@ def stored_snapshots(app: Any) -> Iterator[StoredEvent]:
         after = rows[-1][:2]
 
 
-def check_snapshots(app: Any) -> tuple[int, list[StoredEvent]]:
+def check_snapshots(app: Snapshotting) -> tuple[int, list[StoredEvent]]:
     """Check every stored snapshot: the count checked, and the bad ones (neither sealed nor equal
     to their aggregate replayed from its events), ordered by aggregate and version."""
     checked, unsealed = 0, []
@@ -222,7 +259,7 @@ def check_snapshots(app: Any) -> tuple[int, list[StoredEvent]]:
     return checked, differ_from_replay(app, unsealed)
 
 
-def differ_from_replay(app: Any, snapshots: list[StoredEvent]) -> list[StoredEvent]:
+def differ_from_replay(app: Snapshotting, snapshots: list[StoredEvent]) -> list[StoredEvent]:
     """Of snapshots ordered by aggregate and version, those whose state is not the state of
     their aggregate replayed from its events up to their version (each aggregate replayed
     once, forward, however many of its snapshots are asked about)."""
@@ -233,12 +270,13 @@ def differ_from_replay(app: Any, snapshots: list[StoredEvent]) -> list[StoredEve
         if stored.originator_id != replayed_id:
             aggregate, replayed_id, replayed_to = None, stored.originator_id, 0
         version = stored.originator_version
-        aggregate = replay(aggregate, app.events.get(stored.originator_id, gt=replayed_to,
-                                                     lte=version))
+        aggregate = replay(aggregate, app.events.get(as_uuid(stored.originator_id),
+                                                     gt=replayed_to, lte=version))
         replayed_to = version
         try:
             snapshot = app.mapper.to_domain_event(stored)
-            same = (aggregate is not None and aggregate.version == version
+            same = (isinstance(snapshot, Snapshot) and aggregate is not None
+                    and aggregate.version == version
                     and canonical(snapshot.state) == canonical(snapshot_of(app, aggregate).state))
         except Exception:  # noqa: BLE001 - a snapshot that cannot be read is not its aggregate
             same = False
