@@ -47,8 +47,6 @@ from ledger.store.snapshots import events_after
 class Family:
     """How one family keeps its deals: subclassed once per family."""
 
-    variant_of: Any = None
-
     def event_view(self, event: Any, sealed: SealedBets | None) -> dict[str, Any]:
         raise NotImplementedError
 

@@ -48,7 +48,6 @@ MAX_RATE = 10_000
 KEYS_FIRST, KEYS_END = "k|", "k|g"
 #: Key documents one list request examines before it answers with a cursor instead.
 KEYS_SCAN = 5000
-STATUSES = ("active", "expired", "revoked")
 #: Kinds of key: sent as a Bearer key, or a one-time sign-in link exchanged at `POST /sign-in`.
 KINDS = ("api", "link")
 #: How long a sign-in link lasts unless told (and at most `MAX_LINK_TTL`).

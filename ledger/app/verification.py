@@ -32,6 +32,7 @@ from eventsourcing.application import AggregateNotFoundError
 
 from ledger.app.access import Action, Principal, require, writes
 from ledger.app.base import LedgerBase
+from ledger.readmodels.verification import recent_checkpoints, recent_runs
 from ledger.app.unit import CommandKey, Decision, UnitOfWork
 from ledger.core import clock, validation
 from ledger.core.errors import InvalidInput, RateLimited, Unavailable
@@ -63,9 +64,8 @@ class VerificationService:
         """The last run, recent runs and recent checkpoints (operator, auditor)."""
         require(actor, Action.AUDIT)
         status = self.ledger.projection.status()
-        runs = self.ledger.projection.store.read("v|runs") or {"count": 0, "runs": []}
-        checkpoints = self.ledger.projection.store.read("v|checkpoints") or {"count": 0,
-                                                                      "checkpoints": []}
+        runs = recent_runs(self.ledger.projection.store)
+        checkpoints = recent_checkpoints(self.ledger.projection.store)
         return {"last": runs["runs"][0] if runs["runs"] else None, "runs": runs["runs"],
                 "run_count": runs["count"], "checkpoints": checkpoints["checkpoints"],
                 "checkpoint_count": checkpoints["count"], "head": status["head"],

@@ -17,11 +17,17 @@ RUNS_KEPT = 20
 CHECKPOINTS_KEPT = 50
 DIGEST_PREFIX = 16
 RUNS = "v|runs"
+CHECKPOINTS = "v|checkpoints"
 
 
 def recent_runs(store: ReadStore) -> dict[str, Any]:
     """The count of verification runs folded, and the most recent ones, newest first."""
     return store.read(RUNS) or {"count": 0, "runs": []}
+
+
+def recent_checkpoints(store: ReadStore) -> dict[str, Any]:
+    """The count of checkpoints folded, and the most recent ones, newest first."""
+    return store.read(CHECKPOINTS) or {"count": 0, "checkpoints": []}
 
 
 def fold_run(fold: Any, event: Any) -> None:
@@ -43,10 +49,10 @@ def fold_checkpoint(fold: Any, position: int, event: Any) -> None:
     """A recorded checkpoint joins the list of recent checkpoints."""
     if not isinstance(event, Checkpoints.Recorded):
         return
-    listed = fold.get("v|checkpoints", {"count": 0, "checkpoints": []})
+    listed = fold.get(CHECKPOINTS, {"count": 0, "checkpoints": []})
     listed["count"] += 1
     listed["checkpoints"] = [{
         "position": position, "first": event.first, "last": event.last,
         "events": len(event.digests), "time": event.timestamp.isoformat(),
         "digest": event.mac[:DIGEST_PREFIX]}, *listed["checkpoints"]][:CHECKPOINTS_KEPT]
-    fold.put("v|checkpoints", listed)
+    fold.put(CHECKPOINTS, listed)
