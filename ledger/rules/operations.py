@@ -34,7 +34,7 @@ class Operation:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if f.metadata.get(OMITTED) and value == (
-                    f.default_factory() if f.default is dataclasses.MISSING else f.default):
+                    f.default_factory() if callable(f.default_factory) else f.default):
                 continue
             data[f.name] = _plain(value)
         for moved in ("transfer", "transfers"):  # the chips last, as the first release had them
@@ -363,7 +363,7 @@ KINDS: dict[str, type[Operation]] = {
 }
 
 #: Pack steps: operations that take a card from the top of the pack, or burn one under it.
-TAKES_CARD: tuple[type[Operation], ...] = (CardDealt, TargetTurned, CardDiscarded)
+TAKES_CARD: tuple[type[CardDealt | TargetTurned | CardDiscarded], ...] = (CardDealt, TargetTurned, CardDiscarded)
 
 #: Older stored shapes, turned into the current one before an operation is built (by kind).
 UPCASTERS: dict[type[Operation], Callable[[dict[str, Any]], dict[str, Any]]] = {}
