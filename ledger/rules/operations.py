@@ -15,12 +15,19 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from ledger.core.transfers import Transfer
 
 #: Field metadata: leave the field out of the stored data while it holds its default.
 OMITTED = "omitted_at_default"
+
+
+class PlacedCard(TypedDict):
+    """A card shown face up, with its place in the shuffled pack (0 = top)."""
+
+    position: int
+    card: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -309,7 +316,7 @@ class HandShown(DealStep):
     """A hand, or its winning card, was shown (H7, S4, SS4, P4, X5)."""
 
     seat: int
-    cards: list[dict[str, Any]]
+    cards: list[PlacedCard]
 
 
 @dataclass(frozen=True, kw_only=True)
