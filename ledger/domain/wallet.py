@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 from uuid import UUID, uuid5
 
 from eventsourcing.domain import event
@@ -12,6 +12,9 @@ from ledger.core.transfers import OPERATOR, Transfer, make_transfer, wallet_acco
 from ledger.domain.base import LedgerAggregate, versioned
 
 MAX_GRANT = 1_000_000_000
+#: The rules a debit the balance cannot cover names: the casino's opening bet (C2) and raise
+#: (C6), a multi-seat table's bet or stake (G8).
+Overdraft = Literal["C2", "C6", "G8"]
 
 
 class SealedBet(TypedDict):
@@ -61,7 +64,7 @@ class Wallet(LedgerAggregate):
         self._granted(transfer)
         return transfer
 
-    def debit(self, transfer: Transfer, rule: str) -> None:
+    def debit(self, transfer: Transfer, rule: Overdraft) -> None:
         """Move chips out; refused with `rule` when the balance cannot cover it (G10)."""
         if transfer["source"] != self.account:
             raise ValueError("transfer does not debit this wallet")
