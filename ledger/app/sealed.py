@@ -73,9 +73,9 @@ class SealedBets:
                 return None
         state = getattr(table, "state", None)
         deal = state.deal if state is not None else None
-        if deal is None or not deal["sealed"] or state.variant.betting is not Betting.SEALED:
+        if deal is None or not deal.sealed or state.variant.betting is not Betting.SEALED:
             return None
-        return str(deal["id"])
+        return str(deal.id)
 
     def hidden(self, reader: Principal, wallet: Wallet) -> list[Hold]:
         """The wallet's sealed bets the reader may not see now (none for its own player)."""

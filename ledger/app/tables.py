@@ -99,10 +99,10 @@ class TableEngine:
         deal = table.state.deal
         if deal is None:
             return None
-        deal_id = UUID(deal["id"])
+        deal_id = UUID(deal.id)
         seed = self.unit.get(SealedSeed.create_id(deal_id), SealedSeed, "sealed seed").server_seed
-        return Shuffle(str(deal_id), deal["nonce"], deal["commitment"], deal["client_seed"], seed,
-                       self._pack(table.id, seed, deal["client_seed"], deal["nonce"]))
+        return Shuffle(str(deal_id), deal.nonce, deal.commitment, deal.client_seed, seed,
+                       self._pack(table.id, seed, deal.client_seed, deal.nonce))
 
     def _pack(self, table_id: UUID, seed: str, client_seed: str, nonce: int) -> list[Card]:
         """The provably fair pack of this shuffle, unless the application was given stacked

@@ -32,13 +32,13 @@ from eventsourcing.application import AggregateNotFoundError
 
 from ledger.app.access import Action, Principal, require, writes
 from ledger.app.base import LedgerBase
-from ledger.readmodels.verification import recent_checkpoints, recent_runs
 from ledger.app.unit import CommandKey, Decision, UnitOfWork
 from ledger.core import clock, validation
 from ledger.core.errors import InvalidInput, RateLimited, Unavailable
 from ledger.domain.verification import VerificationRun
 from ledger.integrity.ranges import verify_range
 from ledger.integrity.verify import VerificationReport
+from ledger.readmodels.verification import recent_checkpoints, recent_runs
 from ledger.store.runtime import Limit, RuntimeUnavailable, whole_seconds
 
 log = logging.getLogger(__name__)

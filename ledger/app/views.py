@@ -13,6 +13,7 @@ from ledger.domain.fairness import REVEALS, SECRET_FIELDS
 from ledger.domain.records import fields_of, kind_of, record_of
 from ledger.domain.wallet import Wallet
 from ledger.rules import casino
+from ledger.rules.highcard.state import Deal
 
 _PLAIN = frozenset({str, int, bool, float, type(None)})
 
@@ -160,7 +161,7 @@ def high_card_table_view(
     state = table.state
     variant = state.variant
     deal = state.deal
-    sealed = deal is not None and deal["sealed"] and variant.betting.value == "sealed"
+    sealed = deal is not None and deal.sealed and variant.betting.value == "sealed"
     counters = dict(state.counters)
     if sealed:
         counters["wagered"] = None  # the running total of sealed bets would give them away (X4)
@@ -198,26 +199,26 @@ def _seat_view(seat: int, info: dict[str, Any], balances: dict[int, int], viewer
             "balance": None if hide and seat != viewer else balances.get(seat)}
 
 
-def _table_deal_view(deal: dict[str, Any], variant: Any, viewer: int | None,
+def _table_deal_view(deal: Deal, variant: Any, viewer: int | None,
                      pack: list[Any] | None, game: Any) -> dict[str, Any]:
     hands = []
-    for seat, positions in sorted(deal["hands"].items()):
+    for seat, positions in sorted(deal.hands.items()):
         visible = pack is not None and game is not None and game.may_see(viewer, seat)
         hands.append({
             "seat": seat, "cards_dealt": len(positions),
-            "shown": [c["card"] for c in deal["shown"].get(seat, [])],
+            "shown": [c["card"] for c in deal.shown.get(seat, [])],
             "cards": [str(pack[p]) for p in positions] if visible and pack else None,
         })
-    sealed = deal["sealed"] and variant.betting.value == "sealed"
+    sealed = deal.sealed and variant.betting.value == "sealed"
     bets = {str(seat): (amount if not sealed or seat == viewer else "sealed")
-            for seat, amount in deal["bets"].items()}
-    turn = deal["order"][deal["turn"]] if deal["turn"] < len(deal["order"]) else None
+            for seat, amount in deal.bets.items()}
+    turn = deal.current
     return {
-        "id": deal["id"], "nonce": deal["nonce"], "purpose": deal["purpose"],
-        "commitment": deal["commitment"], "client_seed": deal["client_seed"],
-        "order": deal["order"], "turn": turn if variant.betting.value != "sealed" else None,
-        "acted": deal["acted"], "target": deal["target"], "hands": hands, "bets": bets,
-        "centre_cards_bought": deal["buys"], "cards_left": len(deal["pack"]),
+        "id": deal.id, "nonce": deal.nonce, "purpose": deal.purpose,
+        "commitment": deal.commitment, "client_seed": deal.client_seed,
+        "order": deal.order, "turn": turn if variant.betting.value != "sealed" else None,
+        "acted": deal.acted, "target": deal.target, "hands": hands, "bets": bets,
+        "centre_cards_bought": deal.buys, "cards_left": len(deal.pack),
     }
 
 

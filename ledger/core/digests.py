@@ -86,7 +86,7 @@ def event_digest(event: Any) -> str:
     return state_digest(state)
 
 
-def sealed_state(mapper: Mapper, stored: StoredEvent) -> dict[str, Any]:
+def sealed_state(mapper: Mapper[UUID], stored: StoredEvent) -> dict[str, Any]:
     """A stored event's state as it was sealed: decoded, never upcast (raises when the bytes
     cannot be decoded)."""
     data = stored.state
@@ -105,20 +105,21 @@ def state_digest(state: dict[str, Any]) -> str:
     return hashlib.sha256(canonical(state)).hexdigest()
 
 
-def stored_event_digest(mapper: Mapper, stored: StoredEvent) -> str:
+def stored_event_digest(mapper: Mapper[UUID], stored: StoredEvent) -> str:
     """The digest of a stored event as it was sealed: the same as `event_digest` gave when it
     was written, whatever upcasters do to it since."""
     return state_digest(sealed_state(mapper, stored))
 
 
-def stored_as_sealed(mapper: Mapper, stored: StoredEvent) -> bool:
+def stored_as_sealed(mapper: Mapper[UUID], stored: StoredEvent) -> bool:
     """Whether a stored event's bytes are its sealed state as written, plain: no cipher nor
     compressor, and no class version stored with it (the library stores one above 1, and
     upcasts from it when it reads)."""
     return not mapper.cipher and not mapper.compressor and b'"class_version"' not in stored.state
 
 
-def read_stored_event(mapper: Mapper, stored: StoredEvent) -> tuple[dict[str, Any] | None, Any]:
+def read_stored_event(mapper: Mapper[UUID], stored: StoredEvent
+                      ) -> tuple[dict[str, Any] | None, Any]:
     """A stored event decoded once for a reader of the log that checks it: (its state as sealed,
     None when its bytes cannot be decoded; its domain event, None when it cannot be read as its
     class). An event of a first-version class that was stored as one (no cipher, compressor nor
@@ -205,7 +206,7 @@ def mac_matches(key: bytes, stored: StoredEvent, state: dict[str, Any], digest: 
     return hmac.compare_digest(str(state.get("chain_mac", "")), expected)
 
 
-def sealed_by(key: bytes, mapper: Mapper, stored: StoredEvent) -> bool:
+def sealed_by(key: bytes, mapper: Mapper[UUID], stored: StoredEvent) -> bool:
     """Whether a stored event carries the MAC this key gives it (over its stored form)."""
     state = sealed_state(mapper, stored)
     return mac_matches(key, stored, state, state_digest(state))

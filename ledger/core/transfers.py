@@ -17,7 +17,7 @@ A transfer is recorded, identically, in the events of every aggregate whose acco
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple, TypedDict
+from typing import Any, NamedTuple, TypedDict, cast
 from uuid import UUID
 
 from ledger.core.errors import InvalidInput
@@ -95,8 +95,9 @@ def owner_of(account: str) -> str | None:
 def transfers_of(data: Mapping[str, Any]) -> list[Transfer]:
     """The transfers a record carries: its `transfer` and its `transfers`, in that order."""
     single = data.get("transfer")
-    found: list[Transfer] = [single] if isinstance(single, dict) else []  # type: ignore[list-item]
-    return found + [t for t in data.get("transfers") or () if isinstance(t, dict)]
+    # A record's data is decoded JSON: a dict where a transfer is stored is one.
+    found = [cast(Transfer, single)] if isinstance(single, dict) else []
+    return found + [cast(Transfer, t) for t in data.get("transfers") or () if isinstance(t, dict)]
 
 
 def wallet_movements(transfers: Iterable[Transfer]) -> Iterable[tuple[str, int]]:

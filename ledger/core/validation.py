@@ -46,11 +46,11 @@ class Pattern:
 
     def check(self, value: object, field: str | None = None) -> str:
         """Return the value when it matches the whole pattern; raise InvalidInput otherwise."""
-        if not self.matches(value):
-            name = field or self.field
-            text = not isinstance(value, str) or is_text(value)
-            raise InvalidInput(f"{name} must be {self.explain if text else TEXT}", field=name)
-        return value  # type: ignore[return-value]
+        if isinstance(value, str) and self.matches(value):
+            return value
+        name = field or self.field
+        text = not isinstance(value, str) or is_text(value)
+        raise InvalidInput(f"{name} must be {self.explain if text else TEXT}", field=name)
 
 
 _CACHE: dict[str, re.Pattern[str]] = {}

@@ -46,7 +46,17 @@ class ApiKey(LedgerAggregate):
     def create_id(key_hash: str) -> UUID:
         return uuid5(_KEYS, key_hash)
 
-    @event("Issued")
+    class Issued(LedgerAggregate.Created):
+        key_hash: str
+        role: str
+        player_id: str | None
+        label: str
+        expires_at: str | None
+        rate_limit: float | None
+        issued_by: str | None
+        kind: str
+
+    @event(Issued)
     def __init__(self, key_hash: str, role: str, player_id: str | None, label: str,
                  expires_at: str | None = None, rate_limit: float | None = None,
                  issued_by: str | None = None, kind: str = "api") -> None:
@@ -78,7 +88,10 @@ class ApiKey(LedgerAggregate):
             raise Conflict(f"API key {self.id} is already revoked", field="key_id")
         self._revoked(revoked_by=revoked_by)
 
-    @event("Revoked")
+    class Revoked(LedgerAggregate.Event):
+        revoked_by: str | None
+
+    @event(Revoked)
     def _revoked(self, revoked_by: str | None = None) -> None:
         self.revoked = True
         self.revoked_by = revoked_by
@@ -96,7 +109,13 @@ class CommandRecord(LedgerAggregate):
     def create_id(principal: str, key: str) -> UUID:
         return uuid5(_COMMANDS, f"{principal}\x00{key}")
 
-    @event("Answered")
+    class Answered(LedgerAggregate.Created):
+        principal: str
+        key: str
+        fingerprint: str
+        answer: dict[str, Any]
+
+    @event(Answered)
     def __init__(self, principal: str, key: str, fingerprint: str, answer: dict[str, Any]) -> None:
         self.principal = principal
         self.key = key

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextvars import ContextVar
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate
 
@@ -27,6 +27,9 @@ class LedgerAggregate(Aggregate):
     chain_head: str = GENESIS
 
     class Event(Aggregate.Event):
+        #: The version of the event's shape, set by `versioned` (the library reads 1 when unset).
+        class_version: ClassVar[int]
+
         @staticmethod
         def create_timestamp() -> datetime:
             return clock.utcnow()

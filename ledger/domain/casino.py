@@ -19,7 +19,13 @@ from ledger.rules.casino import Opening, OpeningKind, Phase, Settlement
 class CasinoTable(LedgerAggregate):
     """A Casino Red Dog table: one player's seat against the house (C1-C9)."""
 
-    @event("Opened")
+    class Opened(LedgerAggregate.Created):
+        wallet_id: UUID
+        player_id: str
+        client_seed: str
+        accepts_supplied_seeds: bool
+
+    @event(Opened)
     def __init__(
         self,
         id: UUID,
@@ -47,13 +53,20 @@ class CasinoTable(LedgerAggregate):
         """Set the client seed used by the next shuffle."""
         self._client_seed_changed(client_seed)
 
-    @event("DealStarted")
+    class DealStarted(LedgerAggregate.Event):
+        deal_id: UUID
+        nonce: int
+
+    @event(DealStarted)
     def _deal_started(self, deal_id: UUID, nonce: int) -> None:
         self.nonce = nonce
         self.current_deal_id = deal_id
         self.deals += 1
 
-    @event("ClientSeedChanged")
+    class ClientSeedChanged(LedgerAggregate.Event):
+        client_seed: str
+
+    @event(ClientSeedChanged)
     def _client_seed_changed(self, client_seed: str) -> None:
         self.client_seed = client_seed
 
@@ -65,7 +78,13 @@ class SealedSeed(LedgerAggregate):
     def create_id(deal_id: UUID) -> UUID:
         return uuid5(deal_id, "sealed-seed")
 
-    @event("Sealed")
+    class Sealed(LedgerAggregate.Created):
+        deal_id: UUID
+        server_seed: str
+        table_id: UUID | None
+        table_version: int | None
+
+    @event(Sealed)
     def __init__(
         self,
         deal_id: UUID,
@@ -87,7 +106,15 @@ class CasinoDeal(LedgerAggregate):
     def create_id(table_id: UUID, nonce: int) -> UUID:
         return uuid5(table_id, f"deal:{nonce}")
 
-    @event("Committed")
+    class Committed(LedgerAggregate.Created):
+        table_id: UUID
+        nonce: int
+        wallet_id: UUID
+        player_id: str
+        client_seed: str
+        commitment: str
+
+    @event(Committed)
     def __init__(
         self,
         table_id: UUID,
@@ -228,25 +255,47 @@ class CasinoDeal(LedgerAggregate):
         )
 
     # Events: apply only; they run again on every replay.
-    @event("Wagered")
+    class Wagered(LedgerAggregate.Event):
+        transfer: Transfer
+
+    @event(Wagered)
     def _wagered(self, transfer: Transfer) -> None:
         self.bet = transfer["amount"]
         self.stake += transfer["amount"]
 
-    @event("CardDealt")
+    class CardDealt(LedgerAggregate.Event):
+        card: str
+        position: int
+        to: str
+        face_up: bool
+
+    @event(CardDealt)
     def _card_dealt(self, card: str, position: int, to: str, face_up: bool) -> None:
         self.cards.append({"card": card, "position": position, "face_up": face_up, "to": to})
 
-    @event("Stood")
+    class Stood(LedgerAggregate.Event):
+        """The player kept the opening bet as the whole stake (C6)."""
+
+    @event(Stood)
     def _stood(self) -> None:
         self.stood = True
 
-    @event("Raised")
+    class Raised(LedgerAggregate.Event):
+        transfer: Transfer
+
+    @event(Raised)
     def _raised(self, transfer: Transfer) -> None:
         self.raised = True
         self.stake += transfer["amount"]
 
-    @event("Settled")
+    class Settled(LedgerAggregate.Event):
+        outcome: str
+        odds: int
+        trips: bool
+        returned: int
+        transfers: list[Transfer]
+
+    @event(Settled)
     def _settled(
         self, outcome: str, odds: int, trips: bool, returned: int, transfers: list[Transfer]
     ) -> None:
@@ -256,7 +305,10 @@ class CasinoDeal(LedgerAggregate):
         self.trips = trips
         self.returned = returned
 
-    @event("SeedRevealed")
+    class SeedRevealed(LedgerAggregate.Event):
+        server_seed: str
+
+    @event(SeedRevealed)
     def _seed_revealed(self, server_seed: str) -> None:
         self.server_seed = server_seed
 

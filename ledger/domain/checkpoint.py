@@ -20,7 +20,10 @@ class Checkpoints(LedgerAggregate):
     def create_id() -> UUID:
         return CHECKPOINTS_ID
 
-    @event("Started")
+    class Started(LedgerAggregate.Created):
+        """The chain of checkpoints began."""
+
+    @event(Started)
     def __init__(self) -> None:
         self.last_position = 0
         self.last_mac = GENESIS
@@ -32,7 +35,15 @@ class Checkpoints(LedgerAggregate):
         holds no event) hold events with these digests, in order."""
         self._recorded(first, last, digests, self.last_mac, mac, ranges)
 
-    @event("Recorded")
+    class Recorded(LedgerAggregate.Event):
+        first: int
+        last: int
+        digests: list[str]
+        prev_mac: str
+        mac: str
+        ranges: list[list[int]] | None
+
+    @event(Recorded)
     def _recorded(
         self, first: int, last: int, digests: list[str], prev_mac: str, mac: str,
         ranges: list[list[int]] | None = None,
@@ -52,7 +63,10 @@ class ChainKeyFingerprint(LedgerAggregate):
     def create_id() -> UUID:
         return CHAIN_KEY_ID
 
-    @event("Recorded")
+    class Recorded(LedgerAggregate.Created):
+        fingerprint: str
+
+    @event(Recorded)
     def __init__(self, fingerprint: str) -> None:
         self.fingerprint = fingerprint
 
@@ -70,7 +84,11 @@ class LogHead(LedgerAggregate):
     def create_id() -> UUID:
         return LOG_HEAD_ID
 
-    @event("Begun")
+    class Begun(LedgerAggregate.Created):
+        position: int
+        by: str
+
+    @event(Begun)
     def __init__(self, position: int, by: str) -> None:
         self.position = position
         self.by = by
@@ -79,7 +97,11 @@ class LogHead(LedgerAggregate):
         """A new head was begun on purpose, the old one gone (`reddog head begin`)."""
         self._begun_again(position, by)
 
-    @event("BegunAgain")
+    class BegunAgain(LedgerAggregate.Event):
+        position: int
+        by: str
+
+    @event(BegunAgain)
     def _begun_again(self, position: int, by: str) -> None:
         self.position = position
         self.by = by

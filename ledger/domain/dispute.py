@@ -30,7 +30,15 @@ class Dispute(LedgerAggregate):
     def id_for(deal_id: UUID, player_id: str) -> UUID:
         return uuid5(NAMESPACE, f"{deal_id}:{player_id}")
 
-    @event("Opened")
+    class Opened(LedgerAggregate.Created):
+        deal_id: str
+        table_id: str
+        player_id: str
+        wallet_id: str
+        message: str
+        opened_by: str
+
+    @event(Opened)
     def __init__(self, id: UUID, deal_id: str, table_id: str, player_id: str, wallet_id: str,
                  message: str, opened_by: str) -> None:
         self.deal_id = deal_id
@@ -61,7 +69,13 @@ class Dispute(LedgerAggregate):
         self._resolved(finding, upheld, adjustment, resolved_by)
         return adjustment
 
-    @event("Resolved")
+    class Resolved(LedgerAggregate.Event):
+        finding: str
+        upheld: bool
+        adjustment: Transfer | None
+        resolved_by: str
+
+    @event(Resolved)
     def _resolved(self, finding: str, upheld: bool, adjustment: Transfer | None,
                   resolved_by: str) -> None:
         self.status = RESOLVED

@@ -13,9 +13,11 @@ from ledger.rules import operations as op
 #: Event fields that hold secrets; only the events that reveal them may carry them.
 SECRET_FIELDS = {"server_seed"}
 #: Events that reveal a deal's server seed, in either family.
-REVEALS = (CasinoDeal.SeedRevealed, op.SeedRevealed)
+REVEALS: tuple[type[CasinoDeal.SeedRevealed | op.SeedRevealed], ...] = (CasinoDeal.SeedRevealed,
+                                                                     op.SeedRevealed)
 #: Events that take a card off the pack, in either family.
-TAKES = (CasinoDeal.CardDealt, *op.TAKES_CARD)
+TAKES: tuple[type[CasinoDeal.CardDealt | op.CardDealt | op.TargetTurned | op.CardDiscarded], ...] = (
+    CasinoDeal.CardDealt, *op.TAKES_CARD)
 
 
 def fairness_of(events: list[Any]) -> fairness.FairnessReport:

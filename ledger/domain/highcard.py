@@ -24,7 +24,13 @@ from ledger.rules.highcard.state import HighCardState
 class HighCardTable(LedgerAggregate):
     """A table of one high-card variant: seats, dealer, pot or bank, and the deal in progress."""
 
-    @event("Opened")
+    class Opened(LedgerAggregate.Created):
+        variant: str
+        limits: dict[str, int]
+        client_seed: str
+        accepts_supplied_seeds: bool
+
+    @event(Opened)
     def __init__(
         self,
         id: UUID,
@@ -46,7 +52,10 @@ class HighCardTable(LedgerAggregate):
         """Set the client seed used by the next shuffle."""
         self._client_seed_changed(client_seed)
 
-    @event("ClientSeedChanged")
+    class ClientSeedChanged(LedgerAggregate.Event):
+        client_seed: str
+
+    @event(ClientSeedChanged)
     def _client_seed_changed(self, client_seed: str) -> None:
         self.client_seed = client_seed
 
@@ -63,7 +72,7 @@ class HighCardTable(LedgerAggregate):
             """The typed operation this event records."""
             return operations.operation_of(type(self).__name__, self.data)
 
-        def apply(self, aggregate: HighCardTable) -> None:  # type: ignore[override]
+        def apply(self, aggregate: HighCardTable) -> None:
             aggregate.state.apply(self.operation)
 
     class Seated(Operation):

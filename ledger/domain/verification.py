@@ -25,7 +25,19 @@ OUTCOME = ("first", "last", "figures", "ok", "first_bad_position", "problem")
 class VerificationRun(LedgerAggregate):
     """One run of the checks of `ledger.integrity.verify` over a range of the log (or all of it)."""
 
-    @event("Finished")
+    class Finished(LedgerAggregate.Created):
+        by: str
+        scope: str
+        first: int
+        last: int
+        figures: dict[str, int]
+        ok: bool
+        first_bad_position: int | None
+        problem: str | None
+        started_at: str
+        seconds: float
+
+    @event(Finished)
     def __init__(self, by: str, scope: str, first: int, last: int, figures: dict[str, int],
                  ok: bool, first_bad_position: int | None, problem: str | None,
                  started_at: str, seconds: float) -> None:
@@ -49,7 +61,7 @@ class VerificationRun(LedgerAggregate):
     def of_range(cls, number: int, **finished: Any) -> VerificationRun:
         """A run over a range, recorded as the range's `number`-th outcome (`range_id`)."""
         run_id = cls.range_id(finished["first"], finished["last"], number)
-        return cls._create(cls.Finished, id=run_id, **finished)  # type: ignore[attr-defined]
+        return cls._create(cls.Finished, id=run_id, **finished)
 
     def same_outcome(self, finished: dict[str, Any]) -> bool:
         """Whether a run with these attributes found what this one did (`OUTCOME`)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, TypedDict
 from uuid import UUID, uuid5
 
 from eventsourcing.domain import event
@@ -12,12 +12,27 @@ from ledger.core.transfers import OPERATOR, Transfer, make_transfer, wallet_acco
 from ledger.domain.base import LedgerAggregate, versioned
 
 MAX_GRANT = 1_000_000_000
+#: The rules a debit the balance cannot cover names: the casino's opening bet (C2) and raise
+#: (C6), a multi-seat table's bet or stake (G8).
+Overdraft = Literal["C2", "C6", "G8"]
+
+
+class SealedBet(TypedDict):
+    """A bet a wallet laid sealed (X4), kept while it may not be shown."""
+
+    table: str | None
+    amount: int
+    transfer: str
+    version: int
 
 
 class Wallet(LedgerAggregate):
     """A player's play credits. Its balance never goes below zero."""
 
-    @event("Opened")
+    class Opened(LedgerAggregate.Created):
+        player_id: str
+
+    @event(Opened)
     def __init__(self, id: UUID, player_id: str) -> None:
         self.player_id = player_id
         self.balance = 0
@@ -28,14 +43,15 @@ class Wallet(LedgerAggregate):
         return wallet_account(self.id)
 
     @property
-    def sealed_bets(self) -> dict[str, dict[str, Any]]:
+    def sealed_bets(self) -> dict[str, SealedBet]:
         """The bets this wallet laid sealed (X4) that may not be shown yet, by deal id: the
         table, the amount, the transfer's id and the wallet's version that debited it. One is
         kept from its debit until the wallet's next movement at that table for another deal,
         or the deal's payout to it; whether a kept one is still sealed is its table's to say
         (`ledger.app.sealed`). Kept only while there is one: a wallet that never bet
         sealed has the state it always had."""
-        return self.__dict__.get("_sealed_bets", {})
+        kept: dict[str, SealedBet] = self.__dict__.get("_sealed_bets", {})
+        return kept
 
     def grant(self, amount: int, granted_by: str) -> Transfer:
         """Add play credits from the operator (C1): the only way chips enter the ledger."""
@@ -48,7 +64,7 @@ class Wallet(LedgerAggregate):
         self._granted(transfer)
         return transfer
 
-    def debit(self, transfer: Transfer, rule: str) -> None:
+    def debit(self, transfer: Transfer, rule: Overdraft) -> None:
         """Move chips out; refused with `rule` when the balance cannot cover it (G10)."""
         if transfer["source"] != self.account:
             raise ValueError("transfer does not debit this wallet")
@@ -64,17 +80,26 @@ class Wallet(LedgerAggregate):
             raise ValueError("transfer does not credit this wallet")
         self._credited(transfer)
 
-    @event("Granted")
+    class Granted(LedgerAggregate.Event):
+        transfer: Transfer
+
+    @event(Granted)
     def _granted(self, transfer: Transfer) -> None:
         self.balance += transfer["amount"]
         self.granted += transfer["amount"]
 
-    @event("Debited")
+    class Debited(LedgerAggregate.Event):
+        transfer: Transfer
+
+    @event(Debited)
     def _debited(self, transfer: Transfer) -> None:
         self.balance -= transfer["amount"]
         self._keep_sealed_bets(transfer, debited=True)
 
-    @event("Credited")
+    class Credited(LedgerAggregate.Event):
+        transfer: Transfer
+
+    @event(Credited)
     def _credited(self, transfer: Transfer) -> None:
         self.balance += transfer["amount"]
         self._keep_sealed_bets(transfer, debited=False)

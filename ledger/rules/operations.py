@@ -15,12 +15,19 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from ledger.core.transfers import Transfer
 
 #: Field metadata: leave the field out of the stored data while it holds its default.
 OMITTED = "omitted_at_default"
+
+
+class PlacedCard(TypedDict):
+    """A card shown face up, with its place in the shuffled pack (0 = top)."""
+
+    position: int
+    card: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,7 +41,7 @@ class Operation:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if f.metadata.get(OMITTED) and value == (
-                    f.default_factory() if f.default is dataclasses.MISSING else f.default):
+                    f.default_factory() if callable(f.default_factory) else f.default):
                 continue
             data[f.name] = _plain(value)
         for moved in ("transfer", "transfers"):  # the chips last, as the first release had them
@@ -309,7 +316,7 @@ class HandShown(DealStep):
     """A hand, or its winning card, was shown (H7, S4, SS4, P4, X5)."""
 
     seat: int
-    cards: list[dict[str, Any]]
+    cards: list[PlacedCard]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -363,7 +370,7 @@ KINDS: dict[str, type[Operation]] = {
 }
 
 #: Pack steps: operations that take a card from the top of the pack, or burn one under it.
-TAKES_CARD: tuple[type[Operation], ...] = (CardDealt, TargetTurned, CardDiscarded)
+TAKES_CARD: tuple[type[CardDealt | TargetTurned | CardDiscarded], ...] = (CardDealt, TargetTurned, CardDiscarded)
 
 #: Older stored shapes, turned into the current one before an operation is built (by kind).
 UPCASTERS: dict[type[Operation], Callable[[dict[str, Any]], dict[str, Any]]] = {}

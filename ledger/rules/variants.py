@@ -6,6 +6,7 @@ a choice of mechanisms plus the rule IDs its refusals name.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -116,8 +117,11 @@ class Variant:
     """Settlement shows the whole hand; otherwise a win shows only the winning card (H7, S4)."""
     cards_to_bottom: bool = False
     """A settled hand goes face up to the bottom of the pack (P4)."""
-    rules: dict[str, str] = field(default_factory=dict)
-    """Rule IDs by what they govern: players, bet, funding, short, end, turn, reveal."""
+    rules: Mapping[str, str] = field(default_factory=dict)
+    """Rule IDs by what they govern: players, bet, funding, short, end, turn, redeal, ... A
+    key the variant does not have is a KeyError, never a default rule. The engine's refusals
+    write their rule IDs where they raise them (`ledger.rules.highcard.actions`, `.limits`);
+    these name the rule of what the engine records (a skipped turn, a passed deal, ...)."""
     default_min_bet: int = 10
     """The minimum bet unless the table sets one (X4: 1 chip)."""
     default_bank_min: int = 100
@@ -131,9 +135,6 @@ class Variant:
         """Cards one player may need in one deal, for the capacity check (G9)."""
         extra = {Target.PER_TURN: 2, Target.CENTRE: 3, Target.LOW_CARD: 0}[self.target]
         return hand_size + extra
-
-    def rule(self, what: str) -> str:
-        return self.rules.get(what, "G8")
 
 
 VARIANTS: dict[str, Variant] = {

@@ -220,16 +220,16 @@ def hidden_places(world: World, viewer: str) -> list[int]:
     assert table is not None
     state = table.state
     deal = state.deal
-    assert deal is not None and deal["purpose"] == op.Committed.DEAL
+    assert deal is not None and deal.purpose == op.Committed.DEAL
     game = table.game()
     seat_of = {info["player"]: seat for seat, info in state.seats.items()}
     own = seat_of.get(viewer)
-    places = list(deal["pack"])
-    for seat, positions in deal["hands"].items():
-        played = seat in deal["acted"] or seat in deal["shown"]
+    places = list(deal.pack)
+    for seat, positions in deal.hands.items():
+        played = seat in deal.acted or seat in deal.shown
         if not played and not game.may_see(own, seat):
             places.extend(positions)
-    return sorted(set(places) - shown_places(world, deal["id"]))
+    return sorted(set(places) - shown_places(world, deal.id))
 
 
 def shown_places(world: World, deal_id: str) -> set[int]:

@@ -152,7 +152,7 @@ def refused_commands(world: World) -> list[tuple[str, dict[str, Any]]]:
     but its answer could still give away what it met."""
     table = f"/tables/{TABLE_ID}"
     deal = world.table.state.deal if world.table is not None else None
-    done = [*deal["acted"], *deal["bets"]] if deal else []
+    done = [*deal.acted, *deal.bets] if deal else []
     seat = done[0] if done else 9  # a seat whose turn is over (or no seat at all)
     body_of = {"bets": {"seat": seat, "amount": 1_000_000}, "bank": {"amount": 1_000_000},
                "centre-card": {"seat": seat}, "passes": {"seat": seat},

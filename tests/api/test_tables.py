@@ -176,10 +176,10 @@ class Tables:
         """The current deal's server seed and every hand's real cards."""
         state = self.ledger.repository.get(UUID(table.id)).state
         deal = state.deal
-        seed = self.ledger.repository.get(SealedSeed.create_id(UUID(deal["id"]))).server_seed
-        pack = shuffled_pack(seed, deal["client_seed"], deal["nonce"])
+        seed = self.ledger.repository.get(SealedSeed.create_id(UUID(deal.id))).server_seed
+        pack = shuffled_pack(seed, deal.client_seed, deal.nonce)
         return seed, {seat: [str(pack[p]) for p in positions]
-                      for seat, positions in deal["hands"].items()}
+                      for seat, positions in deal.hands.items()}
 
     def public_cards(self, table: Table) -> set[str]:
         """Every card the table's events have shown face up so far."""

@@ -78,7 +78,7 @@ def test_P2_three_cards_face_down_one_at_a_time_to_each_player_except_the_banker
     assert [(d["seat"], d["position"]) for d in dealt] == [
         (2, 0), (3, 1), (4, 2), (2, 3), (3, 4), (4, 5), (2, 6), (3, 7), (4, 8)]
     assert all(not d["face_up"] and "card" not in d for d in dealt)
-    assert table.state.deal["hands"] == {2: [0, 3, 6], 3: [1, 4, 7], 4: [2, 5, 8]}
+    assert table.state.deal.hands == {2: [0, 3, 6], 3: [1, 4, 7], 4: [2, 5, 8]}
 
 
 def test_P3_players_bet_unseen_from_the_bankers_left_up_to_half_the_bank_rounded_down():
@@ -116,7 +116,7 @@ def test_P4_burn_turn_show_the_cards_pay_twice_the_stake_and_put_the_cards_at_th
     assert table.balance(2) == 1040 and table.state.pot == 60
     # Check the burned card then the player's three cards went to the bottom, in that order
     assert table.one("CardsReturned", mark)["positions"] == [0, 3, 6]
-    assert table.state.deal["pack"][-4:] == [9, 0, 3, 6]
+    assert table.state.deal.pack[-4:] == [9, 0, 3, 6]
     table.bet(3, 10)
     # Check a loss: the stake goes into the bank, the cards are shown and returned too
     assert table.events("PaidOut")[-1]["outcome"] == "lose" and table.state.pot == 70
@@ -265,7 +265,7 @@ def test_X2_three_cards_face_down_to_everyone_the_dealer_too_from_the_dealers_le
     # Check twelve face-down cards round 2, 3, 4, 1: the dealer gets a hand
     assert [d["seat"] for d in dealt] == [2, 3, 4, 1] * 3
     assert all(not d["face_up"] for d in dealt)
-    assert sorted(table.state.deal["hands"]) == [1, 2, 3, 4]
+    assert sorted(table.state.deal.hands) == [1, 2, 3, 4]
 
 
 def test_X3_the_pool_card_is_the_first_of_six_or_lower_the_higher_ones_discarded():
@@ -274,7 +274,7 @@ def test_X3_the_pool_card_is_the_first_of_six_or_lower_the_higher_ones_discarded
     # Check Ks, Qs, Tc are discarded and 5h is the pool card
     assert [d["card"] for d in table.events("CardDiscarded")] == ["Ks", "Qs", "Tc"]
     assert table.one("TargetTurned")["card"] == "5h"
-    assert table.state.deal["target"] == {"position": 15, "card": "5h"}
+    assert table.state.deal.target == {"position": 15, "card": "5h"}
 
 
 def test_X3_with_no_low_card_left_the_deal_is_void_and_dealt_again_without_new_antes():
@@ -307,7 +307,7 @@ def test_X4_everyone_bets_at_once_unseen_sealed_several_may_bet_the_whole_pool()
     # Check the second full-pool bet is allowed: bets do not shrink the pool while sealed
     assert table.bettable() == {3: (1, 40), 1: (1, 40)}
     table.refuse("X4", "bet", 4, 1)  # one bet each
-    assert table.events("BetsUnsealed") == [] and table.state.deal["sealed"] is True
+    assert table.events("BetsUnsealed") == [] and table.state.deal.sealed is True
     assert table.events("HandShown") == [] and table.events("PaidOut") == []
     table.bet(1, 1)
     mark = table.mark()
@@ -377,7 +377,7 @@ def test_XB1_the_banker_stakes_gets_no_hand_and_does_not_bet_players_do_not_ante
     # Check no antes; hands to 2, 3, 4 only; the banker is refused a bet
     assert table.events("Anted") == []
     assert table.one("Committed", mark)["order"] == [2, 3, 4]
-    assert sorted(table.state.deal["hands"]) == [2, 3, 4]
+    assert sorted(table.state.deal.hands) == [2, 3, 4]
     table.refuse("XB3", "bet", 1, 5)
     assert table.balances == {1: 963, 2: 1000, 3: 1000, 4: 1000}
 

@@ -184,7 +184,7 @@ def test_G9_a_full_seven_seat_five_card_table_plays_a_deal_without_running_out()
     table.refuse("G5", "seat", 8, table.new_wallet(1000))
     table.start()  # fair shuffles: the draw, then the deal
     for _ in range(7):
-        seat = table.state.deal["order"][table.state.deal["turn"]]
+        seat = table.state.deal.order[table.state.deal.turn]
         table.bet(seat, 10)
     # Check 35 cards dealt, seven burns and seven targets, and the deal ended normally
     assert len([d for d in table.events("CardDealt") if not d["face_up"]]) == 35
@@ -207,7 +207,7 @@ def test_H1_three_to_eight_players_with_five_four_or_three_cards_a_hand():
     # Check the default deal gives five cards to each of three players
     five = Table(POOL, seats=[1, 2, 3])
     five.open(dealer=1, pack=stack())
-    assert {seat: len(hand) for seat, hand in five.state.deal["hands"].items()} == {
+    assert {seat: len(hand) for seat, hand in five.state.deal.hands.items()} == {
         1: 5, 2: 5, 3: 5}
 
 
@@ -300,7 +300,7 @@ def test_H6_after_the_bet_the_dealer_burns_one_card_then_turns_the_target():
     assert (burned["position"], burned["card"]) == (15, "Ks")
     assert (turned["position"], turned["card"], turned["seat"]) == (16, "Ah", 2)
     # Check the burned card went face up to the bottom of the pack; the top is now 17
-    pack = table.state.deal["pack"]
+    pack = table.state.deal.pack
     assert pack[-1] == 15 and pack[0] == 17
     table.bet(3, 10)
     assert table.events("CardBurned")[-1]["position"] == 17
@@ -461,7 +461,7 @@ def test_H11_banked_variant_the_dealer_stakes_a_bank_and_players_do_not_ante():
     # Check no antes, and the dealer gets no hand
     assert table.events("Anted") == []
     assert table.one("Committed", mark)["order"] == [2, 3]
-    assert sorted(table.state.deal["hands"]) == [2, 3]
+    assert sorted(table.state.deal.hands) == [2, 3]
     assert table.bettable() == {2: (10, 200)}
     table.bet(2, 50)
     table.bet(3, 20)

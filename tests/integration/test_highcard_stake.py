@@ -62,7 +62,7 @@ def test_S2_three_cards_to_each_player_but_the_dealer_hidden_from_the_owner_unti
     dealt = table.events("CardDealt")[1:]
     assert [d["seat"] for d in dealt] == [2, 3, 4] * 3
     assert all(not d["face_up"] and "card" not in d for d in dealt)
-    assert sorted(table.state.deal["hands"]) == [2, 3, 4]
+    assert sorted(table.state.deal.hands) == [2, 3, 4]
     # Check only the player whose turn it is sees their hand
     assert [table.may_see(s, s) for s in (2, 3, 4)] == [True, False, False]
     table.bet(2, 10)
@@ -393,7 +393,7 @@ def test_FW2_a_player_may_buy_a_new_centre_card_for_a_fifth_of_the_pot_at_most_t
     # Check the next player's turn starts afresh: a new card, two purchases, a fresh price
     turned = table.events("TargetTurned")[-1]
     assert (turned["card"], turned["seat"]) == ("Ks", 3)
-    assert table.state.deal["buys"] == 0 and "price" not in table.state.deal
+    assert table.state.deal.buys == 0 and table.state.deal.price is None
     assert buy_price(table) == 113 // 5
 
 
@@ -405,7 +405,7 @@ def test_FW2_the_second_centre_card_costs_the_same_as_the_first_also_on_replay()
     replayed = new_state(table.state.table_id, "fort_wayne", table.state.limits)
     for name, data in table.log:
         replayed.apply(operation_of(name, data))
-    assert replayed.deal["price"] == 20 and replayed.deal["buys"] == 1
+    assert replayed.deal.price == 20 and replayed.deal.buys == 1
     assert replayed.to_dict() == table.state.to_dict()
 
 

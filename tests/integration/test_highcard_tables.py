@@ -401,12 +401,12 @@ def betting_refusals(table: Table, view: dict[str, Any]) -> list[tuple[str, str,
     seat = bet["seat"]
     others = [s for s in deal["order"] if s != seat]
     cases: list[tuple[str, str, Callable]] = [
-        ("over the max bet", v.rule("bet"), lambda: app.play.bet(SYSTEM, tid, seat, bet["max"] + 1)),
+        ("over the max bet", v.rules["bet"], lambda: app.play.bet(SYSTEM, tid, seat, bet["max"] + 1)),
         ("zero bet", "G4", lambda: app.play.bet(SYSTEM, tid, seat, 0)),
         ("negative bet", "G4", lambda: app.play.bet(SYSTEM, tid, seat, -5)),
-        ("seat with no hand", v.rule("turn"), lambda: app.play.bet(SYSTEM, tid, 9, bet["min"])),
+        ("seat with no hand", v.rules["turn"], lambda: app.play.bet(SYSTEM, tid, 9, bet["min"])),
         ("deal while betting", "G8", table.start),
-        ("stake while betting", v.rule("funding"), lambda: app.play.fund_bank(SYSTEM, tid, 100)),
+        ("stake while betting", v.rules.get("funding", "G8"), lambda: app.play.fund_bank(SYSTEM, tid, 100)),
         ("dealer's choice while betting", "S6",
          lambda: app.play.dealer_choice(SYSTEM, tid, "pass")),
         ("split while betting", "H10", lambda: app.tables.split_pot(SYSTEM, tid)),
@@ -416,16 +416,16 @@ def betting_refusals(table: Table, view: dict[str, Any]) -> list[tuple[str, str,
          lambda: app.tables.seat_player(SYSTEM, tid, 8, table.spare[0])),
     ]
     if v.betting is not Betting.SEALED:
-        cases.append(("out of turn", v.rule("turn"),
+        cases.append(("out of turn", v.rules["turn"],
                       lambda: app.play.bet(SYSTEM, tid, others[0], bet["min"])))
     if not v.dealer_plays:
-        cases.append(("the dealer has no hand", v.rule("turn"),
+        cases.append(("the dealer has no hand", v.rules["turn"],
                       lambda: app.play.bet(SYSTEM, tid, view["dealer"], bet["min"])))
     if v.target is not Target.CENTRE:
         cases.append(("buy without a centre card", "FW2",
                       lambda: app.play.buy_centre_card(SYSTEM, tid, seat)))
         if v.betting is not Betting.COVER:
-            cases.append(("pass", v.rule("bet"), lambda: app.play.pass_turn(SYSTEM, tid, seat)))
+            cases.append(("pass", v.rules["bet"], lambda: app.play.pass_turn(SYSTEM, tid, seat)))
     else:
         cases.append(("pass before two buys", "FW3", lambda: app.play.pass_turn(SYSTEM, tid, seat)))
     return cases
@@ -467,20 +467,21 @@ def test_G8_refusals_between_deals_name_their_rule_and_record_nothing(app, varia
     # Before any deal: nothing to bet on, no choice to make.
     assert_refused(app, "G8", lambda: app.play.bet(SYSTEM, tid, 1, 10), table)
     assert_refused(app, "S6", lambda: app.play.dealer_choice(SYSTEM, tid, "deal_fourth"), table)
-    assert_refused(app, v.rule("funding"), lambda: app.play.fund_bank(SYSTEM, tid, 500), table)
+    assert_refused(app, v.rules.get("funding", "G8"), lambda: app.play.fund_bank(SYSTEM, tid, 500),
+                   table)
     if v.funding is not Funding.ANTE:
         table.start()  # the first dealer is chosen; the pot waits for the dealer's stake
         assert table.view()["phase"] == "funding"
         dealer = table.view()["dealer"]
-        assert_refused(app, v.rule("funding"), table.start, table)
+        assert_refused(app, v.rules["funding"], table.start, table)
         low = table.view()["limits"]["bank_min"]  # XB1: a six-spot banker may stake any amount
-        assert_refused(app, v.rule("funding"), lambda: app.play.fund_bank(SYSTEM, tid, low - 1),
+        assert_refused(app, v.rules["funding"], lambda: app.play.fund_bank(SYSTEM, tid, low - 1),
                        table)
         assert_refused(app, "G8", lambda: app.play.fund_bank(SYSTEM, tid, CREDITS + 1), table)
         assert_refused(app, "H10", lambda: app.tables.split_pot(SYSTEM, tid), table)
         app.play.fund_bank(SYSTEM, tid, max(low, 300))
         # The dealer holding the bank cannot leave (P8, S6, SS6, XB5).
-        rule = v.rule("banker") if v.rule("banker") != "G8" else v.rule("end")
+        rule = v.rules.get("banker", v.rules["end"])
         assert_refused(app, rule, lambda: app.tables.unseat_player(SYSTEM, tid, dealer), table)
     else:
         assert_refused(app, "H10", lambda: app.tables.split_pot(SYSTEM, tid), table)  # empty pot

@@ -7,9 +7,10 @@ every event on every replay, so it computes nothing and decides nothing. Decisio
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, TypedDict, TypeVar, cast
 
 from ledger.core.transfers import Transfer, pot_account, table_stake_account, wallet_account
 from ledger.rules.operations import (
@@ -34,6 +35,7 @@ from ledger.rules.operations import (
     PaidOut,
     PartiallyPaid,
     Passed,
+    PlacedCard,
     PotSplit,
     SatIn,
     SatOut,
@@ -46,17 +48,23 @@ from ledger.rules.operations import (
 )
 from ledger.rules.variants import VARIANTS, Funding, Variant
 
-_HANDLERS: dict[type[Operation], Callable[[HighCardState, Any], None]] = {}
+_Handler = Callable[["HighCardState", Operation], None]
+_HANDLERS: dict[type[Operation], _Handler] = {}
+_Kind = TypeVar("_Kind", bound=Operation)
 
 
-def _handles(kind: type[Operation]) -> Callable[[Callable[..., None]], Callable[..., None]]:
+def _handles(kind: type[_Kind]) -> Callable[[Callable[[HighCardState, _Kind], None]],
+                                            Callable[[HighCardState, _Kind], None]]:
     """Register a `HighCardState` method as what applying one kind of operation does."""
 
-    def register(method: Callable[..., None]) -> Callable[..., None]:
-        _HANDLERS[kind] = method
+    def register(method: Callable[[HighCardState, _Kind], None]
+                 ) -> Callable[[HighCardState, _Kind], None]:
+        # `apply` looks a handler up by the operation's exact type: it gets only its kind.
+        _HANDLERS[kind] = cast(_Handler, method)
         return method
 
     return register
+
 
 COUNTERS = (
     "deals", "turns", "wins", "wagered", "returned", "stitch_rounds", "banks_emptied",
@@ -64,8 +72,8 @@ COUNTERS = (
 )
 
 
-class Phase:
-    """Where a table stands between and during deals."""
+class Phase(StrEnum):
+    """Where a table stands between and during deals (stored and shown as its value)."""
 
     READY = "ready"
     """Waiting for the next deal to start (after the first-dealer draw when there is no dealer)."""
@@ -78,6 +86,91 @@ class Phase:
     CLOSED = "closed"
 
 
+class SeatInfo(TypedDict):
+    """Who holds a seat: the wallet, its player, and whether they sit out (H8)."""
+
+    wallet: str
+    player: str
+    out: bool
+
+
+def _fresh_pack() -> list[int]:
+    return list(range(52))
+
+
+def _placed(data: dict[str, Any]) -> PlacedCard:
+    return PlacedCard(position=data["position"], card=data["card"])
+
+
+@dataclass
+class Deal:
+    """The deal in progress: places in the shuffled pack (0 = top), never the cards themselves
+    but those shown. Stored in snapshots as `to_dict` writes it (seats as string keys)."""
+
+    id: str
+    nonce: int
+    purpose: str
+    client_seed: str
+    commitment: str
+    order: list[int]
+    """The seats with a hand, in turn order (G5)."""
+    pack: list[int] = field(default_factory=_fresh_pack)
+    """The places still in the pack, top first (burned cards go to the bottom, G3)."""
+    hands: dict[int, list[int]] = field(default_factory=dict)
+    turn: int = 0
+    """The index in `order` of the seat whose turn it is (sequential betting)."""
+    target: PlacedCard | None = None
+    bets: dict[int, int] = field(default_factory=dict)
+    """Stakes in play, by seat, until settled."""
+    sealed: bool = True
+    """Whether sealed bets (X4) are still sealed."""
+    buys: int = 0
+    """Centre cards bought in the current turn (FW2)."""
+    acted: list[int] = field(default_factory=list)
+    shown: dict[int, list[PlacedCard]] = field(default_factory=dict)
+    covered: int = 0
+    """Chips bet so far in this deal (the covered part of the bank, XB3)."""
+    price: int | None = None
+    """The price of the turn's first centre card, which the second costs too (FW2); stored
+    only while set."""
+
+    @property
+    def current(self) -> int | None:
+        """The seat whose turn it is, None once every seat in `order` has had one."""
+        return self.order[self.turn] if self.turn < len(self.order) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": self.id, "nonce": self.nonce, "purpose": self.purpose,
+            "pack": list(self.pack), "hands": {str(k): list(v) for k, v in self.hands.items()},
+            "order": list(self.order), "turn": self.turn,
+            "target": None if self.target is None else self.target.copy(),
+            "bets": {str(k): v for k, v in self.bets.items()}, "sealed": self.sealed,
+            "buys": self.buys, "acted": list(self.acted),
+            "shown": {str(k): [c.copy() for c in v] for k, v in self.shown.items()},
+            "covered": self.covered, "client_seed": self.client_seed,
+            "commitment": self.commitment,
+        }
+        if self.price is not None:
+            data["price"] = self.price
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Deal:
+        target = data["target"]
+        return cls(
+            id=data["id"], nonce=data["nonce"], purpose=data["purpose"],
+            client_seed=data["client_seed"], commitment=data["commitment"],
+            order=list(data["order"]), pack=list(data["pack"]),
+            hands={int(k): list(v) for k, v in data["hands"].items()}, turn=data["turn"],
+            target=None if target is None else _placed(target),
+            bets={int(k): v for k, v in data["bets"].items()}, sealed=data["sealed"],
+            buys=data["buys"], acted=list(data["acted"]),
+            shown={int(k): [_placed(c) for c in v] for k, v in data["shown"].items()},
+            covered=data["covered"], price=data.get("price"),
+        )
+
+
 class HighCardState:
     """Seats, dealer, pot or bank, counters, and the deal in progress (positions, never secrets)."""
 
@@ -85,7 +178,7 @@ class HighCardState:
         self.table_id = table_id
         self.variant_name = variant
         self.limits = dict(limits)
-        self.seats: dict[int, dict[str, Any]] = {}
+        self.seats: dict[int, SeatInfo] = {}
         self.dealer: int | None = None
         self.pot = 0
         self.stake = 0
@@ -96,8 +189,8 @@ class HighCardState:
         self.phase = Phase.READY
         self.nonce = 0
         self.transfers_made = 0
-        self.deal: dict[str, Any] | None = None
-        self.counters = dict.fromkeys(COUNTERS, 0)
+        self.deal: Deal | None = None
+        self.counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
 
     # Reading.
     @property
@@ -123,7 +216,9 @@ class HighCardState:
         """The next seat in increasing order, wrapping round (G5)."""
         pool = sorted(candidates if candidates is not None else self.seats)
         after = [s for s in pool if s > seat]
-        return (after or pool or [None])[0]
+        if after:
+            return after[0]
+        return pool[0] if pool else None
 
     def order_from_dealer(self, seats: list[int]) -> list[int]:
         """`seats` in turn order: from the dealer's left round to the dealer (G5)."""
@@ -132,20 +227,37 @@ class HighCardState:
             return ordered
         return [s for s in ordered if s > self.dealer] + [s for s in ordered if s <= self.dealer]
 
-    # Snapshots.
+    # Snapshots: the stored form, which old snapshots and hand histories hold too.
     def to_dict(self) -> dict[str, Any]:
-        # The deal is copied once, by `_keys_to_str`, not a second time with the rest.
-        data = copy.deepcopy({k: v for k, v in vars(self).items() if k != "deal"})
-        data["seats"] = {str(k): v for k, v in data["seats"].items()}
-        data["deal"] = None if self.deal is None else _keys_to_str(self.deal)
-        return data
+        return {
+            "table_id": self.table_id, "variant_name": self.variant_name,
+            "limits": dict(self.limits),
+            "seats": {str(k): v.copy() for k, v in self.seats.items()},
+            "dealer": self.dealer, "pot": self.pot, "stake": self.stake,
+            "banker_start": self.banker_start, "dealer_deals": self.dealer_deals,
+            "last_deal": self.last_deal, "stitch": self.stitch, "phase": self.phase.value,
+            "nonce": self.nonce, "transfers_made": self.transfers_made,
+            "counters": dict(self.counters),
+            "deal": None if self.deal is None else self.deal.to_dict(),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HighCardState:
-        state = cls.__new__(cls)
-        vars(state).update(copy.deepcopy({k: v for k, v in data.items() if k != "deal"}))
-        state.seats = {int(k): v for k, v in state.seats.items()}
-        state.deal = None if data.get("deal") is None else _keys_to_int(data["deal"])
+        state = cls(data["table_id"], data["variant_name"], data["limits"])
+        state.seats = {int(k): SeatInfo(wallet=v["wallet"], player=v["player"], out=v["out"])
+                       for k, v in data["seats"].items()}
+        state.dealer = data["dealer"]
+        state.pot = data["pot"]
+        state.stake = data["stake"]
+        state.banker_start = data["banker_start"]
+        state.dealer_deals = data["dealer_deals"]
+        state.last_deal = data["last_deal"]
+        state.stitch = data["stitch"]
+        state.phase = Phase(data["phase"])
+        state.nonce = data["nonce"]
+        state.transfers_made = data["transfers_made"]
+        state.counters = dict(data["counters"])
+        state.deal = None if data.get("deal") is None else Deal.from_dict(data["deal"])
         return state
 
     # Applying operations.
@@ -186,37 +298,33 @@ class HighCardState:
     def _on_Committed(self, d: Committed) -> None:
         self.nonce = d.nonce
         self.phase = Phase.BETTING if d.purpose == "deal" else self.phase
-        self.deal = {
-            "id": d.deal_id, "nonce": d.nonce, "purpose": d.purpose,
-            "pack": list(range(52)), "hands": {}, "order": list(d.order), "turn": 0,
-            "target": None, "bets": {}, "sealed": True, "buys": 0, "acted": [], "shown": {},
-            "covered": 0, "client_seed": d.client_seed, "commitment": d.commitment,
-        }
+        self.deal = Deal(id=d.deal_id, nonce=d.nonce, purpose=d.purpose,
+                         client_seed=d.client_seed, commitment=d.commitment, order=list(d.order))
 
     @_handles(CardDealt)
     def _on_CardDealt(self, d: CardDealt) -> None:
         deal = self._deal()
-        deal["pack"].pop(0)
-        deal["hands"].setdefault(d.seat, []).append(d.position)
+        deal.pack.pop(0)
+        deal.hands.setdefault(d.seat, []).append(d.position)
 
     @_handles(CardBurned)
     def _on_CardBurned(self, d: CardBurned) -> None:
         deal = self._deal()
-        deal["pack"].append(deal["pack"].pop(0))
+        deal.pack.append(deal.pack.pop(0))
 
     @_handles(CardDiscarded)
     def _on_CardDiscarded(self, d: CardDiscarded) -> None:
-        self._deal()["pack"].pop(0)
+        self._deal().pack.pop(0)
 
     @_handles(TargetTurned)
     def _on_TargetTurned(self, d: TargetTurned) -> None:
         deal = self._deal()
-        deal["pack"].pop(0)
-        deal["target"] = {"position": d.position, "card": d.card}
+        deal.pack.pop(0)
+        deal.target = PlacedCard(position=d.position, card=d.card)
 
     @_handles(CardsReturned)
     def _on_CardsReturned(self, d: CardsReturned) -> None:
-        self._deal()["pack"].extend(d.positions)
+        self._deal().pack.extend(d.positions)
 
     @_handles(DealerChosen)
     def _on_DealerChosen(self, d: DealerChosen) -> None:
@@ -232,22 +340,22 @@ class HighCardState:
     @_handles(BetPlaced)
     def _on_BetPlaced(self, d: BetPlaced) -> None:
         deal = self._deal()
-        deal["bets"][d.seat] = d.amount
-        deal["covered"] += d.amount
+        deal.bets[d.seat] = d.amount
+        deal.covered += d.amount
         self.counters["wagered"] += d.amount
         if d.ends_turn:
             self._finish_turn(d.seat)
 
     @_handles(BetsUnsealed)
     def _on_BetsUnsealed(self, d: BetsUnsealed) -> None:
-        self._deal()["sealed"] = False
+        self._deal().sealed = False
 
     @_handles(CentreBought)
     def _on_CentreBought(self, d: CentreBought) -> None:
         deal = self._deal()
-        if not deal["buys"]:
-            deal["price"] = d.price  # the turn's second purchase costs the same (FW2)
-        deal["buys"] += 1
+        if not deal.buys:
+            deal.price = d.price  # the turn's second purchase costs the same (FW2)
+        deal.buys += 1
         self.counters["centre_cards_bought"] += 1
 
     @_handles(Passed)
@@ -260,7 +368,7 @@ class HighCardState:
 
     @_handles(HandShown)
     def _on_HandShown(self, d: HandShown) -> None:
-        self._deal()["shown"][d.seat] = list(d.cards)
+        self._deal().shown[d.seat] = list(d.cards)
 
     @_handles(PaidOut)
     def _on_PaidOut(self, d: PaidOut) -> None:
@@ -268,7 +376,7 @@ class HighCardState:
         self.counters["wins"] += d.outcome == "win"
         self.counters["returned"] += d.returned
         deal = self._deal()
-        deal["bets"].pop(d.seat, None)
+        deal.bets.pop(d.seat, None)
         if d.ends_turn:
             self._finish_turn(d.seat)
 
@@ -331,28 +439,15 @@ class HighCardState:
 
     def _finish_turn(self, seat: int) -> None:
         deal = self._deal()
-        if seat not in deal["acted"]:
-            deal["acted"].append(seat)
-        deal["buys"] = 0
-        deal.pop("price", None)
-        while deal["turn"] < len(deal["order"]) and deal["order"][deal["turn"]] in deal["acted"]:
-            deal["turn"] += 1
+        if seat not in deal.acted:
+            deal.acted.append(seat)
+        deal.buys = 0
+        deal.price = None
+        while deal.turn < len(deal.order) and deal.order[deal.turn] in deal.acted:
+            deal.turn += 1
 
-    def _deal(self) -> dict[str, Any]:
+    def _deal(self) -> Deal:
         if self.deal is None:
             raise ValueError("no deal in progress")
         return self.deal
 
-
-def _keys_to_str(deal: dict[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(deal)
-    for key in ("hands", "bets", "shown"):
-        out[key] = {str(k): v for k, v in out[key].items()}
-    return out
-
-
-def _keys_to_int(deal: dict[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(deal)
-    for key in ("hands", "bets", "shown"):
-        out[key] = {int(k): v for k, v in out[key].items()}
-    return out

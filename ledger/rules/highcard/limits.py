@@ -1,50 +1,32 @@
-"""A high-card table's configuration and the engine's inputs: limits (G9), shuffles, context.
+"""A high-card table's configuration, checked when it opens: its limits and capacity (G9).
 
-Pure: nothing here is random or stored. `verify_limits` checks a table when it opens;
-`Shuffle` and `Context` carry what a decision needs from outside the engine.
+Pure: `verify_limits` fills in the variant's defaults and refuses a configuration naming the
+rule it breaks; `new_state` is a fresh table of a checked configuration.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-
-from ledger.core.cards import Card, Rank
 from ledger.core.errors import RuleViolation
 from ledger.rules.highcard.state import HighCardState
 from ledger.rules.variants import VARIANTS, Funding, MaxBet, Target, Variant
 
-LOW_CARD_MAX = Rank.SIX
-BUYS_PER_TURN = 2
-
-
-@dataclass
-class Shuffle:
-    """One provably fair shuffle: its ids, commitment and (server-side only) seed and pack."""
-
-    deal_id: str
-    nonce: int
-    commitment: str
-    client_seed: str
-    server_seed: str
-    pack: list[Card]
-
-
-@dataclass
-class Context:
-    """What a decision needs from outside: seat balances, the current shuffle, fresh shuffles."""
-
-    balances: dict[int, int] = field(default_factory=dict)
-    shuffle: Shuffle | None = None
-    new_shuffle: Callable[[], Shuffle] | None = None
-
-
-def winning_card(hand: list[Card], target: Card) -> Card | None:
-    """The first card of the hand of the target's suit and higher rank, if any (G6)."""
-    for card in hand:
-        if card.suit == target.suit and card.rank > target.rank:
-            return card
-    return None
+#: The rule a refused number of players or cards per hand names, by variant (H1, P1, X1; G9).
+PLAYERS_RULE = {
+    "high_card_pool": "H1", "banked_red_dog": "H1", "shoot": "G9", "slippery_sam": "G9",
+    "fort_wayne": "G9", "polish": "P1", "six_spot": "X1", "six_spot_banking": "X1",
+}
+#: The rule a refused ante names, by variant that antes (H2, X1).
+ANTE_RULE = {"high_card_pool": "H2", "six_spot": "X1"}
+#: The rule a refused bet limit names, by variant.
+BET_RULE = {
+    "high_card_pool": "H5", "banked_red_dog": "H11", "shoot": "S3", "slippery_sam": "SS1",
+    "fort_wayne": "FW1", "polish": "P3", "six_spot": "X4", "six_spot_banking": "XB3",
+}
+#: The rule a refused stake or bank limit names, by variant with a dealer's stake or a bank.
+FUNDING_RULE = {
+    "banked_red_dog": "H11", "shoot": "S1", "slippery_sam": "SS1", "fort_wayne": "SS1",
+    "polish": "P1", "six_spot_banking": "XB1",
+}
 
 
 def verify_limits(variant: Variant, limits: dict[str, int]) -> dict[str, int]:
@@ -72,10 +54,10 @@ def verify_limits(variant: Variant, limits: dict[str, int]) -> dict[str, int]:
     if "max_seats" not in limits:
         full["max_seats"] = max_seats_for(variant, full["hand_size"])
     if full["hand_size"] not in variant.hand_sizes:
-        raise RuleViolation(variant.rule("players"), f"cards per hand must be one of "
+        raise RuleViolation(PLAYERS_RULE[variant.name], f"cards per hand must be one of "
                             f"{variant.hand_sizes}", field="hand_size")
     if not variant.min_players <= full["max_seats"] <= variant.max_players:
-        raise RuleViolation(variant.rule("players"), f"{variant.title} seats "
+        raise RuleViolation(PLAYERS_RULE[variant.name], f"{variant.title} seats "
                             f"{variant.min_players} to {variant.max_players} players",
                             field="max_seats")
     hands = full["max_seats"] if variant.dealer_plays else full["max_seats"] - 1
@@ -84,21 +66,21 @@ def verify_limits(variant: Variant, limits: dict[str, int]) -> dict[str, int]:
         raise RuleViolation("G9", f"{full['max_seats']} seats could need {needed} cards, more "
                             "than the 52 of the pack", field="max_seats")
     if variant.funding is Funding.ANTE and full["ante"] < 1:
-        raise RuleViolation(variant.rule("ante"), "the ante must be at least 1", field="ante")
+        raise RuleViolation(ANTE_RULE[variant.name], "the ante must be at least 1", field="ante")
     if full["min_bet"] < 1:
-        raise RuleViolation(variant.rule("bet"), "the minimum bet must be at least 1",
+        raise RuleViolation(BET_RULE[variant.name], "the minimum bet must be at least 1",
                             field="min_bet")
     if full["max_bet"] and full["max_bet"] < full["min_bet"]:
-        raise RuleViolation(variant.rule("bet"), "max_bet is below min_bet", field="max_bet")
+        raise RuleViolation(BET_RULE[variant.name], "max_bet is below min_bet", field="max_bet")
     if variant.funding is not Funding.ANTE:
         if full["bank_min"] < 1:
-            raise RuleViolation(variant.rule("funding"), "bank_min must be at least 1",
+            raise RuleViolation(FUNDING_RULE[variant.name], "bank_min must be at least 1",
                                 field="bank_min")
         if full["bank_max"] and full["bank_max"] < full["bank_min"]:
-            raise RuleViolation(variant.rule("funding"), "bank_max is below bank_min",
+            raise RuleViolation(FUNDING_RULE[variant.name], "bank_max is below bank_min",
                                 field="bank_max")
         if full["bank_fixed"] and full["bank_fixed"] < full["bank_min"]:
-            raise RuleViolation(variant.rule("funding"), "bank_fixed is below bank_min",
+            raise RuleViolation(FUNDING_RULE[variant.name], "bank_fixed is below bank_min",
                                 field="bank_fixed")
     if variant.max_bet is MaxBet.HALF_POT and full["bank_min"] // 2 < full["min_bet"]:
         raise RuleViolation("P5", "half the smallest bank must cover the minimum bet, or the "
@@ -107,16 +89,6 @@ def verify_limits(variant: Variant, limits: dict[str, int]) -> dict[str, int]:
         raise RuleViolation("S1", "a player's minimum bet must be below the dealer's minimum "
                             "stake", field="min_bet")
     return full
-
-
-def centre_price(state: HighCardState) -> int:
-    """What a centre card costs now (FW2): the table's agreed price, or else one fifth of the
-    pot (rounded down, at least 1) at the turn's first purchase; the second costs the same."""
-    agreed = state.limits.get("centre_price", 0)
-    if agreed:
-        return agreed
-    first = (state.deal or {}).get("price")
-    return first if first else max(state.pot // 5, 1)
 
 
 def max_seats_for(variant: Variant, hand_size: int) -> int:
