@@ -18,7 +18,7 @@ from ledger.core.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from ledger.settings import Settings
-    from ledger.store.locate.locate import StoreLocation
+    from ledger.store.locate import StoreLocation
 
 
 def key_fingerprint(key: bytes) -> str:
