@@ -6,6 +6,7 @@ from typing import Any
 
 import swagger_ui_bundle
 from flask import Flask, g, send_from_directory
+from flask.json.provider import DefaultJSONProvider
 from flask_smorest import Api
 from flask_smorest.spec.plugins import FlaskPlugin
 
@@ -78,7 +79,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     )
     if test_config:
         app.config.update(test_config)
-    app.json.sort_keys = False
+    if isinstance(app.json, DefaultJSONProvider):
+        app.json.sort_keys = False
 
     ledger = app.config["LEDGER"] or LedgerApplication(app.config["SETTINGS"])
     app.extensions["reddog_ledger"] = ledger

@@ -77,7 +77,7 @@ def head_begin(store: str | None) -> None:
 @click.argument("deal_id", type=params.UUID_TYPE)
 @click.option("--json", "as_json", is_flag=True, help="Print the replay as one JSON object.")
 @store_option
-def replay(deal_id, as_json: bool, store: str | None) -> None:  # type: ignore[no-untyped-def]
+def replay(deal_id, as_json: bool, store: str | None) -> None:
     """Replay one deal step by step from the stored events, with the state after each."""
     ledger = open_ledger(store)
     try:
@@ -95,7 +95,7 @@ def replay(deal_id, as_json: bool, store: str | None) -> None:  # type: ignore[n
 @click.option("--until", type=click.DateTime(), default=None, help="UTC, exclusive.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @store_option
-def statement(wallet_id, since, until, as_json: bool, store: str | None) -> None:  # type: ignore[no-untyped-def]
+def statement(wallet_id, since, until, as_json: bool, store: str | None) -> None:
     """A wallet's transfers in a period, with causes and the running balance."""
 
     ledger = open_ledger(store)
@@ -124,7 +124,7 @@ def history() -> None:
 @click.argument("deal_id", type=params.UUID_TYPE)
 @click.option("--output", "-o", type=click.File("w"), default="-", help="File (default stdout).")
 @store_option
-def history_export(deal_id, output, store: str | None) -> None:  # type: ignore[no-untyped-def]
+def history_export(deal_id, output, store: str | None) -> None:
     """Write one finished deal's hand history."""
     from ledger.history.hands import export_history
 
@@ -138,7 +138,7 @@ def history_export(deal_id, output, store: str | None) -> None:  # type: ignore[
 @history.command("import")
 @click.argument("source", type=click.File("rb"))
 @click.option("--json", "as_json", is_flag=True, help="Print the replay as one JSON object.")
-def history_import(source, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+def history_import(source, as_json: bool) -> None:
     """Replay a hand history on its own, without any store.
 
     SOURCE is read a line at a time and refused (exit 2) at the first line that breaks the
@@ -166,7 +166,7 @@ def history_import(source, as_json: bool) -> None:  # type: ignore[no-untyped-de
 @click.option("--player", type=params.PLAYER_ID, default=None)
 @click.option("--csv", "as_csv", is_flag=True, help="CSV instead of JSON.")
 @store_option
-def report(since, until, group_by, table, variant, player, as_csv, store) -> None:  # type: ignore[no-untyped-def]
+def report(since, until, group_by, table, variant, player, as_csv, store) -> None:
     """A period report (deals, turns, handle, returned, net, hold, RTP, largest wins, bankers)."""
     from ledger.app.reports import report_csv
 

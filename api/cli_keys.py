@@ -91,7 +91,7 @@ def list_keys(role: str | None, player_id: str | None, include_inactive: bool, a
 @keys.command("revoke")
 @click.argument("key_id", type=params.UUID_TYPE)
 @store_option
-def revoke_key(key_id, store: str | None) -> None:  # type: ignore[no-untyped-def]
+def revoke_key(key_id, store: str | None) -> None:
     """Revoke an API key: every process refuses it from its next request."""
     ledger = open_ledger(store)
     try:

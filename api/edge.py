@@ -115,6 +115,7 @@ class Parser(HTTPRequestParser):
 
     line_read = False
     head_ended: float | None = None
+    completed: bool  # waitress's parser's own state
 
     def received(self, data: bytes) -> int:
         if not (self.line_read or self.completed) and self._line_too_long(data):
@@ -167,6 +168,7 @@ class Channel(HTTPChannel):
     parser_class = Parser
     error_task_class = ProblemTask
     refused = False  # its last answer was a refusal (`ProblemTask`): close after it
+    request: Any  # waitress's: the request being read, if any
     lingering: float | None = None  # since when it drains
     first_byte = 0.0  # when the first byte came since it was ready
 
@@ -227,7 +229,8 @@ class Channel(HTTPChannel):
         """Answer the request being read with `error` (408) and close, as waitress does with a
         request it cannot parse."""
         with self.requests_lock:
-            request, self.request = self.request or self.parser_class(self.adj), None
+            request: Any = self.request or self.parser_class(self.adj)
+            self.request = None
             request.error = error
             request.completed = True
             self.requests.append(request)
@@ -265,8 +268,9 @@ class Edge:
         self.map: dict[int, Any] = {}
         self.threads = ThreadedTaskDispatcher()
         self.threads.set_thread_count(threads)
-        places = ([(sock, (sock.family, sock.type, sock.proto, sock.getsockname()))
-                   for sock in sockets] or [(None, info) for info in adj.listen])
+        places: list[tuple[socket | None, Any]] = (
+            [(sock, (sock.family, sock.type, sock.proto, sock.getsockname())) for sock in sockets]
+            or [(None, info) for info in adj.listen])
         self.servers = [Server(app, limits, map=self.map, _sock=sock, dispatcher=self.threads,
                                adj=adj, sockinfo=info, bind_socket=sock is None)
                         for sock, info in places]

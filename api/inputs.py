@@ -33,7 +33,7 @@ class LedgerRequest(Request):
     """A request whose query string's bytes that are not UTF-8 become lone surrogates."""
 
     @cached_property
-    def args(self) -> MultiDict[str, str]:  # type: ignore[override]
+    def args(self) -> MultiDict[str, str]:
         return self.parameter_storage_class(parse_qsl(
             self.query_string.decode("utf-8", "surrogateescape"), keep_blank_values=True,
             errors="werkzeug.url_quote"))

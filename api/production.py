@@ -136,7 +136,7 @@ def serve_workers(settings: Settings, host: str, port: int, workers: int, thread
 def _serve_workers(settings: Settings, host: str, port: int, workers: int, threads: int) -> None:
     from gunicorn.app.base import BaseApplication
 
-    class LedgerServer(BaseApplication):  # type: ignore[misc]
+    class LedgerServer(BaseApplication):
         def __init__(self) -> None:
             self.options = gunicorn_options(host, port, workers, threads, settings.log_level)
             self.limits = Limits.of(settings)  # the workers' deadlines (`api.worker`)

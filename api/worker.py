@@ -20,8 +20,10 @@ from gunicorn.workers.base import Worker
 from api.edge import Edge
 
 
-class WaitressWorker(Worker):  # type: ignore[misc]
+class WaitressWorker(Worker):
     """A gunicorn worker serving `self.wsgi` with waitress (`api.edge.Edge`)."""
+
+    alive: bool  # gunicorn's worker state: cleared when the worker is told to stop
 
     def run(self) -> None:
         edge = Edge(self.wsgi, self.cfg.threads, self.app.limits,

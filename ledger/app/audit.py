@@ -12,8 +12,10 @@ from __future__ import annotations
 import time
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
+
+from eventsourcing.domain import Aggregate
 
 from ledger.app import views
 from ledger.app.access import Action, Principal, require
@@ -24,7 +26,7 @@ from ledger.app.sealed import SealedBets, shown_balance
 from ledger.app.unit import UnitOfWork
 from ledger.core import validation
 from ledger.core.errors import InvalidInput, NotFound
-from ledger.core.transfers import net_effect
+from ledger.core.transfers import Transfer, net_effect
 from ledger.domain.records import aggregate_type, kind_of
 from ledger.domain.wallet import Wallet
 from ledger.readmodels.fold import listed_topic
@@ -97,7 +99,7 @@ class AuditService:
         at: datetime | None = None,
     ) -> dict[str, Any]:
         """A table or wallet as it stood at a version, or at an instant (time travel)."""
-        current = self.unit.get(aggregate_id, object, "table or wallet")
+        current = self.unit.get(aggregate_id, Aggregate, "table or wallet")
         if isinstance(current, Wallet):
             require(actor, Action.READ_WALLET, owner=current.player_id)
         elif isinstance(current, TABLES):
@@ -113,8 +115,12 @@ class AuditService:
         if version is not None and not 1 <= version <= current.version:
             raise InvalidInput(f"version must be 1 to {current.version}", field="version")
         past = self.unit.repository.get(aggregate_id, version=version) if version else current
-        view = (views.wallet_view(past, SealedBets(self.unit.repository).hidden(actor, current))
-                if isinstance(past, Wallet) else table_as_audited(past))
+        if isinstance(past, Wallet) and isinstance(current, Wallet):
+            view = views.wallet_view(past, SealedBets(self.unit.repository).hidden(actor, current))
+        elif isinstance(past, TABLES):
+            view = table_as_audited(past)
+        else:
+            raise NotFound(f"no table or wallet {aggregate_id} at version {version}")
         return {"as_of_version": past.version, "as_of": past.modified_on.isoformat(),
                 "state": view}
 
@@ -153,9 +159,10 @@ class AuditService:
             if len(rows) == limit or budget.spent():
                 next_version = event.originator_version - 1
                 break
-            transfer = getattr(event, "transfer", None)
-            if not isinstance(transfer, dict) or transfer["id"] in unshown:
+            moved = getattr(event, "transfer", None)
+            if not isinstance(moved, dict) or moved["id"] in unshown:
                 continue
+            transfer = cast(Transfer, moved)
             balance += net_effect(transfer, wallet.account)
             rows.append({
                 "time": event.timestamp.isoformat(), "version": event.originator_version,

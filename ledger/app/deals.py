@@ -286,11 +286,12 @@ class DealService:
             for transfer in transfers_in(event):
                 for wallet_id, signed in wallet_movements([transfer]):
                     seat = seat_of.get(wallet_id)
-                    if seat is None or running[seat] is None or (
+                    balance = running.get(seat) if seat is not None else None
+                    if seat is None or balance is None or (
                             sealed.transfer_hidden(transfer)
                             and not own_wallet(actor, owner_of[seat])):
                         continue
-                    running[seat] += signed
+                    running[seat] = balance + signed
             step["balances"] = [{"seat": seat, "balance": balance}
                                 for seat, balance in running.items()]
         return replay
@@ -336,8 +337,9 @@ class DealService:
                        owners=frozenset({deal.player_id}))
 
     def _table_deal(self, deal_id: UUID, sealed: SealedSeed) -> DealLog:
+        assert sealed.table_id is not None and sealed.table_version is not None  # a table's
         table = self.unit.get(sealed.table_id, HighCardTable, "table")
-        events = []
+        events: list[Any] = []
         for event in events_after(self.ledger, table.id, sealed.table_version - 1):
             if events and isinstance(record_of(event), op.Committed):
                 break

@@ -102,7 +102,7 @@ class KeyService:
         if kind == "link" and expires_at is None and expires_in_days is None:
             expires_at = now + LINK_TTL
         expiry = _expiry(expires_at, expires_in_days, now)
-        if kind == "link" and parse_instant(expiry) > now + MAX_LINK_TTL:
+        if kind == "link" and expiry is not None and parse_instant(expiry) > now + MAX_LINK_TTL:
             raise InvalidInput("a sign-in link must expire within a day", field="expires_at")
         rate_limit = _rate(rate_limit)
         if (first := self.unit.recorded_answer(command)) is not None:
@@ -346,7 +346,7 @@ def _expiry(expires_at: datetime | str | None, expires_in_days: int | None,
         return (now + timedelta(days=expires_in_days)).isoformat()
     if expires_at is None:
         return None
-    instant = expires_at
+    instant: datetime | str | None = expires_at
     if isinstance(instant, str):
         try:
             instant = datetime.fromisoformat(instant)

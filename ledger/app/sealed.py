@@ -30,6 +30,7 @@ from eventsourcing.application import AggregateNotFoundError
 
 from ledger.app.access import Principal
 from ledger.domain.access import Role
+from ledger.domain.highcard import HighCardTable
 from ledger.domain.wallet import Wallet
 from ledger.rules import operations as op
 from ledger.rules.variants import Betting
@@ -71,9 +72,10 @@ class SealedBets:
                 table = self._repository.get(UUID(table_id))
             except (AggregateNotFoundError, ValueError):
                 return None
-        state = getattr(table, "state", None)
-        deal = state.deal if state is not None else None
-        if deal is None or not deal.sealed or state.variant.betting is not Betting.SEALED:
+        if not isinstance(table, HighCardTable):
+            return None
+        deal = table.state.deal
+        if deal is None or not deal.sealed or table.state.variant.betting is not Betting.SEALED:
             return None
         return str(deal.id)
 
@@ -81,9 +83,9 @@ class SealedBets:
         """The wallet's sealed bets the reader may not see now (none for its own player)."""
         if not wallet.sealed_bets or own_wallet(reader, wallet.player_id):
             return []
-        return [Hold(deal, held["table"], held["amount"], held["transfer"], held["version"])
+        return [Hold(deal, table, held["amount"], held["transfer"], held["version"])
                 for deal, held in wallet.sealed_bets.items()
-                if self.still_sealed(held["table"], deal)]
+                if (table := held["table"]) is not None and self.still_sealed(table, deal)]
 
     def balance(self, reader: Principal, wallet: Wallet) -> int:
         """The wallet's balance now, as the reader may see it."""

@@ -42,7 +42,7 @@ class SeriesService:
         validation.check_period(since, until)
         status = self.ledger.projection.status()
         store, first, last = self.ledger.projection.store, since.isoformat(), until.isoformat()
-        by_day = {day.isoformat(): {"day": day.isoformat(), "deals": 0, "handle": 0,
+        by_day: dict[str, dict[str, Any]] = {day.isoformat(): {"day": day.isoformat(), "deals": 0, "handle": 0,
                                     "returned": 0, "hold": 0} for day in days(since, until)}
         for row in store.read_range(f"a|{first}", f"a|{last}").values():
             if (table and row["table"] != table) or (variant and row["variant"] != variant):

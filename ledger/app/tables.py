@@ -248,14 +248,14 @@ class PlayService:
     ) -> dict[str, Any]:
         """The dealer or banker stakes the pot or bank (S1, P1, XB1, H11)."""
         return self.engine.run(actor, table_id, (Action.PLAY, dealer_owner),
-                              lambda g, ctx, t: g.fund(t.state.dealer, amount, ctx), command)
+                              lambda g, ctx, t: g.fund(dealer_seat(t), amount, ctx), command)
 
     def decline_bank(
         self, actor: Principal, table_id: UUID, command: CommandKey | None = None
     ) -> dict[str, Any]:
         """The dealer declines to stake the pot: the deal and bank pass left."""
         return self.engine.run(actor, table_id, (Action.PLAY, dealer_owner),
-                              lambda g, ctx, t: g.decline(t.state.dealer, ctx), command)
+                              lambda g, ctx, t: g.decline(dealer_seat(t), ctx), command)
 
     def start_deal(
         self,
@@ -312,7 +312,7 @@ class PlayService:
     ) -> dict[str, Any]:
         """After three deals: pass now, or deal a fourth time (S6)."""
         return self.engine.run(actor, table_id, (Action.PLAY, dealer_owner),
-                              lambda g, ctx, t: g.choose(t.state.dealer, choice, ctx), command)
+                              lambda g, ctx, t: g.choose(dealer_seat(t), choice, ctx), command)
 
 
 def seat_owner(seat: int) -> Callable[[HighCardTable], str | None]:
@@ -328,6 +328,12 @@ def dealer_owner(table: HighCardTable) -> str | None:
     if dealer is None or dealer not in table.state.seats:
         return None
     return table.state.seats[dealer]["player"]
+
+
+def dealer_seat(table: HighCardTable) -> int:
+    """The dealer's seat, or 0 (no seat) before a first dealer is chosen: the engine then
+    refuses what only the dealer may do."""
+    return table.state.dealer if table.state.dealer is not None else 0
 
 
 def nobody(table: HighCardTable) -> None:

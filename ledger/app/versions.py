@@ -5,9 +5,11 @@ from the one clock, `ledger.core.clock`), so a binary search over its versions f
 from __future__ import annotations
 
 from datetime import datetime
+from typing import cast
 from uuid import UUID
 
 from eventsourcing.application import Repository
+from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import EventStore
 
 
@@ -38,7 +40,7 @@ class Versions:
 
     def _timestamp(self, aggregate_id: UUID, version: int) -> datetime:
         [event] = self._events.get(aggregate_id, gt=version - 1, lte=version)
-        return event.timestamp  # type: ignore[no-any-return]
+        return cast(Aggregate.Event, event).timestamp  # every event of an aggregate has one
 
     def _last(self, aggregate_id: UUID, newest: int, at: datetime, inclusive: bool) -> int:
         low, high, found = 1, newest, 0

@@ -50,6 +50,7 @@ Every refusal is `InvalidInput` whose detail starts `line N:`.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
@@ -174,7 +175,7 @@ class _Replay:
     what = "a deal's"
     owner_kind = "deal"
     originator: type[Any]
-    classes: dict[str, type[Any]]
+    classes: Mapping[str, type]
 
     def __init__(self, app: WithMapper, header: Header, number: int) -> None:
         self.app, self.header = app, header
@@ -332,7 +333,7 @@ def _snapshot(table: Any) -> Snapshot:
     """The table as it stood before the deal, stamped with the time it came to stand so (the
     same history every time it is exported), not with the time of the export."""
     taken = Snapshot.take(table)
-    return Snapshot(originator_id=taken.originator_id,  # type: ignore[call-arg]
+    return Snapshot(originator_id=taken.originator_id,
                     originator_version=taken.originator_version, timestamp=table.modified_on,
                     topic=taken.topic, state=taken.state)
 

@@ -45,8 +45,8 @@ CASINO_EVENTS: Mapping[str, type] = {get_topic(cls): cls for cls in (
     CasinoDeal.Committed, CasinoDeal.Wagered, CasinoDeal.CardDealt, CasinoDeal.Stood,
     CasinoDeal.Raised, CasinoDeal.Settled, CasinoDeal.SeedRevealed)}
 #: The events of a multi-seat table a deal's range may hold (not the table's opening).
-TABLE_EVENTS: Mapping[str, type] = {get_topic(cls): cls for cls in (
-    *EVENTS.values(), HighCardTable.ClientSeedChanged)}
+_TABLE_EVENT_CLASSES: tuple[type, ...] = (*EVENTS.values(), HighCardTable.ClientSeedChanged)
+TABLE_EVENTS: Mapping[str, type] = {get_topic(cls): cls for cls in _TABLE_EVENT_CLASSES}
 #: The only class of `table-before`.
 SNAPSHOTS: Mapping[str, type] = {get_topic(Snapshot): Snapshot}
 _CHAIN = frozenset({"chain_prev", "chain_mac"})
@@ -226,7 +226,7 @@ def decode(app: WithMapper, number: int, text: str, classes: Mapping[str, type],
         raise refused(number, "an event's timestamp is a time with its UTC offset")
     state["originator_id"] = originator_id
     state["originator_version"] = version
-    event = object.__new__(cls)
+    event: Any = object.__new__(cls)
     object.__setattr__(event, "__dict__", state)
     return event
 
@@ -249,13 +249,13 @@ def _upcast(number: int, cls: type, state: dict[str, Any]) -> None:
 def _fields(cls: type) -> frozenset[str]:
     """The attributes an event of this class has in its stored state."""
     return frozenset(_types(cls)) | {
-        f.name for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+        f.name for f in dataclasses.fields(cls)
         if f.name not in ("originator_id", "originator_version")}
 
 
 def _types(cls: type) -> dict[str, type]:
     """The attributes of an event class whose annotation names a plain type, and that type."""
-    return {f.name: _PLAIN[f.type] for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+    return {f.name: _PLAIN[f.type] for f in dataclasses.fields(cls)
             if f.name not in ("originator_id", "originator_version") and f.type in _PLAIN}
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,7 @@ CHECKPOINT_MOST = 5000
 def seal_key_fingerprint(app: Application[Any], key: ChainKey) -> None:
     """Record the key's fingerprint in a new store; refuse another store's key."""
     try:
-        recorded = app.repository.get(ChainKeyFingerprint.create_id())
+        recorded: ChainKeyFingerprint = app.repository.get(ChainKeyFingerprint.create_id())
     except AggregateNotFoundError:
         if (app.recorder.max_notification_id() or 0) and not _first_event_sealed_by(app, key):
             raise ConfigurationError(_wrong_key(key, None)) from None
@@ -99,6 +99,7 @@ def open_head(app: SealedLedger, head: HeadFile | None, mode: str, by: str
             if mode != "rebuild":
                 _record_head(app, recorded, end, by)
         elif kept is None:
+            assert recorded is not None  # else the head was begun above
             problems = [_head_gone(head, recorded, end)]
         else:
             problems = _tail_problems(app, kept, head.path, end)
@@ -163,7 +164,8 @@ def _record_head(app: SealedLedger, recorded: LogHead | None, end: int, by: str)
 
 def _log_head(app: SealedLedger) -> LogHead | None:
     try:
-        return app.repository.get(LogHead.create_id())  # type: ignore[no-any-return]
+        head: LogHead = app.repository.get(LogHead.create_id())
+        return head
     except AggregateNotFoundError:
         return None
 
@@ -220,9 +222,10 @@ class RecentlyWritten:
         last = min(end, first + most - 1)
         with self._lock:
             found = [self._by_position.get(p) for p in range(first, last + 1)]
-        if not found or any(n is None for n in found):
+        written = [n for n in found if n is not None]
+        if not found or len(written) < len(found):
             return None
-        return found  # type: ignore[return-value]
+        return written
 
     def checkpointed(self, last: int) -> None:
         """Forget what a checkpoint up to `last` covered."""
@@ -242,14 +245,14 @@ def record_checkpoints(app: Application[Any], secret: bytes, written: RecentlyWr
     digested from there where it covers a whole page (`RecentlyWritten`). A range that differs
     from what the log's `head` recorded in it is not checkpointed (`DiffersFromHead`)."""
     try:
-        checkpoints = app.repository.get(Checkpoints.create_id())
+        checkpoints: Checkpoints = app.repository.get(Checkpoints.create_id())
     except AggregateNotFoundError:
         checkpoints = Checkpoints()
     end = app.recorder.max_notification_id() or 0
     done = {"first": checkpoints.last_position + 1, "last": 0, "events": 0}
     while checkpoints.last_position < end:
         first = checkpoints.last_position + 1
-        page = written.span(first, end, CHECKPOINT_MOST)
+        page: Sequence[Notification] | None = written.span(first, end, CHECKPOINT_MOST)
         if page is None:
             page = app.recorder.select_notifications(start=first, limit=CHECKPOINT_MOST,
                                                      stop=end)

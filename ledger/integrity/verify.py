@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from uuid import UUID
 
-from eventsourcing.application import Application
-
 from ledger.core.digests import read_stored_event
 from ledger.core.transfers import (
     OPERATOR,
@@ -107,7 +105,7 @@ class VerificationReport:
         }
 
 
-def read_pages(app: Application[Any]) -> Iterator[list[tuple[int, Any, Any, Any]]]:
+def read_pages(app: SealedLedger) -> Iterator[list[tuple[int, Any, Any, Any]]]:
     """Yield the log in order, a page at a time: (position, stored event, its sealed state or
     None when its bytes cannot be decoded, its domain event or None when it cannot be read),
     each event decoded once (`ledger.core.digests.read_stored_event`)."""
@@ -121,14 +119,14 @@ def read_pages(app: Application[Any]) -> Iterator[list[tuple[int, Any, Any, Any]
         start = page[-1].id + 1
 
 
-def read_stored(app: Application[Any]) -> Iterator[tuple[int, Any, Any]]:
+def read_stored(app: SealedLedger) -> Iterator[tuple[int, Any, Any]]:
     """Yield (position, stored event, domain event or None when it cannot be read), in order."""
     for page in read_pages(app):
         for position, stored, _state, event in page:
             yield position, stored, event
 
 
-def read_log(app: Application[Any]) -> Iterator[tuple[int, Any]]:
+def read_log(app: SealedLedger) -> Iterator[tuple[int, Any]]:
     """Yield (position, domain event) for the whole log, in order (unreadable events skipped)."""
     for position, _stored, event in read_stored(app):
         if event is not None:
@@ -364,7 +362,7 @@ def _check_adjustments(
 
 
 def _check_wallets(
-    app: Application[Any], balances: dict[str, int], position: int,
+    app: SealedLedger, balances: dict[str, int], position: int,
     fail: Callable[[int, Any, str], None],
 ) -> None:
     for account, balance in balances.items():
@@ -372,7 +370,7 @@ def _check_wallets(
         if wallet_id is None:
             continue
         try:
-            wallet = app.repository.get(UUID(wallet_id))
+            wallet: object = app.repository.get(UUID(wallet_id))
         except Exception as error:  # noqa: BLE001 - an event that cannot be read or applied
             fail(position, account, f"the wallet cannot be rebuilt from its events: "
                  f"{type(error).__name__}: {error}")

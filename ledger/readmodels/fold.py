@@ -370,7 +370,8 @@ class Fold:
             for info in deal["players"].values():
                 info["cards"] = [str(pack[p]) for p in info["positions"]]
         elif isinstance(record, RETURNS):
-            player = next(iter(deal["players"])) if casino else by_seat.get(record.seat)
+            player = (by_seat.get(record.seat) if isinstance(record, op.PaidOut)
+                      else next(iter(deal["players"])))
             if player is not None:
                 self._settled(record, data, deal, player, day, variant, table_id)
 

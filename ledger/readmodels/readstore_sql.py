@@ -173,7 +173,7 @@ class _SqlReadStore(ReadStore):
     def listed_with_times(self, after: int, upto: int, limit: int) -> list[tuple[int, int]]:
         sql = (f"SELECT position, at FROM {self.feed_events} WHERE position > ? AND "
                "position <= ? ORDER BY position LIMIT ?")
-        return self._all(sql, (after, upto, limit))  # type: ignore[return-value]
+        return self._all(sql, (after, upto, limit))
 
     def having(self, keys: frozenset[str], positions: Sequence[int]) -> set[int]:
         found: set[int] = set()

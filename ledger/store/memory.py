@@ -36,7 +36,7 @@ class _IndexedReads:
                 versions.append(stored.originator_version)
             else:  # written out of order (a snapshot of an older version, say)
                 insort(versions, stored.originator_version)
-        return ids  # type: ignore[no-any-return]
+        return ids
 
     def select_events(
         self,

@@ -64,7 +64,7 @@ class SQLiteRecorder(SQLiteApplicationRecorder):
             cursor = connection.cursor()
             try:
                 cursor.execute(self.select_max_notification_id_statement)
-                return cursor.fetchone()[0]  # type: ignore[no-any-return]
+                return cursor.fetchone()[0]
             except sqlite3.Error as error:
                 raise translated(error) from error
             finally:
