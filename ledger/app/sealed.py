@@ -30,9 +30,9 @@ from eventsourcing.application import AggregateNotFoundError
 
 from ledger.app.access import Principal
 from ledger.domain.access import Role
-from ledger.domain.highcard import HighCardTable
 from ledger.domain.wallet import Wallet
 from ledger.rules import operations as op
+from ledger.rules.highcard.state import HighCardState
 from ledger.rules.variants import Betting
 
 
@@ -72,10 +72,10 @@ class SealedBets:
                 table = self._repository.get(UUID(table_id))
             except (AggregateNotFoundError, ValueError):
                 return None
-        if not isinstance(table, HighCardTable):
-            return None
-        deal = table.state.deal
-        if deal is None or not deal.sealed or table.state.variant.betting is not Betting.SEALED:
+        state: HighCardState | None = getattr(table, "state", None)  # a table that seals bets
+        deal = state.deal if state is not None else None
+        if state is None or deal is None or not deal.sealed or (
+                state.variant.betting is not Betting.SEALED):
             return None
         return str(deal.id)
 

@@ -238,7 +238,7 @@ def event_names() -> EventNames:
                 aggregates.add(f"{value.__qualname__}.")
                 qualified.update(cls.__qualname__ for cls in vars(value).values()
                                  if isinstance(cls, type) and issubclass(cls, Aggregate.Event))
-    bare = set(KINDS)
+    bare = set(KINDS) | {name.rpartition(".")[2] for name in qualified}
     for path in modules(ROOT).values():
         for node in ast.walk(parse(path)):
             if (isinstance(node, ast.Call) and ast.unparse(node.func) == "event" and node.args
