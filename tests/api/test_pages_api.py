@@ -85,7 +85,7 @@ def test_rebet_repeats_the_last_opening_bet_never_the_raise(client, keys, casino
 def test_double_and_chips_are_limited_by_the_balance(client, keys, casino):
     wallet = casino.open_wallet("carol", grant=120)
     table = casino.open_table(wallet["id"])
-    key = auth(casino.client.application.extensions["reddog_ledger"].issue_key(
+    key = auth(casino.client.application.extensions["reddog_ledger"].keys.issue_key(
         "player", "carol")[0])
     answer = slip(client, table["id"], key, "?chips=100").get_json()
     assert answer["allowed"]["add"] == {"10": True, "50": False, "100": False, "500": False,

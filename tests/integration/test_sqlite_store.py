@@ -13,7 +13,7 @@ import pytest
 from eventsourcing.persistence import OperationalError
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 
-from ledger.app import base
+from ledger.app import unit
 from ledger.app.access import SYSTEM
 from ledger.app.application import LedgerApplication
 from ledger.core.errors import Conflict
@@ -57,7 +57,7 @@ def test_a_save_that_outwaits_sqlites_lock_is_retried_then_refused_as_a_conflict
     """`SQLITE_LOCK_TIMEOUT`: a command whose save cannot get the file's write lock in time is
     run again, and after its last attempt answers a conflict (409); nothing is recorded. The
     same command succeeds once the lock is free."""
-    monkeypatch.setattr(base, "MAX_ATTEMPTS", 2)  # each attempt waits the whole timeout
+    monkeypatch.setattr(unit, "MAX_ATTEMPTS", 2)  # each attempt waits the whole timeout
     path = tmp_path / "locked.sqlite3"
     app = LedgerApplication(Settings.from_env(
         {"SQLITE_LOCK_TIMEOUT": "1"}, store=f"sqlite:///{path}", group_commit=group_commit))
