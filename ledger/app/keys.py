@@ -1,6 +1,6 @@
 """API keys: issue, authenticate, list, read and revoke them; rate limits and last use.
 
-Mixed into LedgerApplication. A key is shown once, when issued; only its SHA-256 is stored, and
+The application's `keys` service. A key is shown once, when issued; only its SHA-256 is stored, and
 no answer here ever carries the key or its hash again.
 
 Authentication loads the key's aggregate from the event store on every request (the
