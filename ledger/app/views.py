@@ -13,7 +13,7 @@ from ledger.domain.fairness import REVEALS, SECRET_FIELDS
 from ledger.domain.records import fields_of, kind_of, record_of
 from ledger.domain.wallet import Wallet
 from ledger.rules import casino
-from ledger.rules.highcard.state import Deal
+from ledger.rules.highcard.deal import Deal
 
 _PLAIN = frozenset({str, int, bool, float, type(None)})
 

@@ -9,10 +9,11 @@ steps; both write operations through one `Recorder`.
 from __future__ import annotations
 
 from ledger.core.cards import Card, Rank
+from ledger.rules.highcard.deal import Deal
 from ledger.rules.highcard.hands import is_low_card, winning_card
 from ledger.rules.highcard.inputs import Shuffle
 from ledger.rules.highcard.recorder import Recorder
-from ledger.rules.highcard.state import Deal, HighCardState, Phase
+from ledger.rules.highcard.state import HighCardState, Phase
 from ledger.rules.operations import (
     Anted,
     BankCollected,

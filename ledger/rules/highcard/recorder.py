@@ -16,8 +16,9 @@ from uuid import UUID, uuid5
 from ledger.core.cards import Card
 from ledger.core.errors import RuleViolation
 from ledger.core.transfers import Transfer, make_transfer, wallet_movements
+from ledger.rules.highcard.deal import Deal
 from ledger.rules.highcard.inputs import Context, Shuffle
-from ledger.rules.highcard.state import Deal, HighCardState
+from ledger.rules.highcard.state import HighCardState
 from ledger.rules.operations import Operation
 
 Emit = Callable[[Operation], None]
