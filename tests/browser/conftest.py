@@ -150,10 +150,12 @@ def open_page(browser: Any, server: Server, size: str) -> Iterator[Any]:
     contexts: list[Any] = []
     errors: list[str] = []
 
-    def open_page(path: str, key: str | None = None) -> Any:
+    def open_page(path: str, key: str | None = None, watch_links: bool = False) -> Any:
         context = browser.new_context(viewport=SIZES[size])
         contexts.append(context)
         page = context.new_page()
+        if watch_links:  # record its POSTs and the links it held (`followed_links`)
+            page.add_init_script(_WATCH_LINKS)
         page.on("pageerror", lambda error: errors.append(f"{page.url}: {error}"))
         if key is not None:
             sign_in(page, server.base, key, path)
@@ -165,6 +167,50 @@ def open_page(browser: Any, server: Server, size: str) -> Iterator[Any]:
     for context in contexts:
         context.close()
     assert not errors, f"the pages threw: {errors}"
+
+
+#: Put in a page before its scripts: each POST the page sends is recorded with the `links` of
+#: the last API answer the page received that had them (a table's or a deal's), read before the
+#: page itself sees the answer.
+_WATCH_LINKS = """(() => {
+  const fetched = window.fetch.bind(window);
+  if (location.protocol !== "http:") return;
+  let last = null;  // kept across the tab's pages and reloads, as the posts are
+  try { last = JSON.parse(sessionStorage.getItem("test-links")); } catch (error) { last = null; }
+  const keep = (posts) => sessionStorage.setItem("test-posts", JSON.stringify(posts));
+  window.fetch = async (path, options = {}) => {
+    if ((options.method || "GET").toUpperCase() === "POST") {
+      const posts = JSON.parse(sessionStorage.getItem("test-posts") || "[]");
+      keep([...posts, {path: String(path), method: "POST", links: last}]);
+    }
+    const response = await fetched(path, options);
+    try {
+      const body = await response.clone().json();
+      if (body && typeof body === "object" && body.links) {
+        last = body.links;
+        sessionStorage.setItem("test-links", JSON.stringify(last));
+      }
+    } catch (error) { /* a 304 or a text answer: no links */ }
+    return response;
+  };
+})();"""
+
+
+def followed_links(page: Any, unlinked: tuple[str, ...] = ()) -> list[str]:
+    """Assert each POST the page (opened with `watch_links`) sent in its tab is the request that
+    one of the `links` of the last answer it had received names (path and method), not an
+    address it built itself; the paths matching a pattern of `unlinked` are actions no link
+    names (taking a seat). The linked actions taken, in order."""
+    taken = []
+    for post in page.evaluate("JSON.parse(sessionStorage.getItem('test-posts') || '[]')"):
+        path = post["path"].split("?")[0]
+        if any(re.fullmatch(pattern, path) for pattern in unlinked):
+            continue
+        named = {name for name, link in (post["links"] or {}).items()
+                 if link.get("href") == path and link.get("method") == post["method"]}
+        assert named, f"POST {path} is not a request the last answer's links name: {post['links']}"
+        taken.append(named.pop())
+    return taken
 
 
 def sign_in(page: Any, base: str, key: str, path: str) -> None:

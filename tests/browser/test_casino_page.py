@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.browser.conftest import shoot
+from tests.browser.conftest import followed_links, shoot
 
 pytestmark = pytest.mark.browser
 CHIPS = (1000, 500, 100, 50, 10)
@@ -56,7 +56,7 @@ def test_a_casino_deal_through_every_control(open_page, server, size):
     player = server.player(grant=1000)
     table = server.api("POST", "/tables", body={"variant": "casino",
                                                 "wallet_id": player["wallet"]["id"]})
-    page = open_page(f"/pages/casino?table={table['id']}", player["key"])
+    page = open_page(f"/pages/casino?table={table['id']}", player["key"], watch_links=True)
     total = page.locator("#bet-total")
     controls = {name: page.locator(f"#{name}") for name in
                 ("bet", "undo", "clear", "rebet", "double", "deal", "stand", "raise")}
@@ -143,4 +143,7 @@ def test_a_casino_deal_through_every_control(open_page, server, size):
     # Check the last deals link to their replay.
     replay = page.locator("#history a", has_text="Replay").first
     expect(replay).to_have_attribute("href", re.compile(r"^/pages/replay\?deal=[0-9a-f-]{36}$"))
+    # Check every Deal, Stand and Raise went where the server's last answer linked it.
+    taken = followed_links(page)
+    assert {"deal", "stand", "raise"} <= set(taken) and taken.count("deal") >= 2, taken
     shoot(page, "casino", size)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import UPDATE_MS, shoot
+from tests.browser.conftest import UPDATE_MS, followed_links, shoot
 
 pytestmark = pytest.mark.browser
 #: The actions a player takes in these deals, from their own page (`deal` once).
@@ -67,7 +67,7 @@ def test_three_players_see_only_what_the_rules_let_them_and_each_others_moves_li
     table = server.api("POST", "/tables", body={"variant": variant})
     table_id = table["id"]
     # The first player sits down from the lobby; the others over the API.
-    lobby = open_page("/", players[0]["key"])
+    lobby = open_page("/", players[0]["key"], watch_links=True)
     listing = lobby.locator(f"article[data-table='{table_id}']")
     _expect()(listing).to_be_visible()
     if variant == "polish":
@@ -77,7 +77,7 @@ def test_three_players_see_only_what_the_rules_let_them_and_each_others_moves_li
     for seat, player in ((2, players[1]), (3, players[2])):
         server.api("POST", f"/tables/{table_id}/seats", player["key"],
                    {"seat": seat, "wallet_id": player["wallet"]["id"]})
-    pages = [lobby] + [open_page(f"/pages/table?table={table_id}", p["key"])
+    pages = [lobby] + [open_page(f"/pages/table?table={table_id}", p["key"], watch_links=True)
                        for p in players[1:]]
     loads = [0, 0, 0]
     for i, page in enumerate(pages):
@@ -115,5 +115,9 @@ def test_three_players_see_only_what_the_rules_let_them_and_each_others_moves_li
     if variant == "six_spot":
         assert sealed_seen, "a sealed bet was seen sealed by the other players"
     assert loads == [0, 0, 0], "no page was reloaded"
+    # Check each action went where the links of the page's last answer sent it (taking a seat,
+    # from the lobby, is no table's link).
+    taken = [name for page in pages for name in followed_links(page, (r"/tables/[^/]+/seats",))]
+    assert len(taken) == acted + dealt and "bet" in taken, taken
     final = server.api("GET", f"/tables/{table_id}")
     assert final["phase"] in ("ready", "funding") and final["counters"]["turns"] >= 2

@@ -1,7 +1,7 @@
 // The cashier's console (operators): find or create a player (wallet and sign-in link in one
 // step), grant chips, balances and statements, keys, open and close tables. Anything that moves
 // chips asks for confirmation first.
-import {$, chips, confirmed, fail, get, html, listAll, post, render, say, signedIn}
+import {$, chips, confirmed, fail, follow, get, html, linkTo, listAll, post, render, say, signedIn}
   from "/static/pages/common.js";
 import {openTableForm} from "/static/pages/open-table.js";
 
@@ -122,7 +122,14 @@ $("#tables").addEventListener("click", async (event) => {
   const button = event.target.closest("button[data-close]");
   if (!button) return;
   if (!await confirmed("Close this table and pay out its pot?")) return;
-  try { await post(`/tables/${button.dataset.close}/close`); say("Table closed."); await loadTables(); } catch (error) { fail(error); }
+  try {
+    // The list names no actions: the table's own answer links its close while it may close.
+    const table = await get(`/tables/${button.dataset.close}`);
+    if (!linkTo(table, "close")) { say("This table cannot close now.", true); await loadTables(); return; }
+    await follow(table, "close");
+    say("Table closed.");
+    await loadTables();
+  } catch (error) { fail(error); }
 });
 
 const me = await signedIn();

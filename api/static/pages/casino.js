@@ -1,7 +1,9 @@
 // The Casino Red Dog table of seed page 002. The bet slip's rules are the server's (C8): every
 // control asks `GET /tables/{id}/bet-slip`, which answers the new slip and what each control
-// may do next; Deal, Stand and Raise are the table's and deal's commands.
-import {$, $$, cardView, chips, fail, get, html, param, post, render as fill, say, signedIn}
+// may do next; Deal, Stand and Raise are the table's and deal's commands, each taken by the
+// request the table's last answer links for it (`links.deal`, `.stand`, `.raise`), and offered
+// only while it does.
+import {$, $$, cardView, chips, fail, follow, get, html, linkTo, param, render as fill, say, signedIn}
   from "/static/pages/common.js";
 
 const tableId = param("table");
@@ -51,9 +53,9 @@ function renderControls() {
   const deciding = Boolean(d && d.awaiting === "player");
   $$(".betting").forEach((b) => { b.hidden = deciding; });
   $$(".deciding").forEach((b) => { b.hidden = !deciding; });
-  $("#raise").disabled = !(deciding && d.legal_actions.includes("raise"));
+  $("#raise").disabled = !(deciding && linkTo(view, "raise"));
   $("#raise").title = $("#raise").disabled ? "Your balance cannot cover the raise" : "";
-  $("#stand").disabled = !(deciding && d.legal_actions.includes("stand"));
+  $("#stand").disabled = !(deciding && linkTo(view, "stand"));
   const allowed = slip ? slip.allowed : {add: {}};
   $$(".chip").forEach((b) => {
     b.setAttribute("aria-pressed", String(Number(b.dataset.chip) === chip));
@@ -63,6 +65,7 @@ function renderControls() {
   for (const name of ["undo", "clear", "rebet", "double", "deal"]) {
     $(`#${name}`).disabled = deciding || !allowed[name];
   }
+  if (!linkTo(view, "deal")) $("#deal").disabled = true;
   $("#bet-total").textContent = chips(deciding ? d.stake : slip ? slip.total : 0);
   $("#bet-chips").textContent = slip && slip.chips.length ? `(${slip.chips.join(" + ")})` : "";
   $("#balance").textContent = chips(view.balance);
@@ -118,7 +121,7 @@ for (const name of ["undo", "clear", "rebet", "double"]) {
   }));
 }
 $("#deal").addEventListener("click", () => act(async () => {
-  const dealt = await post(`/tables/${tableId}/deals`, {bet: slip.total});
+  const dealt = await follow(view, "deal", {bet: slip.total});
   slip = null;
   await refresh();
   await askSlip();
@@ -127,8 +130,7 @@ $("#deal").addEventListener("click", () => act(async () => {
 }));
 for (const name of ["stand", "raise"]) {
   $(`#${name}`).addEventListener("click", () => act(async () => {
-    const id = deal().id;
-    await (name === "raise" ? post(`/deals/${id}/raise`) : post(`/deals/${id}/stand`));
+    await follow(view, name);
     await refresh();
     await askSlip();
     say(name === "raise" ? "Raised." : "Stood.");

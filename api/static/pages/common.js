@@ -157,6 +157,20 @@ export async function api(method, path, body, options = {}) {
 export const get = (path, options) => api("GET", path, undefined, options);
 export const post = (path, body, options) => api("POST", path, body, options);
 
+/** The request an answer's `links` name for an action (`{href, method}`), or null where the
+ * server offers none: the pages take a table's or deal's actions only from its links. */
+export function linkTo(answer, action) {
+  const link = answer && answer.links ? answer.links[action] : null;
+  return link && link.href && link.method ? link : null;
+}
+
+/** Take an action by the request the answer's `links` name for it (its path and method). */
+export function follow(answer, action, body, options) {
+  const link = linkTo(answer, action);
+  if (!link) throw new Error(`the server offers no ${action} here now`);
+  return api(link.method, link.href, body, options);
+}
+
 /** Every page of a list, following `next` (at most `pages` requests). */
 export async function listAll(path, field, pages = 20) {
   const items = [];

@@ -2,7 +2,10 @@
 // face up only where the view shows them, sealed six-spot bets sealed, and only this viewer's
 // legal actions. It polls `GET /tables/{id}` with If-None-Match twice a second: a 304 while
 // nothing this viewer sees has changed, the new view as soon as anyone acts (docs/pages.md).
-import {$, cardView, chips, confirmed, fail, get, html, param, post, render as fill, say, signedIn}
+// Each action is taken by the request the last answer's `links` name for it, never a path of its
+// own; an action without a link is not offered.
+import {$, cardView, chips, confirmed, fail, follow, get, html, linkTo, param, post, render as fill, say,
+  signedIn}
   from "/static/pages/common.js";
 
 const POLL_MS = 500;
@@ -83,7 +86,8 @@ function render() {
   fill($("#seats"), view.seats.length ? view.seats.map((s) => seatHtml(s, d))
     : html`<p class="muted">No one is seated.</p>`);
   const kept = Object.fromEntries([...document.querySelectorAll("#actions input")].map((i) => [i.id, i.value]));
-  const actions = view.legal_actions.map((a, i) => [a, i]).filter(([a]) => mine(a));
+  const actions = view.legal_actions.map((a, i) => [a, i])
+    .filter(([a]) => mine(a) && linkTo(view, a.action));
   const own = me.role === "player" && view.seats.find((s) => s.player_id === me.player_id);
   const shown = actions.map(([a, i]) => actionHtml(a, i));
   if (own && view.phase !== "betting") {
@@ -107,21 +111,19 @@ async function poll() {
 }
 
 async function perform(a, extra) {
-  const base = `/tables/${tableId}`;
   switch (a.action) {
-    case "deal": return post(`${base}/next-deal`, {});
-    case "fund_bank": return post(`${base}/bank`, {amount: extra.amount});
-    case "decline_bank": return post(`${base}/bank/decline`);
-    case "choose": return post(`${base}/dealer-choice`, {choice: extra.choice});
-    case "bet": return post(`${base}/bets`, {seat: a.seat, amount: extra.amount});
-    case "buy": return post(`${base}/centre-card`, {seat: a.seat});
-    case "pass": return post(`${base}/passes`, {seat: a.seat});
+    case "deal": return follow(view, a.action, {});
+    case "fund_bank": return follow(view, a.action, {amount: extra.amount});
+    case "decline_bank": return follow(view, a.action);
+    case "choose": return follow(view, a.action, {choice: extra.choice});
+    case "bet": return follow(view, a.action, {seat: a.seat, amount: extra.amount});
+    case "buy": case "pass": return follow(view, a.action, {seat: a.seat});
     case "split_pot":
       if (!await confirmed("Split the pot equally among the seated players?")) return null;
-      return post(`${base}/pot-split`);
+      return follow(view, a.action);
     case "close":
       if (!await confirmed("Close the table and pay out its pot?")) return null;
-      return post(`${base}/close`);
+      return follow(view, a.action);
     default: throw new Error(`unknown action ${a.action}`);
   }
 }
