@@ -44,7 +44,8 @@ class Unauthenticated(LedgerError):
 
 
 def passes(verify: Callable[..., Any], *args: Any) -> bool:
-    """Whether a `verify_*` check lets these arguments through (the `can_*` of every rule)."""
+    """Whether a check (a `verify_*`, an action's `verify`) lets these arguments through
+    (the `can_*` or `can` of every rule)."""
     try:
         verify(*args)
     except RuleViolation:

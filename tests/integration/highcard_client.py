@@ -194,11 +194,12 @@ class Table:
         hands = {hand["seat"]: hand for hand in (deal or {}).get("hands", [])}
         return seat in hands and hands[seat]["cards"] is not None
 
-    def engine_refuses(self, rule: str, check: str, *args: Any) -> RuleViolation:
-        """The pure engine's `check` (a `verify_*`), on the table's current state, names `rule`."""
+    def engine_refuses(self, rule: str, action: str, *args: Any) -> RuleViolation:
+        """The pure engine's `action` (an attribute of `HighCardGame`: `fund`, `choose`, ...),
+        checked by its `verify` on the table's current state, names `rule`."""
         game = HighCardGame(self.state, lambda *_: pytest.fail("a check emitted an operation"))
         with pytest.raises(RuleViolation) as refused:
-            getattr(game, check)(*args)
+            getattr(game, action).verify(*args)
         assert refused.value.rule == rule, str(refused.value)
         return refused.value
 

@@ -60,7 +60,7 @@ def test_P1_two_to_ten_players_and_a_bank_of_at_least_the_tables_minimum():
     table.refuse("P1", "fund", 1, 149)
     table.refuse("P1", "fund", 1, 151)
     table.forbidden("fund", 2, 150)  # the service takes the stake from the dealer only
-    table.engine_refuses("P1", "verify_fund", 2, 150, table.balance(2))
+    table.engine_refuses("P1", "fund", 2, 150, table.balance(2))
     table.fund(1, 150)
     assert table.state.pot == 150 and table.state.banker_start == 150
     free = polish(seats=(1, 2))
@@ -370,7 +370,7 @@ def test_XB1_the_banker_stakes_gets_no_hand_and_does_not_bet_players_do_not_ante
     table.open(dealer=1)
     table.refuse("XB1", "start")
     table.forbidden("fund", 2, 37)  # the service takes the stake from the dealer only
-    table.engine_refuses("XB1", "verify_fund", 2, 37, table.balance(2))
+    table.engine_refuses("XB1", "fund", 2, 37, table.balance(2))
     table.fund(1, 37)  # any amount the table allows
     mark = table.mark()
     table.deal(stack(round_robin([2, 3, 4], CLUBS), "6h"))

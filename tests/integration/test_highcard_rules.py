@@ -451,7 +451,7 @@ def test_H11_banked_variant_the_dealer_stakes_a_bank_and_players_do_not_ante():
     assert table.state.phase == Phase.FUNDING
     table.refuse("H11", "start")
     table.forbidden("fund", 2, 200)  # the service takes the stake from the dealer only
-    table.engine_refuses("H11", "verify_fund", 2, 200, table.balance(2))
+    table.engine_refuses("H11", "fund", 2, 200, table.balance(2))
     table.refuse("H11", "fund", 1, 99)
     table.refuse("G8", "fund", 1, 1001)
     table.fund(1, 200)

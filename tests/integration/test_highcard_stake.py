@@ -43,7 +43,7 @@ def test_S1_the_dealer_alone_stakes_the_pot_between_the_agreed_minimum_and_maxim
     table.open(dealer=1)
     # Check only the dealer stakes, from 100 to 500, within the wallet
     table.forbidden("fund", 2, 200)  # the service takes the stake from the dealer only
-    table.engine_refuses("S1", "verify_fund", 2, 200, table.balance(2))
+    table.engine_refuses("S1", "fund", 2, 200, table.balance(2))
     table.refuse("S1", "fund", 1, 99)
     table.refuse("S1", "fund", 1, 501)
     table.fund(1, 500)
@@ -159,7 +159,7 @@ def test_S6_after_three_deals_the_dealer_may_pass_the_deal_now_keeping_the_pot()
     # Check: the choice must come first; only the dealer makes it; only pass or deal_fourth
     table.refuse("S6", "start")
     table.forbidden("choose", 2, "pass")  # the service takes the choice from the dealer only
-    table.engine_refuses("S6", "verify_choose", 2, "pass")
+    table.engine_refuses("S6", "choose", 2, "pass")
     table.refuse("S6", "choose", 1, "stay")
     table.refuse("G5", "unseat", 1)  # nobody leaves while the choice is pending
     mark = table.mark()
@@ -203,7 +203,7 @@ def test_SS1_stakes_and_bets_follow_shoot_from_the_minimum_to_the_whole_pot():
     table.refuse("SS1", "fund", 1, 99)
     table.refuse("SS1", "fund", 1, 301)
     table.forbidden("fund", 2, 100)  # the service takes the stake from the dealer only
-    table.engine_refuses("SS1", "verify_fund", 2, 100, table.balance(2))
+    table.engine_refuses("SS1", "fund", 2, 100, table.balance(2))
     table.fund(1, 120)
     table.deal(stack(round_robin([2, 3], {2: "Ac Kc Qc", 3: "Ad Kd Qd"}), "4h"))
     # Check a bet is from the minimum to the whole pot

@@ -5,6 +5,8 @@ string literal there, a choice between literals (`"FW3" if ... else BET_RULE[v.n
 look-up in a dict literal of the same module (`BET_RULE[v.name]`, `FUNDING_RULE.get(name, "G8")`),
 whose values are then literals of that module, or a parameter whose type is a `Literal[...]` of
 them written in that module (`rule: Overdraft`, `Overdraft = Literal["C2", "C6", "G8"]`).
+A raise in a method (each high-card action is a class whose `verify` raises) is read the same
+way as one in a function.
 Anything else (a rule passed in as any string, read from a variant's data, built at run time)
 fails here, naming the file and line.
 
@@ -163,9 +165,17 @@ def test_a_rule_read_from_elsewhere_is_caught():
         "    raise RuleViolation(rule, 'x')\n"
         "def k(rule: Why, other: str):\n"
         "    raise RuleViolation(other, 'x')\n"
+        "class Buy(Action):\n"
+        "    def verify(self, v):\n"
+        "        raise RuleViolation(v.rules['buy'], 'x')\n"
+        "    def can(self, rule: Why):\n"
+        "        raise RuleViolation(rule if self else BET[self.variant.name], 'x')\n"
+        "    def __call__(self):\n"
+        "        raise RuleViolation('FW2', 'x')\n"
     )
     assert raise_sites(source) == [(3, {"H5"}), (5, None), (7, None), (9, {"FW3", "H5", "G8"}),
-                                   (12, {"C2", "C6"}), (14, None)]
+                                   (12, {"C2", "C6"}), (14, None), (17, None),
+                                   (19, {"C2", "C6", "H5"}), (21, {"FW2"})]
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))

@@ -1,12 +1,15 @@
 """The high-card family engine (G5-G9, H, S, SS, FW, P, X, XB): one engine, variants as data.
 
 Pure: cards come in through a `Shuffle`, balances through `Context`; nothing is random and
-nothing is stored here. Every player action has `verify_*` (raises `RuleViolation` naming the
-rule), `can_*` (the same question as a bool: `ledger.core.errors.passes`), and a doer that
-emits typed operations (`ledger.rules.operations`); `legal_actions` is built from the `can_*`.
-Each operation is applied to the state at once (`HighCardState.apply`), so later steps of the
-same command see it; the aggregate records every operation as an event. The automatic steps are
-`ledger.rules.highcard.flow`, a table's configuration `ledger.rules.highcard.limits`.
+nothing is stored here. Every player action is an `Action` of its own, an attribute of
+`HighCardGame` named for what it does (`game.bet`, `game.fund`, ...): its `verify` raises
+`RuleViolation` naming the rule, its `can` asks the same question as a bool
+(`ledger.core.errors.passes`), and calling it does the action, emitting typed operations
+(`ledger.rules.operations`); `game.turn` is the turn check the betting actions share, and
+`legal_actions` is built from each action's `can`. Each operation is applied to the state at
+once (`HighCardState.apply`), so later steps of the same command see it; the aggregate records
+every operation as an event. The automatic steps are `ledger.rules.highcard.flow`, a table's
+configuration `ledger.rules.highcard.limits`.
 
 Where variants name different rules for the same refusal, the rule IDs are written here, by
 variant, next to the checks that raise them (they agree with each variant's `rules`).
@@ -38,7 +41,7 @@ from ledger.rules.operations import (
 )
 from ledger.rules.variants import Betting, Funding, Target, Variant, Visibility
 
-__all__ = ["Context", "Emit", "HighCardGame", "Shuffle", "max_seats_for", "new_state",
+__all__ = ["Action", "Context", "Emit", "HighCardGame", "Shuffle", "max_seats_for", "new_state",
            "verify_limits", "winning_card"]
 
 #: The rule a refused number of players names, by variant (H1, P1, X1; G9).
@@ -82,31 +85,36 @@ def centre_price(state: HighCardState) -> int:
     return first if first else max(state.pot // 5, 1)
 
 
-class HighCardGame:
-    """Decisions for one table; operations go to `emit`, which must apply them to `state`."""
+class Action:
+    """One player action at a table: `verify` raises the `RuleViolation` naming the rule it
+    breaks, `can` is the same question as a bool, and calling the action does it. It works
+    on its game's state, variant, recorder (`out`) and automatic steps (`flow`)."""
 
-    def __init__(self, state: HighCardState, emit: Emit) -> None:
-        self.state = state
-        self.out = Recorder(state, emit)
-        self.flow = DealFlow(self.out)
+    def __init__(self, game: HighCardGame) -> None:
+        self.game = game
+
+    @property
+    def state(self) -> HighCardState:
+        return self.game.state
 
     @property
     def variant(self) -> Variant:
-        return self.state.variant
+        return self.game.variant
 
-    def bet_range(self, seat: int) -> tuple[int, int]:
-        """The smallest and largest bet the rules allow this seat now (before the wallet)."""
-        return self.flow.bet_range(seat)
+    @property
+    def out(self) -> Recorder:
+        return self.game.out
 
-    def bank_range(self) -> tuple[int, int | None]:
-        """The smallest and largest stake of the pot or bank (None: no most)."""
-        lim = self.state.limits
-        if lim["bank_fixed"]:
-            return lim["bank_fixed"], lim["bank_fixed"]
-        return lim["bank_min"], lim["bank_max"] or None
+    @property
+    def flow(self) -> DealFlow:
+        return self.game.flow
 
-    # Dealing.
-    def verify_start(self, ctx: Context) -> None:
+
+# Dealing.
+class Start(Action):
+    """Start the next deal: first dealer (G7), antes (H2, X1), hands, target."""
+
+    def verify(self, ctx: Context) -> None:
         s, v = self.state, self.variant
         if s.phase is Phase.FUNDING:
             raise RuleViolation(FUNDING_RULE[v.name], "the dealer must stake the pot first")
@@ -119,13 +127,12 @@ class HighCardGame:
             raise RuleViolation(PLAYERS_RULE[v.name], f"{v.title} needs at least "
                                 f"{v.min_players} players able to play; {len(players)} are")
 
-    def can_start(self, ctx: Context) -> bool:
-        return passes(self.verify_start, ctx)
+    def can(self, ctx: Context) -> bool:
+        return passes(self.verify, ctx)
 
-    def start(self, ctx: Context) -> None:
-        """Start the next deal: first dealer (G7), antes (H2, X1), hands, target."""
+    def __call__(self, ctx: Context) -> None:
         self.out.ctx = ctx
-        self.verify_start(ctx)
+        self.verify(ctx)
         self.flow.start()
 
     def _players_for_next_deal(self, ctx: Context) -> list[int]:
@@ -134,9 +141,13 @@ class HighCardGame:
             return [x for x in s.seats if ctx.balances.get(x, 0) >= s.limits["ante"]]
         return list(s.seats)
 
-    # Seats.
-    def verify_seat(self, seat: int, wallet_id: str) -> None:
-        """Join between deals, in a free seat, within the variant's players and G9."""
+
+# Seats.
+class Seat(Action):
+    """Seat a player's wallet: between deals, in a free seat, within the variant's players
+    and G9."""
+
+    def verify(self, seat: int, wallet_id: str) -> None:
         s, v = self.state, self.variant
         if s.phase in (Phase.BETTING, Phase.CLOSED):
             raise RuleViolation("G5", "players join only between deals")
@@ -151,15 +162,18 @@ class HighCardGame:
         if len(s.seats) + 1 > v.max_players:
             raise RuleViolation(PLAYERS_RULE[v.name], f"{v.title} takes at most {v.max_players}")
 
-    def can_seat(self, seat: int, wallet_id: str) -> bool:
-        return passes(self.verify_seat, seat, wallet_id)
+    def can(self, seat: int, wallet_id: str) -> bool:
+        return passes(self.verify, seat, wallet_id)
 
-    def seat(self, seat: int, wallet_id: str, player_id: str) -> None:
-        """Seat a player's wallet."""
-        self.verify_seat(seat, wallet_id)
+    def __call__(self, seat: int, wallet_id: str, player_id: str) -> None:
+        self.verify(seat, wallet_id)
         self.out.emit(Seated(seat=seat, wallet_id=str(wallet_id), player_id=player_id))
 
-    def verify_unseat(self, seat: int) -> None:
+
+class Unseat(Action):
+    """Free a seat between deals; a leaving dealer passes the deal left."""
+
+    def verify(self, seat: int) -> None:
         s, v = self.state, self.variant
         if seat not in s.seats:
             raise RuleViolation("G5", f"seat {seat} is empty", field="seat")
@@ -172,20 +186,23 @@ class HighCardGame:
             raise RuleViolation(LEAVE_RULE[v.name],
                                 "the dealer holding the pot or bank cannot leave yet")
 
-    def can_unseat(self, seat: int) -> bool:
-        return passes(self.verify_unseat, seat)
+    def can(self, seat: int) -> bool:
+        return passes(self.verify, seat)
 
-    def unseat(self, seat: int) -> None:
-        """Free a seat between deals; a leaving dealer passes the deal left."""
-        self.verify_unseat(seat)
+    def __call__(self, seat: int) -> None:
+        self.verify(seat)
         if seat == self.state.dealer:
             others = [x for x in self.state.seats if x != seat]
             self.out.emit(DealPassed(from_seat=seat, to_seat=self.state.left_of(
                 seat, others), rule="G5"))
         self.out.emit(Unseated(seat=seat))
 
-    # The bank.
-    def verify_fund(self, seat: int, amount: int, balance: int) -> None:
+
+# The bank.
+class Fund(Action):
+    """The dealer or banker stakes the pot or bank (S1, P1, XB1, H11)."""
+
+    def verify(self, seat: int, amount: int, balance: int) -> None:
         s, name = self.state, self.variant.name
         if s.phase is not Phase.FUNDING:  # never, at a table whose players ante
             raise RuleViolation(FUNDING_RULE.get(name, "G8"), "the pot is not waiting to be staked")
@@ -193,7 +210,7 @@ class HighCardGame:
             raise RuleViolation(FUNDING_RULE[name], "only the dealer stakes the pot", field="seat")
         if not isinstance(amount, int) or isinstance(amount, bool):
             raise RuleViolation("G4", "a stake is a whole number of chips", field="amount")
-        low, high = self.bank_range()
+        low, high = self.game.bank_range()
         if amount < low or (high is not None and amount > high):
             raise RuleViolation(FUNDING_RULE[name], f"the stake must be from {low}"
                                 + (f" to {high}" if high else " up"), field="amount")
@@ -201,17 +218,20 @@ class HighCardGame:
             raise RuleViolation("G8", f"{amount} chips exceed the balance {balance}",
                                 field="amount")
 
-    def can_fund(self, seat: int, amount: int, balance: int) -> bool:
-        return passes(self.verify_fund, seat, amount, balance)
+    def can(self, seat: int, amount: int, balance: int) -> bool:
+        return passes(self.verify, seat, amount, balance)
 
-    def fund(self, seat: int, amount: int, ctx: Context) -> None:
-        """The dealer or banker stakes the pot or bank (S1, P1, XB1, H11)."""
+    def __call__(self, seat: int, amount: int, ctx: Context) -> None:
         self.out.ctx = ctx
-        self.verify_fund(seat, amount, ctx.balances.get(seat, 0))
+        self.verify(seat, amount, ctx.balances.get(seat, 0))
         self.out.emit(BankFunded(seat=seat, transfer=self.out.transfer(
             self.state.wallet_account(seat), self.state.pot_account, amount, BankFunded)))
 
-    def verify_decline(self, seat: int) -> None:
+
+class Decline(Action):
+    """A dealer who will not (or cannot) stake the pot passes the deal and bank left."""
+
+    def verify(self, seat: int) -> None:
         s, name = self.state, self.variant.name
         if s.phase is not Phase.FUNDING:  # never, at a table whose players ante
             raise RuleViolation(FUNDING_RULE.get(name, "G8"), "the pot is not waiting to be staked")
@@ -219,17 +239,21 @@ class HighCardGame:
             raise RuleViolation(FUNDING_RULE[name], "only the dealer declines the bank",
                                 field="seat")
 
-    def can_decline(self, seat: int) -> bool:
-        return passes(self.verify_decline, seat)
+    def can(self, seat: int) -> bool:
+        return passes(self.verify, seat)
 
-    def decline(self, seat: int, ctx: Context) -> None:
-        """A dealer who will not (or cannot) stake the pot passes the deal and bank left."""
+    def __call__(self, seat: int, ctx: Context) -> None:
         self.out.ctx = ctx
-        self.verify_decline(seat)
+        self.verify(seat)
         self.flow.pass_deal(self.variant.rules["funding"])
 
-    # Turns and bets.
-    def verify_turn(self, seat: int) -> None:
+
+# Turns and bets.
+class Turn(Action):
+    """Whether a seat may act in the deal now: the check every betting action makes first.
+    It does nothing of its own (it has no doer)."""
+
+    def verify(self, seat: int) -> None:
         s, v = self.state, self.variant
         if s.phase is not Phase.BETTING or s.deal is None:
             raise RuleViolation("G8", "no deal is waiting for bets")
@@ -244,15 +268,19 @@ class HighCardGame:
             raise RuleViolation(TURN_RULE[v.name], f"it is seat {deal.current}'s turn",
                                 field="seat")
 
-    def can_take_turn(self, seat: int) -> bool:
-        return passes(self.verify_turn, seat)
+    def can(self, seat: int) -> bool:
+        return passes(self.verify, seat)
 
-    def verify_bet(self, seat: int, amount: object, balance: int) -> int:
+
+class Bet(Action):
+    """Bet (or cover, XB3) and, in sequential variants, settle the turn at once."""
+
+    def verify(self, seat: int, amount: object, balance: int) -> int:
         """Raise RuleViolation unless this seat may bet this amount now."""
-        self.verify_turn(seat)
+        self.game.turn.verify(seat)
         if not isinstance(amount, int) or isinstance(amount, bool) or amount < 1:
             raise RuleViolation("G4", "a bet is a positive whole number of chips", field="amount")
-        low, high = self.bet_range(seat)
+        low, high = self.game.bet_range(seat)
         if amount < low or amount > high:
             raise RuleViolation(BET_RULE[self.variant.name], f"the bet must be from {low} to "
                                 f"{high}", field="amount")
@@ -261,13 +289,12 @@ class HighCardGame:
                                 field="amount")
         return amount
 
-    def can_bet(self, seat: int, amount: int, balance: int) -> bool:
-        return passes(self.verify_bet, seat, amount, balance)
+    def can(self, seat: int, amount: int, balance: int) -> bool:
+        return passes(self.verify, seat, amount, balance)
 
-    def bet(self, seat: int, amount: int, ctx: Context) -> None:
-        """Bet (or cover, XB3) and, in sequential variants, settle the turn at once."""
+    def __call__(self, seat: int, amount: int, ctx: Context) -> None:
         self.out.ctx = ctx
-        self.verify_bet(seat, amount, ctx.balances.get(seat, 0))
+        self.verify(seat, amount, ctx.balances.get(seat, 0))
         s, v = self.state, self.variant
         ends_turn = v.betting is not Betting.SEQUENTIAL
         sealed = v.betting is Betting.SEALED
@@ -280,12 +307,17 @@ class HighCardGame:
             self.flow.settle_turn(seat)
         self.flow.advance()
 
-    def verify_buy(self, seat: int, balance: int) -> int:
+
+class Buy(Action):
+    """Pay for a new centre card (FW2): the table's agreed price, or a fifth of the pot
+    (at least 1) at the turn's first purchase, the second at the same price."""
+
+    def verify(self, seat: int, balance: int) -> int:
         """The price of a new centre card for this seat now (FW2), or RuleViolation."""
         v = self.variant
         if v.target is not Target.CENTRE:
             raise RuleViolation("FW2", f"{v.title} has no centre card to buy")
-        self.verify_turn(seat)
+        self.game.turn.verify(seat)
         if self.out.deal().buys >= BUYS_PER_TURN:
             raise RuleViolation("FW2", "at most two centre cards may be bought in a turn")
         price = centre_price(self.state)
@@ -293,14 +325,12 @@ class HighCardGame:
             raise RuleViolation("G8", f"the price {price} exceeds the balance {balance}")
         return price
 
-    def can_buy(self, seat: int, balance: int) -> bool:
-        return passes(self.verify_buy, seat, balance)
+    def can(self, seat: int, balance: int) -> bool:
+        return passes(self.verify, seat, balance)
 
-    def buy(self, seat: int, ctx: Context) -> None:
-        """Pay for a new centre card (FW2): the table's agreed price, or a fifth of the pot
-        (at least 1) at the turn's first purchase, the second at the same price."""
+    def __call__(self, seat: int, ctx: Context) -> None:
         self.out.ctx = ctx
-        price = self.verify_buy(seat, ctx.balances.get(seat, 0))
+        price = self.verify(seat, ctx.balances.get(seat, 0))
         s = self.state
         self.out.emit(CentreBought(deal_id=self.out.deal().id, seat=seat, price=price,
                                    transfer=self.out.transfer(
@@ -308,9 +338,13 @@ class HighCardGame:
                                        CentreBought)))
         self.flow.turn_centre(seat)
 
-    def verify_pass(self, seat: int) -> None:
+
+class PassTurn(Action):
+    """Pass without betting: after two bought cards (FW3) or instead of covering (XB3)."""
+
+    def verify(self, seat: int) -> None:
         v = self.variant
-        self.verify_turn(seat)
+        self.game.turn.verify(seat)
         if v.betting is Betting.COVER:
             return
         if v.target is Target.CENTRE and self.out.deal().buys >= BUYS_PER_TURN:
@@ -318,19 +352,22 @@ class HighCardGame:
         raise RuleViolation("FW3" if v.target is Target.CENTRE else BET_RULE[v.name],
                             "passing without a bet is not allowed here")
 
-    def can_pass(self, seat: int) -> bool:
-        return passes(self.verify_pass, seat)
+    def can(self, seat: int) -> bool:
+        return passes(self.verify, seat)
 
-    def pass_turn(self, seat: int, ctx: Context) -> None:
-        """Pass without betting: after two bought cards (FW3) or instead of covering (XB3)."""
+    def __call__(self, seat: int, ctx: Context) -> None:
         self.out.ctx = ctx
-        self.verify_pass(seat)
+        self.verify(seat)
         self.out.emit(Passed(deal_id=self.out.deal().id, seat=seat,
                              rule="FW3" if self.variant.target is Target.CENTRE else "XB3"))
         self.flow.advance()
 
-    # The dealer's choice (S6), pot splits (H10) and closing.
-    def verify_choose(self, seat: int, choice: str) -> None:
+
+# The dealer's choice (S6), pot splits (H10) and closing.
+class Choose(Action):
+    """After three deals: pass now keeping the pot, or deal a fourth time (S6)."""
+
+    def verify(self, seat: int, choice: str) -> None:
         s = self.state
         if s.phase is not Phase.CHOICE:
             raise RuleViolation("S6", "the dealer chooses only after three deals in a row")
@@ -339,19 +376,22 @@ class HighCardGame:
         if choice not in CHOICES:
             raise RuleViolation("S6", "choose pass or deal_fourth", field="choice")
 
-    def can_choose(self, seat: int, choice: str) -> bool:
-        return passes(self.verify_choose, seat, choice)
+    def can(self, seat: int, choice: str) -> bool:
+        return passes(self.verify, seat, choice)
 
-    def choose(self, seat: int, choice: str, ctx: Context) -> None:
-        """After three deals: pass now keeping the pot, or deal a fourth time (S6)."""
+    def __call__(self, seat: int, choice: str, ctx: Context) -> None:
         self.out.ctx = ctx
-        self.verify_choose(seat, choice)
+        self.verify(seat, choice)
         self.out.emit(DealerChose(seat=seat, choice=choice, rule="S6"))
         if choice == "pass":
             self.flow.collect_bank("S6")
             self.flow.pass_deal("S6")
 
-    def verify_split(self) -> None:
+
+class SplitPot(Action):
+    """Split the pot equally among the seated players; the remainder stays (H10)."""
+
+    def verify(self) -> None:
         s = self.state
         if self.variant.funding is not Funding.ANTE:
             raise RuleViolation("H10", "only an ante pot can be split among the players")
@@ -360,13 +400,12 @@ class HighCardGame:
         if not s.seats or s.pot // len(s.seats) < 1:
             raise RuleViolation("H10", "the pot is too small to give every seat a chip")
 
-    def can_split(self) -> bool:
-        return passes(self.verify_split)
+    def can(self) -> bool:
+        return passes(self.verify)
 
-    def split_pot(self, ctx: Context) -> None:
-        """Split the pot equally among the seated players; the remainder stays (H10)."""
+    def __call__(self, ctx: Context) -> None:
         self.out.ctx = ctx
-        self.verify_split()
+        self.verify()
         s = self.state
         share = s.pot // len(s.seats)
         transfers = [self.out.transfer(s.pot_account, s.wallet_account(seat), share, PotSplit,
@@ -374,18 +413,21 @@ class HighCardGame:
         self.out.emit(PotSplit(share=share, remainder=s.pot - share * len(s.seats),
                                transfers=transfers, rule="H10"))
 
-    def verify_close(self) -> None:
+
+class Close(Action):
+    """Close the table: an ante pot is split with the remainder a chip at a time from the
+    dealer's left (H10); a staked pot or bank goes back to the dealer."""
+
+    def verify(self) -> None:
         if self.state.phase in (Phase.BETTING, Phase.CLOSED):
             raise RuleViolation("G8", f"a table cannot close while {self.state.phase}")
 
-    def can_close(self) -> bool:
-        return passes(self.verify_close)
+    def can(self) -> bool:
+        return passes(self.verify)
 
-    def close(self, ctx: Context) -> None:
-        """Close the table: an ante pot is split with the remainder a chip at a time from the
-        dealer's left (H10); a staked pot or bank goes back to the dealer."""
+    def __call__(self, ctx: Context) -> None:
         self.out.ctx = ctx
-        self.verify_close()
+        self.verify()
         s = self.state
         transfers = []
         if s.pot and s.seats:
@@ -403,40 +445,79 @@ class HighCardGame:
                     s.pot_account, s.wallet_account(s.dealer), s.pot, TableClosed))
         self.out.emit(TableClosed(transfers=transfers, rule="H10"))
 
-    # Legal actions, for the table's state: each offered exactly when its `can_*` says so.
+
+class HighCardGame:
+    """Decisions for one table; operations go to `emit`, which must apply them to `state`.
+    Each player action is an attribute (`start`, `seat`, `unseat`, `fund`, `decline`, `bet`,
+    `buy`, `pass_turn`, `choose`, `split_pot`, `close`, and the shared check `turn`) with its
+    own `verify` and `can`; calling it does the action."""
+
+    def __init__(self, state: HighCardState, emit: Emit) -> None:
+        self.state = state
+        self.out = Recorder(state, emit)
+        self.flow = DealFlow(self.out)
+        self.start = Start(self)
+        self.seat = Seat(self)
+        self.unseat = Unseat(self)
+        self.fund = Fund(self)
+        self.decline = Decline(self)
+        self.turn = Turn(self)
+        self.bet = Bet(self)
+        self.buy = Buy(self)
+        self.pass_turn = PassTurn(self)
+        self.choose = Choose(self)
+        self.split_pot = SplitPot(self)
+        self.close = Close(self)
+
+    @property
+    def variant(self) -> Variant:
+        return self.state.variant
+
+    def bet_range(self, seat: int) -> tuple[int, int]:
+        """The smallest and largest bet the rules allow this seat now (before the wallet)."""
+        return self.flow.bet_range(seat)
+
+    def bank_range(self) -> tuple[int, int | None]:
+        """The smallest and largest stake of the pot or bank (None: no most)."""
+        lim = self.state.limits
+        if lim["bank_fixed"]:
+            return lim["bank_fixed"], lim["bank_fixed"]
+        return lim["bank_min"], lim["bank_max"] or None
+
+    # Legal actions, for the table's state: each offered exactly when its action's `can` says so.
     def legal_actions(self, balances: dict[int, int]) -> list[dict[str, Any]]:
         """Which actions are legal now, and for whom."""
         s = self.state
         actions: list[dict[str, Any]] = []
-        if self.can_start(Context(balances=balances)):
+        if self.start.can(Context(balances=balances)):
             actions.append({"action": "deal", "seat": s.dealer})
         dealer = s.dealer
         if dealer is not None:
             low, high = self.bank_range()
             balance = balances.get(dealer, 0)
-            if self.can_fund(dealer, low, balance):
+            if self.fund.can(dealer, low, balance):
                 actions.append({"action": "fund_bank", "seat": dealer, "min": low,
                                 "max": min(high, balance) if high else balance})
-            if self.can_decline(dealer):
+            if self.decline.can(dealer):
                 actions.append({"action": "decline_bank", "seat": dealer})
-            choices = [choice for choice in CHOICES if self.can_choose(dealer, choice)]
+            choices = [choice for choice in CHOICES if self.choose.can(dealer, choice)]
             if choices:
                 actions.append({"action": "choose", "seat": dealer, "choices": choices})
         for seat in s.deal.order if s.deal is not None else ():
-            if not self.can_take_turn(seat):
+            if not self.turn.can(seat):
                 continue
             balance = balances.get(seat, 0)
             low, high = self.bet_range(seat)
-            if self.can_bet(seat, low, balance):
+            if self.bet.can(seat, low, balance):
                 actions.append({"action": "bet", "seat": seat, "min": low,
                                 "max": min(high, balance)})
-            if self.can_buy(seat, balance):
+            if self.buy.can(seat, balance):
                 actions.append({"action": "buy", "seat": seat, "price": centre_price(s)})
-            if self.can_pass(seat):
+            if self.pass_turn.can(seat):
                 actions.append({"action": "pass", "seat": seat})
-        if self.can_split():
+        if self.split_pot.can():
             actions.append({"action": "split_pot", "seat": None})
-        if self.can_close():
+        if self.close.can():
             actions.append({"action": "close", "seat": None})
         return actions
 

@@ -1,8 +1,8 @@
 """The automatic steps of a high-card deal: starting it, turning targets, settling, passing on.
 
 `DealFlow` is what happens without a player's choice (G7 first dealer, antes, the deal, low
-cards, settlement, the end of a deal and the pass of the deal). `HighCardGame`
-(`ledger.rules.highcard.actions`) checks each player action and then calls the flow's public
+cards, settlement, the end of a deal and the pass of the deal). Each player action of
+`HighCardGame` (`ledger.rules.highcard.actions`) checks itself and then calls the flow's public
 steps; both write operations through one `Recorder`.
 """
 
