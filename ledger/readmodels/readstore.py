@@ -100,8 +100,9 @@ class ReadSession(ABC):
         return {name: document for name, document in found.items() if document is not None}
 
 
-class ReadStore(ABC):
-    """Documents, feed index and projection positions of one store."""
+class Documents(ABC):
+    """The read models' documents of one store, the projection positions they were folded to,
+    and the whole store as verification compares it."""
 
     @abstractmethod
     @contextmanager
@@ -120,6 +121,25 @@ class ReadStore(ABC):
     @abstractmethod
     def read_range(self, first: str, last: str, limit: int | None = None) -> dict[str, Any]:
         """Documents whose names are in [first, last), in name order."""
+
+    def snapshot(self) -> tuple[dict[str, Any], str]:
+        """Every document, and a digest of the whole feed index (for verification)."""
+        texts, index = self.snapshot_texts()
+        return {name: document_value(text) for name, text in texts.items()}, index
+
+    @abstractmethod
+    def snapshot_texts(self) -> tuple[dict[str, str], str]:
+        """Every document as its stored JSON text, and a digest of the whole feed index: its
+        listed rows (position, time) by position, then its key rows (key, position) by key and
+        position (`digest_rows`)."""
+
+    def close(self) -> None:
+        """Release connections."""
+
+
+class FeedIndex(ABC):
+    """The audit feed's index of one store: the listed positions, their times and the keys
+    each carries, and the search over them (`find`)."""
 
     @abstractmethod
     def has_key(self, key: str) -> bool:
@@ -148,20 +168,6 @@ class ReadStore(ABC):
     @abstractmethod
     def times(self, positions: Sequence[int]) -> dict[int, int]:
         """The timestamps (microseconds) of listed positions."""
-
-    def snapshot(self) -> tuple[dict[str, Any], str]:
-        """Every document, and a digest of the whole feed index (for verification)."""
-        texts, index = self.snapshot_texts()
-        return {name: document_value(text) for name, text in texts.items()}, index
-
-    @abstractmethod
-    def snapshot_texts(self) -> tuple[dict[str, str], str]:
-        """Every document as its stored JSON text, and a digest of the whole feed index: its
-        listed rows (position, time) by position, then its key rows (key, position) by key and
-        position (`digest_rows`)."""
-
-    def close(self) -> None:
-        """Release connections."""
 
     def find(self, query: FeedQuery) -> FeedMatch:
         """Listed positions matching the query, at most `limit`, examining at most SCAN index
@@ -193,6 +199,11 @@ class ReadStore(ABC):
             found = found[:query.limit]
             scanned_to = found[-1]
         return FeedMatch(found, scanned_to)
+
+
+class ReadStore(Documents, FeedIndex):
+    """Documents, feed index and projection positions of one store, written in one transaction
+    by the projection."""
 
 
 def _within(at: int | None, since: int | None, until: int | None) -> bool:
