@@ -86,6 +86,9 @@ function show(d) {
       say(`Dispute ${String(resolved.dispute_id).slice(0, 8)} resolved: ${outcomeText(resolved)}.`);
       show(resolved);
       await list();
+      // The queue is read from the read models, which may not have folded this resolution yet:
+      // the page does not list as open a dispute it has just resolved.
+      if (status === "open") $(`#disputes tr[data-dispute="${resolved.dispute_id}"]`)?.remove();
     } catch (error) { fail(error); }
   });
 }
