@@ -62,8 +62,10 @@ def answers_are_documented() -> Iterator[None]:
 @pytest.fixture
 def ledger(make_app: Callable[..., LedgerApplication]) -> LedgerApplication:
     """The ledger application on this test's store, without rate limits: tests send many
-    requests with one key (tests/api/test_keys.py tests the limits)."""
-    return make_app(rate_limit=0)
+    requests with one key (tests/api/test_keys.py tests the limits); audit reads take any share
+    of the time (a slow machine's audit read would otherwise be told to wait, 429, between two
+    commands: tests/unit/test_audit_share.py tests the share)."""
+    return make_app(rate_limit=0, audit_share=1.0)
 
 
 @pytest.fixture
