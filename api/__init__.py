@@ -22,6 +22,7 @@ from api.resources import (
     keys,
     session,
     tables,
+    transparency,
     verification,
     wallets,
 )
@@ -90,7 +91,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     api = LedgerApi(app)
     for blueprint in (wallets.blp, tables.blp, deals.blp, disputes.blp, audit.blp, keys.blp,
-                      session.blp, health.blp, verification.blp):
+                      session.blp, health.blp, verification.blp, transparency.blp,
+                      transparency.staff, transparency.receipts):
         api.register_blueprint(blueprint)
     app.register_blueprint(pages.blp)
     app.register_blueprint(problem_pages.blp)

@@ -24,6 +24,7 @@ from api.cli_common import bad_parameter, open_ledger, print_result, progress, s
 from api.cli_disputes import disputes
 from api.cli_keys import keys
 from api.cli_stores import backup, migrate, restore
+from api.cli_witness import witness
 from ledger.app.access import SYSTEM
 from ledger.app.application import LedgerApplication
 from ledger.core import fairness, private
@@ -199,5 +200,5 @@ def simulate(variant: str, count: int | None, turns: int | None, players: int, s
 
 
 for command in (verify, head, replay, statement, history, report, project, checkpoint, keys,
-                disputes, backup, restore, migrate):
+                disputes, backup, restore, migrate, witness):
     main.add_command(command)

@@ -44,12 +44,23 @@ def verify(as_json: bool, jobs: int, store: str | None) -> None:
     with progress(ledger.recorder.max_notification_id() or 0, "verifying positions") as bar:
         report = verify_store(ledger, progress=bar.update, jobs=jobs)
     summary = report.summary()
+    if ledger.public is not None:  # the public tree, and what it signed, against the log
+        from ledger.transparency.audit import check_tree
+
+        tree = check_tree(ledger.public)
+        summary["public_tree"] = {"leaves": tree.leaves, "log_events": tree.log_events,
+                                  "checkpoints": tree.checkpoints, "problems": tree.problems,
+                                  "more_problems": tree.more}
+        if not tree.ok:
+            summary["failures"] = [*summary["failures"],
+                                   *(f"public tree: {p}" for p in tree.problems)]
+            summary["ok"] = False
     try:  # the run goes in the log it verified; a store that cannot be written still verifies
         ledger.verification.record_verification("cli", report, started, time.monotonic() - began)
     except Exception as error:  # noqa: BLE001
         click.echo(f"warning: this run could not be recorded: {error}", err=True)
     print_verification(summary, as_json)
-    sys.exit(0 if report.ok else 1)
+    sys.exit(0 if summary["ok"] else 1)
 
 
 @click.group()

@@ -127,6 +127,10 @@ def print_verification(summary: dict[str, Any], as_json: bool) -> None:
     if head is not None:
         newest = "no file" if head["newest"] is None else f"up to position {head['newest']}"
         click.echo(f"head: {newest} ({head['file']})")
+    tree = summary.get("public_tree")
+    if tree is not None:
+        click.echo(f"public tree: {tree['leaves']} leaves, {tree['log_events']} events in the "
+                   f"log, {tree['checkpoints']} signed checkpoints")
     if summary["first_bad_position"] is not None:
         click.echo(f"first bad position: {summary['first_bad_position']}", err=True)
     for failure in summary["failures"]:

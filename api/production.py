@@ -116,6 +116,7 @@ def serving_app(ledger: Any) -> Any:
     if ledger.settings.follows_in_serve:
         ledger.follow()
     ledger.checkpoint_in_background()  # no request waits for a checkpoint of the log
+    ledger.publish_in_background()  # nor for the public tree of it
     heap.settle()  # once ready to serve: its full collections walk what requests make
     return app
 

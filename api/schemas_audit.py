@@ -42,6 +42,20 @@ class ProjectionStatusSchema(Schema):
     behind = fields.Integer(metadata={"description": "Positions not folded yet"})
 
 
+class LogStateSchema(Schema):
+    """The public tree as the log was when the answer was computed (docs/transparency.md)."""
+
+    position = fields.Integer(metadata={"description": "The log position the answer reflects"})
+    size = fields.Integer(metadata={"description": "Leaves of the public tree up to there"})
+    root = fields.String(metadata={
+        "description": "The tree's root hash at that size, base64: a consistency proof "
+                       "(GET /log/proof/consistency) ties it to any later signed checkpoint"})
+
+
+LOG_STATE = {"description": "The public tree (size, root) the answer was computed at; null where "
+                            "no public log is kept"}
+
+
 class FeedSchema(Schema):
     entries = fields.List(fields.Nested(FeedEntrySchema))
     next = fields.Integer(metadata={"description": "Pass as `after` for the next page"})
@@ -97,6 +111,7 @@ class StatementSchema(Schema):
     empty = fields.Boolean()
     next_version = fields.Integer(allow_none=True, metadata={
         "description": "More transfers follow: pass as `after_version`"})
+    log = fields.Nested(LogStateSchema, allow_none=True, metadata=LOG_STATE)
 
 
 class ReportArgs(Args):
@@ -125,6 +140,7 @@ class ReportSchema(Schema):
                        "disputes_upheld, chips_adjusted, mean_seconds_to_resolve (null when none "
                        "was resolved)"})
     projection = fields.Nested(ProjectionStatusSchema)
+    log = fields.Nested(LogStateSchema, allow_none=True, metadata=LOG_STATE)
 
 
 class RecallArgs(Args):
@@ -135,6 +151,7 @@ class RecallSchema(Schema):
     player_id = fields.String()
     deals = fields.List(fields.Dict())
     projection = fields.Nested(ProjectionStatusSchema)
+    log = fields.Nested(LogStateSchema, allow_none=True, metadata=LOG_STATE)
 
 
 class SeriesArgs(Args):

@@ -18,6 +18,10 @@
 | `REDDOG_METRICS` | `metrics`: serve Prometheus metrics at `/metrics` (`on`, `off`) | `on` |
 | `REDDOG_HEAD_SECONDS` | `head_seconds`: a request's head must come within this of its first byte (`api.edge`) | 10 |
 | `REDDOG_BODY_SECONDS` | `body_seconds`: a request's body must come within this of its head | 30 |
+| `REDDOG_TRANSPARENCY` | `transparency`: keep the public tree of the log and sign its checkpoints (`on`, `off`; `ledger.transparency`) | `on` |
+| `REDDOG_SIGNING_KEY_FILE` | `signing_key_file`: the log's Ed25519 signing key (a signed-note key) | beside a SQLite file, else beside the chain key file |
+| `REDDOG_LOG_ORIGIN` | `log_origin`: the log's name in its checkpoints, for a new signing key | `reddog.invalid/ledger` |
+| `REDDOG_WITNESSES` | `witnesses`: witnesses sent each new checkpoint, as `URL=VERIFIER-KEY`, space-separated | |
 | `REDDOG_GROUP_COMMIT` | `group_commit`: write the saves of concurrent commands in one transaction on a SQLite file (`on`, `off`; `ledger.store.groupcommit`); no effect on memory or PostgreSQL | `on` |
 
 `POSTGRES_*` and `SQLITE_*` variables (pool sizes, lock timeouts) are handed to the event store
@@ -63,6 +67,10 @@ class Settings:
     group_commit: str = "on"
     head_seconds: float = 10.0
     body_seconds: float = 30.0
+    transparency: str = "on"
+    signing_key_file: str | None = None
+    log_origin: str = "reddog.invalid/ledger"
+    witnesses: str = ""
     store_env: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -89,6 +97,10 @@ class Settings:
             group_commit=_choice(env, "REDDOG_GROUP_COMMIT", "on", SWITCH),
             head_seconds=_number(env, "REDDOG_HEAD_SECONDS", 10.0, float, minimum=1),
             body_seconds=_number(env, "REDDOG_BODY_SECONDS", 30.0, float, minimum=1),
+            transparency=_choice(env, "REDDOG_TRANSPARENCY", "on", SWITCH),
+            signing_key_file=env.get("REDDOG_SIGNING_KEY_FILE") or None,
+            log_origin=env.get("REDDOG_LOG_ORIGIN") or "reddog.invalid/ledger",
+            witnesses=env.get("REDDOG_WITNESSES") or "",
             store_env={k: v for k, v in env.items() if k.startswith(_PASSED_THROUGH)},
         )
         return settings.but(**overrides)

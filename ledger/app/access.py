@@ -42,6 +42,8 @@ class Action(StrEnum):
     """Close a dispute with a finding and, where the ledger owes the player, an adjustment."""
     WATCH = "watch"
     """Scrape the service's metrics (`/metrics`): staff only, never a player nor no key."""
+    SIGN_CHECKPOINT = "sign_checkpoint"
+    """Have the public log sign a checkpoint now, rather than when one is due."""
 
 
 #: Which roles may take an action at all; OWNED actions further need the caller's own seat or wallet.
@@ -65,6 +67,7 @@ ALLOWED: dict[Action, frozenset[Role]] = {
     Action.READ_DISPUTES: frozenset({Role.OPERATOR, Role.AUDITOR, Role.PLAYER}),
     Action.RESOLVE_DISPUTE: frozenset({Role.OPERATOR}),
     Action.WATCH: frozenset({Role.OPERATOR, Role.AUDITOR}),
+    Action.SIGN_CHECKPOINT: frozenset({Role.OPERATOR}),
 }
 #: Actions that record nothing but, for `AUDIT`, the record of a run of verification. A role that
 #: may take no other action has no write rights (the auditor): `writes`.

@@ -17,6 +17,7 @@ each given the few collaborators it uses. This module is the table of contents.
 | `series` | `SeriesService` | `series` | the reports' series for charts: by day, by deal, banks |
 | `verification` | `VerificationService` | `verification` | verification of a range on demand; every run recorded |
 | `search` | `SearchService` | `search` | finding finished deals (`GET /deals`) |
+| `transparency` | `TransparencyService` | `transparency` | the public log: checkpoints, tiles, proofs, deal receipts |
 
 Every command of every service runs through one `UnitOfWork` (`unit`): load, decide, save in one
 transaction, an idempotency key answered once. The application itself keeps only what belongs
@@ -40,6 +41,7 @@ from ledger.app.search import SearchService
 from ledger.app.series import SeriesService
 from ledger.app.signin import SignInService
 from ledger.app.tables import PlayService, TableEngine, TableService
+from ledger.app.transparency import TransparencyService
 from ledger.app.unit import UnitOfWork
 from ledger.app.verification import VerificationService
 from ledger.app.wallets import WalletService
@@ -73,3 +75,4 @@ class LedgerApplication(LedgerBase):
         self.series = SeriesService(self)
         self.verification = VerificationService(unit, self)
         self.search = SearchService(self)
+        self.transparency = TransparencyService(self, self.deals)

@@ -133,6 +133,7 @@ class AuditService:
         balance; the balances at the period's start and end; `next_version` continues it. A
         sealed bet not shown yet is left out for every reader but the wallet's player, and its
         chips counted in the balances (`ledger.app.sealed`)."""
+        head = self.ledger.recorder.max_notification_id() or 0  # what the wallet read includes
         wallet = self.unit.get(wallet_id, Wallet, "wallet")
         require(actor, Action.READ_WALLET, owner=wallet.player_id)
         validation.check_page(limit)
@@ -181,7 +182,7 @@ class AuditService:
             "debits": -sum(r["amount"] for r in rows if r["amount"] < 0),
             "transfers": rows,
             "empty": not rows and after_version == 0,
-            "next_version": next_version,
+            "next_version": next_version, "log": self.ledger.log_state(head),
         }
 
     # Plumbing.

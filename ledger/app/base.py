@@ -37,6 +37,7 @@ from ledger.store.locate import locate
 from ledger.store.mapper import ChainedMapper
 from ledger.store.repository import LedgerRepository
 from ledger.store.runtime import RuntimeStore, runtime_store_for
+from ledger.transparency.publish import PublicLog, Publisher, open_public_log
 
 StackedPacks = Callable[[UUID, int], list[Card] | None]
 """For scenario tests only: (table id, nonce) -> the 52 cards that shuffle of that high-card table
@@ -77,6 +78,10 @@ class LedgerBase(Application[UUID]):
         self._lazy = threading.Lock()
         self._checkpointer: integrity.Checkpointer | None = None
         self._head_keeper: HeadKeeper | None = None
+        #: The public tree of the log and its signed checkpoints (`ledger.transparency`); None
+        #: with REDDOG_TRANSPARENCY=off.
+        self.public: PublicLog | None = None
+        self._publisher: Publisher | None = None
         #: How the log differs from its head, as this process found it when it opened the store
         #: (kept in `report` mode; any other mode refuses to start instead).
         self.head_problems: list[Gone] = []
@@ -91,6 +96,10 @@ class LedgerBase(Application[UUID]):
             self.head = None if path is None else HeadFile(path, self.chain.secret)
             self._head_keeper, self.head_problems = integrity.open_head(
                 self, self.head, head, head_by)
+            if self.settings.transparency == "on":
+                self.public = open_public_log(
+                    self.settings, self.store, getattr(self.recorder, "datastore", None),
+                    self.name.lower(), self.chain.secret, self._read_log)
         except BaseException:
             self.close()
             raise
@@ -210,6 +219,24 @@ class LedgerBase(Application[UUID]):
     def _notify(self, recordings: list[Any]) -> None:
         if self._follower is not None:
             self._follower.notify()
+        if self._publisher is not None:
+            self._publisher.notify()
+
+    def _read_log(self, first: int, most: int) -> list[Any]:
+        return list(self.recorder.select_notifications(start=first, limit=most))
+
+    def log_state(self, position: int) -> dict[str, Any] | None:
+        """The public tree at a log position (its size and root), which an answer computed
+        from the log up to there carries; None where no public log is kept."""
+        return None if self.public is None else self.public.state_at(position)
+
+    def publish_in_background(self) -> Publisher | None:
+        """Keep the public log up with the event log from a thread of this process
+        (`ledger.transparency.publish`): what every server process does."""
+        with self._lazy:
+            if self._publisher is None and self.public is not None:
+                self._publisher = Publisher(self.public).start()
+            return self._publisher
 
     def checkpoint(self) -> dict[str, Any] | None:
         """Checkpoint the log now (`ledger.integrity.checkpoints`); None when nothing is new. The
@@ -240,6 +267,10 @@ class LedgerBase(Application[UUID]):
         return self._checkpointer
 
     def close(self) -> None:
+        if self._publisher is not None:
+            self._publisher.stop()
+        if self.public is not None:
+            self.public.store.close()
         if self._checkpointer is not None:
             self._checkpointer.stop()
         if self._head_keeper is not None:  # after the last checkpoint: what it wrote is kept

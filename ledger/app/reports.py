@@ -39,7 +39,8 @@ class ReportService:
         validation.check_page(count, "count", RECALL_KEPT)
         status = self.ledger.projection.status()
         deals = self.ledger.projection.store.read(f"r|{player_id}") or []
-        return {"player_id": player_id, "deals": deals[:count], "projection": status}
+        return {"player_id": player_id, "deals": deals[:count], "projection": status,
+                "log": self.ledger.log_state(status["position"])}
 
     def report(
         self,
@@ -92,6 +93,7 @@ class ReportService:
             "filters": {"table": table, "variant": variant, "player": player},
             "empty": not rows or not any(g["deals"] or g["handle"] for g in result_groups),
             "groups": result_groups, "totals": totals, "projection": status,
+            "log": self.ledger.log_state(status["position"]),
         }
 
 

@@ -29,7 +29,7 @@ import sys
 import unicodedata
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -1065,12 +1065,22 @@ def _check_fairness(fairness: object, states: list[dict[str, object]],
         if name == "server_seed" and value is None:
             continue  # not revealed yet
         shown = json.dumps(value)
-        if any(name in state and _same_json(state[name], value) for state in states):
+        if any(name in place and _same_json(place[name], value) for place in _places(states)):
             findings.append(Finding(True, f"the fairness field {name} ({shown}) is in an event "
                                           "in the log"))
         else:
             findings.append(Finding(False, f"the fairness field {name} ({shown}) is in none of "
                                            "the receipt's events in the log"))
+
+
+def _places(states: list[dict[str, object]]) -> Iterator[dict[str, object]]:
+    """Where an event's fields are: its state's top level, and the `data` object a table's
+    events keep them in."""
+    for state in states:
+        yield state
+        data = state.get("data")
+        if isinstance(data, dict):
+            yield data
 
 
 def receipt_findings(receipt: dict[str, Any], log_key: Verifier, later: str | None = None,

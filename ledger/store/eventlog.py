@@ -63,3 +63,49 @@ def _postgres(recorder: Any, chunk: list[int]) -> list[Notification]:
 def as_uuid(value: Any) -> Any:
     """An aggregate id as a store's driver returned it (a UUID, or its text), as a UUID."""
     return value if isinstance(value, UUID) else UUID(str(value))
+
+
+def select_versions(store: StoreLocation, recorder: Any, originator_id: UUID,
+                    versions: Sequence[int]) -> list[Notification]:
+    """The stored events of one aggregate at these versions, with their positions, in position
+    order (missing ones left out)."""
+    wanted = sorted(set(versions))
+    found: list[Notification] = []
+    for start in range(0, len(wanted), CHUNK):
+        chunk = wanted[start:start + CHUNK]
+        if store.kind == SQLITE:
+            marks = ",".join("?" * len(chunk))
+            with recorder.datastore.transaction(commit=False) as cursor:
+                cursor.execute(
+                    f"SELECT rowid, originator_id, originator_version, topic, state FROM "
+                    f"{recorder.events_table_name} WHERE originator_id IN (?, ?) AND "
+                    f"originator_version IN ({marks})",  # written as hex, or with hyphens
+                    [originator_id.hex, str(originator_id), *chunk])
+                found.extend(Notification(
+                    id=row[0], originator_id=recorder.convert_originator_id(row[1]),
+                    originator_version=row[2], topic=row[3], state=row[4])
+                    for row in cursor.fetchall())
+        elif store.kind == POSTGRES:
+            table = f'"{recorder.datastore.schema}"."{recorder.events_table_name}"'
+            with recorder.datastore.get_connection() as conn, conn.cursor() as cursor:
+                cursor.execute(
+                    f"SELECT notification_id, originator_id, originator_version, topic, state "
+                    f"FROM {table} WHERE originator_id = %s AND originator_version = ANY(%s)",
+                    (originator_id, chunk))
+                found.extend(Notification(
+                    id=row["notification_id"], originator_id=as_uuid(row["originator_id"]),
+                    originator_version=row["originator_version"], topic=row["topic"],
+                    state=bytes(row["state"])) for row in cursor.fetchall())
+        else:
+            assert store.kind == MEMORY
+            with recorder._database_lock:
+                index = recorder._stored_events_index.get(str(originator_id), {})
+                rows = recorder._stored_events
+                for version in chunk:
+                    if version in index:
+                        stored = rows[index[version]]
+                        found.append(Notification(
+                            id=index[version] + 1, originator_id=stored.originator_id,
+                            originator_version=stored.originator_version, topic=stored.topic,
+                            state=stored.state))
+    return sorted(found, key=lambda n: n.id)

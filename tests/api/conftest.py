@@ -31,7 +31,9 @@ UNDOCUMENTED = {
     "OPTIONS": "Flask answers OPTIONS for every route by itself; the document leaves it out",
 }
 #: The API's own endpoints are in blueprints; everything else is not the API.
-API_ENDPOINT = re.compile(r"(wallets|tables|deals|disputes|audit|keys|session|health|verification)\.")
+API_ENDPOINT = re.compile(
+    r"(wallets|tables|deals|disputes|audit|keys|session|health|verification|log|log_signing|"
+    r"receipts)\.")
 _DOCUMENT: dict[str, Any] = {}
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -61,6 +62,9 @@ def _values(world: World, name: str, schema: dict[str, Any], path: str) -> list[
         "type": ["BetPlaced", "Debited", "CardDealt", "Anted", "Wagered"],
         "after": ["0"], "after_version": ["0"], "limit": ["500"], "count": ["50"],
         "include_inactive": ["true"], "disputed": ["false"],
+        # The public log's: its first and last leaf, its size, its first position.
+        "leaf": [str(_tree_size(world) - 1), "0"], "size": [str(_tree_size(world))],
+        "from": ["1"], "to": [str(_tree_size(world))], "position": ["1"],
     }
     if name == "variant":  # the world's, and one it has no table of
         return [world.variant, "casino" if world.variant != "casino" else "polish"]
@@ -84,6 +88,11 @@ def _since_the_deal(world: World, aggregate: UUID) -> int:
     return sealed.table_version or 1
 
 
+def _tree_size(world: World) -> int:
+    assert world.ledger.public is not None
+    return world.ledger.public.tree.size
+
+
 def _deals(world: World) -> list[UUID]:
     from ledger.domain.casino import SealedSeed
     from ledger.integrity.verify import read_log
@@ -102,6 +111,10 @@ def crawl_targets(world: World, document: dict[str, Any]) -> Iterator[str]:
         "player_id": [*PLAYERS, OUTSIDER],
         "key_id": list(world.key_ids.values()),
         "dispute_id": ["00000000-0000-4000-8000-000000000000"],
+        # The public log's tiles (the partial ones its size makes, and the first full one,
+        # which a small tree has not) and its signed checkpoint.
+        "path": [f"0/000.p/{_tree_size(world)}", f"entries/000.p/{_tree_size(world)}", "0/000"],
+        "size": [str(_tree_size(world))],
     }
     for path, operations in document["paths"].items():
         get = operations.get("get")
@@ -116,13 +129,18 @@ def crawl_targets(world: World, document: dict[str, Any]) -> Iterator[str]:
                          for value in ids[name]]
         for concrete in paths:
             yield concrete
+            firsts = []
             for parameter in parameters:
                 if parameter["in"] != "query":
                     continue
                 schema = parameter.get("schema", {})
                 items = schema.get("items", schema) if schema.get("type") == "array" else schema
-                for value in _values(world, parameter["name"], items, concrete):
+                values = _values(world, parameter["name"], items, concrete)
+                for value in values:
                     yield f"{concrete}?{parameter['name']}={value}"
+                firsts += [f"{parameter['name']}={values[0]}"] if values else []
+            if len(firsts) > 1:  # and every parameter at once (a proof needs both its sizes)
+                yield f"{concrete}?{'&'.join(firsts)}"
     yield from PAGES
 
 
@@ -175,9 +193,12 @@ def answers(world: World, viewer: str) -> dict[str, Any]:
     document = client.get("/openapi.json").get_json()
     seen: dict[str, Any] = {}
     with freeze_time(NOW), access_log() as log:
+        assert world.ledger.public is not None
+        world.ledger.public.catch_up()  # the tree of the whole log, and a checkpoint of it
+        world.ledger.public.sign()
         for target in crawl_targets(world, document):
             response = client.get(target, headers=headers)
-            seen[f"GET {target}"] = _answer(response)
+            seen[f"GET {target}"] = _answer(response, hashed=_hashed(target))
             if response.headers.get("ETag"):
                 again = client.get(target, headers={
                     **headers, "If-None-Match": response.headers["ETag"]})
@@ -190,8 +211,38 @@ def answers(world: World, viewer: str) -> dict[str, Any]:
     return seen
 
 
-def _answer(response: Any) -> tuple[int, list[tuple[str, str]], str]:
-    body = response.get_data(as_text=True)
+def _hashed(target: str) -> bool:
+    """Whether an answer is made of the public tree's hashes: its checkpoints, tiles, proofs,
+    leaves and a receipt's proofs and checkpoint."""
+    return target.startswith("/log/") or target.split("?")[0].endswith("/receipt")
+
+
+#: A hash as the public log writes one: 32 bytes in base64 (a root, a proof's step, a
+#: commitment) or a signature line's base64.
+HASH_TEXT = re.compile(r"(?:—|\\u2014) \S+ [A-Za-z0-9+/=]{60,}|[A-Za-z0-9+/]{43}=")
+
+
+def _masked(response: Any) -> str:
+    """An answer of the public log with every hash in it masked, its length kept.
+
+    Its hashes are SHA-256 over salted commitments to stored events (docs/transparency.md):
+    the salts are secret, so a hash tells nothing of what the event holds, but any hidden
+    card or amount changes it. What is compared is everything else: which answers there are,
+    their statuses, headers and shapes, the sizes and leaves they name, and, in a receipt,
+    every byte of every event opened (none of which the viewer may not see). The hashes
+    themselves are tested for the 52-way guess in tests/integration/test_public_log.py."""
+    if response.mimetype == "application/octet-stream":
+        return f"<{len(response.data)} bytes of hashes>"
+    return HASH_TEXT.sub(lambda m: "#" * len(m.group(0)), response.get_data(as_text=True))
+
+
+#: The public tree's root that a statement, report or recall carries (`log.root`).
+LOG_ROOT = re.compile(r'"root":"[A-Za-z0-9+/]{43}="')
+
+
+def _answer(response: Any, hashed: bool = False) -> tuple[int, list[tuple[str, str]], str]:
+    body = _masked(response) if hashed else LOG_ROOT.sub('"root":"#"', response.get_data(
+        as_text=True))
     headers = response.headers
     if response.mimetype == "text/plain" and "# TYPE" in body:
         # The metrics: each series' `_created` is the wall clock when the process first

@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ledger.store",),
     ("ledger.readmodels",),
     ("ledger.integrity",),
+    ("ledger.transparency",),
     ("ledger.app",),
     ("ledger.history", "ledger.ops", "ledger.sim"),
     ("api",),
