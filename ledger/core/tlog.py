@@ -82,18 +82,19 @@ def split_point(n: int) -> int:
 
 
 def root_of(leaf_hashes: Sequence[bytes]) -> bytes:
-    """MTH over the leaf hashes, by the recursive definition of RFC 9162 (the reference)."""
+    """MTH over the leaf hashes, in memory (the reference the proofs are checked against)."""
     for i, h in enumerate(leaf_hashes):
         if len(h) != HASH_SIZE:
             raise ValueError(f"leaf hash {i} is {len(h)} bytes, not {HASH_SIZE}")
-
-    def mth(lo: int, hi: int) -> bytes:
-        if hi - lo == 1:
-            return leaf_hashes[lo]
-        k = split_point(hi - lo)
-        return node_hash(mth(lo, lo + k), mth(lo + k, hi))
-
-    return mth(0, len(leaf_hashes)) if leaf_hashes else empty_root()
+    if not leaf_hashes:
+        return empty_root()
+    # Level by level, each pair of neighbours hashed and an odd last node carried up: the tree of
+    # RFC 9162's recursive definition, whose left subtree is the largest power of two.
+    level = list(leaf_hashes)
+    while len(level) > 1:
+        paired = [node_hash(level[k], level[k + 1]) for k in range(0, len(level) - 1, 2)]
+        level = paired + level[len(paired) * 2:]
+    return level[0]
 
 
 #: The hash of the subtree over the leaves [start, end): MTH(D[start:end]).
@@ -168,6 +169,28 @@ def consistency_proof_ranges(old_size: int, new_size: int) -> list[tuple[int, in
     return ranges
 
 
+def inclusion_proof_size(index: int, size: int) -> int:
+    """How many hashes the inclusion proof of leaf `index` in a tree of `size` leaves has: one per
+    level below where the leaf's path and the right border part, one per left subtree above."""
+    if not 0 <= index < size:
+        raise ValueError(f"leaf {index} is not in a tree of size {size}")
+    inner = (index ^ (size - 1)).bit_length()
+    return inner + (index >> inner).bit_count()
+
+
+def consistency_proof_size(old_size: int, new_size: int) -> int:
+    """How many hashes the consistency proof from `old_size` to `new_size` has: the inclusion
+    proof of the old tree's last leaf, less the levels of its largest complete subtree on the
+    border, plus that subtree's own hash unless the old tree is a power of two."""
+    if not 0 < old_size <= new_size:
+        raise ValueError(f"there is no consistency proof from size {old_size} to {new_size}")
+    if old_size == new_size:
+        return 0
+    shift = (old_size & -old_size).bit_length() - 1
+    return (inclusion_proof_size(old_size - 1, new_size) - shift
+            + (old_size != 1 << shift))
+
+
 def inclusion_proof(index: int, size: int, subtree: SubtreeHash) -> list[bytes]:
     """The inclusion proof of leaf `index` in the tree of `size` leaves (RFC 9162 2.1.3.1)."""
     return [subtree(lo, hi) for lo, hi in inclusion_proof_ranges(index, size)]
@@ -201,7 +224,7 @@ def root_from_inclusion(index: int, size: int, leaf: bytes, proof: Sequence[byte
         raise ProofError(f"leaf index {index} is not below the tree size {size}")
     _check_hash("leaf hash", leaf)
     _check_hashes("inclusion proof", proof)
-    want = len(inclusion_proof_ranges(index, size))
+    want = inclusion_proof_size(index, size)
     if len(proof) != want:
         raise ProofError(f"the inclusion proof of leaf {index} in a tree of size {size} has "
                          f"{len(proof)} hashes; it takes {want}")
@@ -258,7 +281,7 @@ def verify_consistency(old_size: int, new_size: int, old_root: bytes, new_root: 
             raise ProofError(f"the two trees of size {old_size} have different roots "
                              f"({_b64(old_root)}, {_b64(new_root)})")
         return
-    want = len(consistency_proof_ranges(old_size, new_size))
+    want = consistency_proof_size(old_size, new_size)
     if len(proof) != want:
         raise ProofError(f"the consistency proof from size {old_size} to {new_size} has "
                          f"{len(proof)} hashes; it takes {want}")
