@@ -24,6 +24,8 @@ from ledger.core.tlog import (
     split_point,
     subtree_from_nodes,
     subtree_ranges,
+    tile_hashes,
+    tile_node_range,
     verify_consistency,
     verify_inclusion,
 )
@@ -277,3 +279,25 @@ def test_random_proofs_in_trees_of_up_to_a_million_leaves(data):
         assert fails(verify_consistency, m, n, old, root, flipped(proof, j))
         assert fails(verify_consistency, m, n, old, root, proof[:j] + proof[j + 1:])
         assert fails(verify_consistency, m, n, old, big_subtree(0, n - 1), proof)
+
+
+def test_the_hashes_of_tiles():
+    # c2sp.org/tlog-tiles: hash i of tile n at level l is
+    # MTH(D[(n * 256 + i) * 256**l : (n * 256 + i + 1) * 256**l]), and each hash of a tile at
+    # level 1 or above is the root of the full tile below it, its 256 hashes taken as leaves.
+    assert tile_node_range(0, 0, 0) == (0, 1)
+    assert tile_node_range(0, 3, 255) == (1023, 1024)
+    assert tile_node_range(1, 0, 3) == (768, 1024)
+    assert tile_node_range(2, 0, 1) == (65536, 131072)
+    assert tile_node_range(1, 2, 7) == ((2 * 256 + 7) * 256, (2 * 256 + 8) * 256)
+    with pytest.raises(ValueError):
+        tile_node_range(0, 0, 256)
+    leaves = big_levels()[0]
+    assert tile_hashes(0, 2, 5, big_subtree) == b"".join(leaves[512:517])
+    for level, index, width in ((1, 0, 256), (1, 15, 256), (2, 0, 16)):  # within 2^20 leaves
+        tile = tile_hashes(level, index, width, big_subtree)
+        assert len(tile) == width * 32
+        for i in (0, 1, width // 2, width - 1):
+            below = tile_hashes(level - 1, index * 256 + i, 256, big_subtree)
+            hashes = [below[k:k + 32] for k in range(0, len(below), 32)]
+            assert tile[i * 32:(i + 1) * 32] == root_of(hashes), (level, index, i)
