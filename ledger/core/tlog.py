@@ -639,8 +639,8 @@ class Checkpoint:
             raise NoteError("a checkpoint's origin is one non-empty line of text")
         if isinstance(self.size, bool) or not 0 <= self.size <= MAX_INT63:
             raise NoteError(f"the tree size {self.size!r} is not a whole number from 0 to 2^63-1")
-        if len(self.root) != HASH_SIZE:
-            raise NoteError(f"the root hash is {len(self.root)} bytes, not {HASH_SIZE}")
+        if not isinstance(self.root, bytes) or len(self.root) != HASH_SIZE:
+            raise NoteError(f"the root hash is {_size_of(self.root)}, not {HASH_SIZE} bytes")
         for line in self.extensions:
             if not line or "\n" in line or _text_problem(line):
                 raise NoteError("an extension line is one non-empty line of text")
