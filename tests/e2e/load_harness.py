@@ -273,6 +273,52 @@ class Follower:
         return f"--- reddog project --follow ({self.log}):\n{tail(self.log)}"
 
 
+@dataclass
+class WitnessProcess:
+    """`reddog witness serve`: a witness of its own, with its key and state directory, for
+    the log whose verifier key it is given (`ledger.transparency.witness`)."""
+
+    name: str
+    folder: Path
+    log_key: str
+    env: dict[str, str]
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> WitnessProcess:
+        """Make its key (once) and serve; wait until it answers."""
+        if not (self.folder / "witness.key").exists():
+            subprocess.run([*reddog_command(), "witness", "init", "--state", str(self.folder),
+                            "--name", self.name], check=True, env=self.env, capture_output=True)
+        log = self.folder.with_suffix(".log")
+        with log.open("a") as out:
+            self.process = subprocess.Popen(
+                [*reddog_command(), "witness", "serve", "--state", str(self.folder), "--log",
+                 self.log_key, "--port", str(self.port)], stdout=out, stderr=subprocess.STDOUT,
+                env=self.env)
+        self.verifier = wait_until(self._verifier, STARTUP_SECONDS, f"witness {self.name}")
+        return self
+
+    def _verifier(self) -> str | None:
+        try:
+            with urllib.request.urlopen(self.url + "/", timeout=2) as answer:
+                return answer.read().decode().strip()
+        except OSError:
+            return None
+
+    @property
+    def setting(self) -> str:
+        """Its item of REDDOG_WITNESSES."""
+        return f"{self.url}={self.verifier}"
+
+    def stop(self) -> None:
+        stop_process(self.process)
+
+
 KEYS_SCRIPT = """
 import json, sys
 from api.cli import main
