@@ -15,7 +15,12 @@ A backup is a directory holding three files:
 Every file of a backup and its folder are its owner's alone (`ledger.core.private`), as is a store a
 restore puts in place. The read models and the runtime state are not copied: the first are
 rebuilt from the log (a restore runs `verify`, which folds them), the second is operational
-(`ledger.store.runtime`).
+(`ledger.store.runtime`). Nor are the public tree and the log's signing key
+(docs/transparency.md): a restored store keeps the tree file and key found beside it, and the
+tree, no longer matching the log, is rebuilt from it at the next start, while its record of the
+checkpoints it signed stays. A store put back to before a checkpoint it gave out is then, to
+itself, its witnesses and any receipt, a log that lost signed events: it signs nothing more,
+and says why.
 """
 
 from __future__ import annotations

@@ -175,7 +175,16 @@ def open_public_log(settings: Settings, store: StoreLocation, datastore: Any, pr
     except BaseException:
         trees.close()
         raise
-    public = PublicLog(Tree(trees, salt_key(chain_key)), trees, signer, read)
+    tree = Tree(trees, salt_key(chain_key))
+    if not tree.matches(read):
+        # A log put back from a copy, or changed behind the tree: the tree is rebuilt from the
+        # log as it is; the checkpoints it signed stay, and `PublicLog.sign` signs nothing
+        # that does not extend them.
+        log.warning("the public tree does not match the log's event at its last leaf: it is "
+                    "rebuilt from the log")
+        trees.clear_tree()
+        tree = Tree(trees, salt_key(chain_key))
+    public = PublicLog(tree, trees, signer, read)
     if settings.witnesses:
         public.witnesses = Witnesses(parse_witnesses(settings.witnesses), public.tree.consistency,
                                      public.keep_cosignature)

@@ -95,6 +95,16 @@ class Tree:
             tx.write(size + len(commitments), previous, tiles, entries, runs)
             return len(commitments), size + len(commitments)
 
+    def matches(self, read: Read) -> bool:
+        """Whether the tree's newest leaf is the commitment to the event at its position in
+        the log (a log put back, cut or changed behind the tree does not match)."""
+        size, last = self.store.state()
+        if size == 0:
+            return True
+        found = read(last, 1)
+        return bool(found) and found[0].id == last and commitment_of(
+            self.key, found[0])[0] == self.commitment(size - 1)
+
     # Reading.
     @property
     def size(self) -> int:

@@ -23,6 +23,8 @@ from ledger.app.application import LedgerApplication
 from ledger.core import tlog
 from ledger.integrity.verify import verify_store
 from ledger.settings import Settings
+from ledger.transparency.audit import check_tree
+from ledger.transparency.publish import NotConsistent
 from ledger.transparency.witness import Answer, Witness, add_checkpoint_body
 
 STORE_FILES = ("ledger.sqlite3", "ledger.tree.sqlite3", "ledger.sqlite3.key",
@@ -177,3 +179,24 @@ def test_a_checkpoint_signed_by_another_key_fails(given_out):
     app = open_store(given_out["copy"])
     failures = tlog.check_receipt(receipt, app.public.verifier)
     assert failures and "sign" in failures[0], failures
+
+
+def test_a_log_put_back_behind_what_it_signed_signs_nothing_more_and_verify_says_why(
+        given_out, tmp_path):
+    """The event store file alone put back (the tree and its record of checkpoints kept): the
+    tree is rebuilt from the shorter log at the start, and no checkpoint is signed over it."""
+    honest = tmp_path / "honest"
+    for path in given_out["copy"].glob("ledger.sqlite3*"):
+        shutil.copy2(path, honest / path.name)
+    app = open_store(honest)
+    public = app.public
+    signed = public.store.latest()
+    assert public.tree.size < signed.size  # rebuilt from the shorter log
+    while public.catch_up() <= signed.size:
+        play(app, given_out["table"], 20)
+    with pytest.raises(NotConsistent):
+        public.sign()
+    assert public.store.latest() == signed
+    findings = check_tree(public)
+    assert any(f"checkpoint of {signed.size} leaves" in p and "changed" in p
+               for p in findings.problems), findings.problems
