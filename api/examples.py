@@ -37,5 +37,6 @@ def add_examples(paths: dict[str, Any]) -> None:
             if not isinstance(operation, dict) or "requestBody" not in operation:
                 continue
             example = EXAMPLES.get(operation.get("operationId", ""))
-            if example is not None:
-                operation["requestBody"]["content"]["application/json"]["example"] = example
+            json_body = operation["requestBody"]["content"].get("application/json")
+            if example is not None and json_body is not None:
+                json_body["example"] = example

@@ -8,12 +8,18 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from flask import Response, request
+from flask import Response, request, url_for
 from marshmallow import Schema, fields, validate
 
 from api.auth import ledger, principal
 from api.errors import PROBLEM
-from api.resources import ResourceBlueprint, command, problems, resource_blueprint
+from api.resources import (
+    ResourceBlueprint,
+    command,
+    location,
+    problems,
+    resource_blueprint,
+)
 from api.schemas import Args, ProblemSchema
 from ledger.app.transparency import receipt_bytes
 from ledger.core import tlog
@@ -111,7 +117,11 @@ def checkpoints(args: dict[str, Any]) -> dict[str, Any]:
     return ledger().transparency.checkpoints(args["least"])
 
 
-@blp.route("/checkpoints/<int:size>", methods=["GET"])
+SIZE = {"in": "path", "name": "size", "description": "The tree size of a signed checkpoint",
+        "schema": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}}
+
+
+@blp.route("/checkpoints/<int:size>", methods=["GET"], parameters=[SIZE])
 @blp.response(200, {"type": "string"}, content_type="text/plain",
               description="The checkpoint signed at that size, with its cosignatures")
 @blp.alt_response(404, description="No checkpoint of that size was signed", **PROBLEM_ANSWER)
@@ -122,12 +132,13 @@ def checkpoint_at(size: int) -> Response:
 
 
 @staff.route("/checkpoints", methods=["POST"])
-@staff.response(201, SignedSchema)
+@staff.response(201, SignedSchema, headers=location("The checkpoint, as a signed note"))
 @command(staff)
-def sign_checkpoint() -> tuple[dict[str, Any], int]:
+def sign_checkpoint() -> tuple[dict[str, Any], int, dict[str, str]]:
     """Bring the tree to the log's end and sign a checkpoint of it now (operator); the newest
     checkpoint when it covers the log already."""
-    return ledger().transparency.sign_now(principal()), 201
+    signed = ledger().transparency.sign_now(principal())
+    return signed, 201, {"Location": url_for("log.checkpoint_at", size=signed["size"])}
 
 
 class TakenSchema(Schema):
@@ -136,11 +147,21 @@ class TakenSchema(Schema):
                             metadata={"description": "The witnesses whose cosignatures were kept"})
 
 
+COSIGNED_EXAMPLE = (
+    "reddog.invalid/ledger\n4\nvlUYsJtWzdyVVJdeX4mbvxrX4cpbnAQM6YkmjKfDKlo=\n\n"
+    "\u2014 reddog.invalid/ledger g4T7rfpXR5Sl+vRxrnhmlx4MAI6/T9mpvUChxVqBpjq4wRHGoi8kN+YpEYVVMjR2"
+    "kU7O76qNRBRJG1cwnGG+Q6yGDAo=\n"
+    "\u2014 witness.example/w1 bwk5nwAAAABpWQABtlJVr0b1W5oOxBaB+QRM2Hf5WtE3kQXDJhu+mPhJvjpHkHQ5"
+    "Qh0bmGd8Ah9R6tMfIM6K9x3nCWvzNd2OYg==\n")
+
+
 @blp.route("/cosignatures", methods=["POST"])
 @blp.doc(requestBody={"required": True, "content": {"text/plain": {"schema": {
-    "type": "string", "description": "A checkpoint this log signed, with cosignature lines"}}}},
-    **NO_KEY)
+    "type": "string", "description": "A checkpoint this log signed, with cosignature lines"},
+    "example": COSIGNED_EXAMPLE}}}, **NO_KEY)
 @blp.response(200, TakenSchema)
+@blp.alt_response(413, description="The body is larger than the service reads (1 MiB)",
+                  **PROBLEM_ANSWER)
 @blp.alt_response(422, description="Not a checkpoint this log signed, or no cosignature by a "
                                    "witness it knows", **PROBLEM_ANSWER)
 def cosignatures() -> dict[str, Any]:

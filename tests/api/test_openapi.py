@@ -58,7 +58,7 @@ def test_openapi_document_lists_every_api_route_and_method(app, spec):
     routes = [rule for rule in app.url_map.iter_rules()
               if rule.endpoint not in NOT_API
               and not rule.endpoint.startswith(("pages.", "problem_pages."))]
-    assert len(routes) == 52
+    assert len(routes) == 64
     for rule in routes:
         path = openapi_path(rule.rule)
         assert path in spec["paths"], f"{rule.rule} is not documented"
@@ -84,7 +84,7 @@ def test_openapi_document_is_well_formed(spec):
             names = declared | {p["name"] for p in operation.get("parameters", [])
                                 if p["in"] == "path"}
             assert names == set(re.findall(r"{([^}]+)}", path)), f"path parameters of {path}"
-    assert operations == 52
+    assert operations == 64
     for param in (p for item in spec["paths"].values() for p in item.get("parameters", [])):
         assert param["required"] is True and param["in"] == "path"
     for ref in refs(spec):
@@ -93,9 +93,11 @@ def test_openapi_document_is_well_formed(spec):
 
 def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(spec):
     # Signing in records no command of the caller's (it has no key yet): no Idempotency-Key.
+    # Nor does a witness giving the public log its cosignatures (no key: the signatures are
+    # checked, and the same one kept once).
     commands = [(path, item["post"]) for path, item in spec["paths"].items()
-                if "post" in item and path != "/sign-in"]
-    assert len(commands) == 23
+                if "post" in item and path not in ("/sign-in", "/log/cosignatures")]
+    assert len(commands) == 24
     for path, operation in commands:
         headers = [p["name"] for p in operation.get("parameters", []) if p["in"] == "header"]
         assert "Idempotency-Key" in headers, path
@@ -119,7 +121,13 @@ def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(sp
 
 #: The operations that take no key, and the failures they answer: readiness 503 (with its own
 #: body, saying what is not ready).
-UNAUTHENTICATED_PROBES = {"/health": set(), "/health/live": set(), "/health/ready": {"503"}}
+UNAUTHENTICATED_PROBES = {"/health": set(), "/health/live": set(), "/health/ready": {"503"},
+                          # and the public log's answers, for anyone (docs/transparency.md)
+                          "/log/checkpoint": {"404"}, "/log/checkpoints": {"422"},
+                          "/log/checkpoints/{size}": {"404"}, "/log/key": set(),
+                          "/log/tile/{path}": {"404"}, "/log/proof/inclusion": {"422"},
+                          "/log/proof/consistency": {"422"}, "/log/leaf": {"404", "422"},
+                          "/log/checker.py": set(), "/log/cosignatures": {"413", "422"}}
 #: The operations that answer 503 (with Retry-After) rather than record what a limit that cannot
 #: be checked would have to allow: an auditor's verification run.
 FAIL_CLOSED = {("post", "/verification")}

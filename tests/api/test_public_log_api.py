@@ -148,3 +148,35 @@ def test_cosignatures_are_kept_only_from_a_witness_the_service_names(make_app):
     assert_problem(client.post("/log/cosignatures", data=tlog.add_signature_lines(
         other, [tlog.cosign(tlog.Checkpoint(checkpoint.origin, checkpoint.size, b"\x00" * 32),
                             witness, 1)])), 422, field="body")
+
+
+def test_reports_recall_and_statements_carry_the_tree_they_were_computed_at(client, ledger,
+                                                                           keys):
+    from datetime import timedelta
+
+    from ledger.core import clock
+
+    deal = finished_deal(ledger, "alice")
+    wallet = ledger.deals.deal_log(SYSTEM, deal).events[0].wallet_id
+    ledger.project()
+    today = clock.utcnow().date()
+    period = f"since={today}&until={today + timedelta(days=1)}"
+    answers = [client.get(f"/reports?{period}", headers=keys.auditor).get_json(),
+               client.get("/players/alice/recall", headers=keys.alice).get_json(),
+               client.get(f"/wallets/{wallet}/statement", headers=keys.alice).get_json()]
+    signed = client.post("/log/checkpoints", headers=keys.operator).get_json()
+    key = verifier(client)
+    checkpoint = tlog.open_checkpoint(signed["note"], key)
+    for answer in answers:
+        state = answer["log"]
+        assert 0 < state["size"] <= checkpoint.size
+        assert state["size"] == ledger.public.tree.size_at(state["position"])
+        # Check the size and root are a tree the signed checkpoint extends.
+        proof = client.get(f"/log/proof/consistency?from={state['size']}&to={checkpoint.size}"
+                           ).get_json()["proof"]
+        if state["size"] < checkpoint.size:
+            tlog.verify_consistency(state["size"], checkpoint.size,
+                                    base64.b64decode(state["root"]), checkpoint.root,
+                                    [base64.b64decode(h) for h in proof])
+        else:
+            assert base64.b64decode(state["root"]) == checkpoint.root
