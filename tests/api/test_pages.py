@@ -37,7 +37,7 @@ SCRIPTS = ("common", "lobby", "sign-in", "casino", "table", "cashier", "open-tab
            "reports", "verification", "charts", "find", "wallet", "recall", "table-as-of",
            "replay", "replay-load", "replay-words", "replay-frames", "replay-step",
            "replay-controls", "replay-fairness", "replay-disputes", "fairness", "rdhh",
-           "disputes", "audit")
+           "tlog", "disputes", "audit")
 
 
 def _patterns(spec, method=None):
