@@ -36,8 +36,8 @@ def test_pages_are_served_with_a_strict_content_security_policy_and_no_other_hos
 SCRIPTS = ("common", "lobby", "sign-in", "casino", "table", "cashier", "open-table",
            "reports", "verification", "charts", "find", "wallet", "recall", "table-as-of",
            "replay", "replay-load", "replay-words", "replay-frames", "replay-step",
-           "replay-controls", "replay-fairness", "replay-disputes", "fairness", "rdhh",
-           "tlog", "transparency", "disputes", "audit")
+           "replay-controls", "replay-fairness", "replay-disputes", "replay-receipt", "fairness",
+           "rdhh", "tlog", "transparency", "disputes", "audit")
 
 
 def _patterns(spec, method=None):
