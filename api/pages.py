@@ -60,7 +60,8 @@ def cashier() -> Any:
 @blp.get("/pages/replay")
 def replay() -> Any:
     """Serve the replay viewer: a deal step by step (or a hand-history file opened in the page),
-    its fairness checked in the browser, its hand history, and disputes."""
+    its fairness checked in the browser, its hand history and receipt, a receipt checked in the
+    browser against the public log, and disputes."""
     return _page("replay.html")
 
 

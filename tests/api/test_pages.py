@@ -36,8 +36,8 @@ def test_pages_are_served_with_a_strict_content_security_policy_and_no_other_hos
 SCRIPTS = ("common", "lobby", "sign-in", "casino", "table", "cashier", "open-table",
            "reports", "verification", "charts", "find", "wallet", "recall", "table-as-of",
            "replay", "replay-load", "replay-words", "replay-frames", "replay-step",
-           "replay-controls", "replay-fairness", "replay-disputes", "fairness", "rdhh",
-           "disputes", "audit")
+           "replay-controls", "replay-fairness", "replay-disputes", "replay-receipt", "fairness",
+           "rdhh", "tlog", "transparency", "disputes", "audit")
 
 
 def _patterns(spec, method=None):
@@ -82,7 +82,8 @@ def test_the_pages_call_only_endpoints_the_api_document_has(client):
     assert called >= {"/me", "/tables", "/wallets", "/sign-in", "/keys", "/reports",
                       "/reports/series", "/verification", "/deals", "/events",
                       "/players/x/recall", "/wallets/x/statement", "/deals/x/replay",
-                      "/deals/x/history", "/disputes", "/deals/x/disputes"}, called
+                      "/deals/x/history", "/disputes", "/deals/x/disputes", "/deals/x/receipt",
+                      "/log/key", "/log/checkpoint", "/log/proof/consistency"}, called
     # The document itself, read for the closed sets it declares (variants, outcomes).
     assert "/openapi.json" in called
     for path in called - {"/openapi.json"}:

@@ -2,9 +2,11 @@
 // control asks `GET /tables/{id}/bet-slip`, which answers the new slip and what each control
 // may do next; Deal, Stand and Raise are the table's and deal's commands, each taken by the
 // request the table's last answer links for it (`links.deal`, `.stand`, `.raise`), and offered
-// only while it does.
-import {$, $$, cardView, chips, fail, follow, get, html, linkTo, param, render as fill, say, signedIn}
-  from "/static/pages/common.js";
+// only while it does. Each of the last deals links its replay and offers its receipt, saved as a
+// file and its checkpoint checked against the one this browser keeps (transparency.js).
+import {$, $$, cardView, chips, errorText, fail, follow, get, html, linkTo, param, render as fill, say,
+  signedIn} from "/static/pages/common.js";
+import {cap, downloadReceipt} from "/static/pages/transparency.js";
 
 const tableId = param("table");
 let view = null;     // GET /tables/{id}
@@ -75,7 +77,8 @@ function renderHistory() {
   fill($("#history tbody"), history.length ? history.slice(0, 10).map((h) => html`<tr>
     <td>${h.cards.map((c) => cardView(c))}</td><td class="num">${chips(h.stake)}</td>
     <td>${h.outcome}</td><td class="num">${chips(h.returned)}</td>
-    <td><a href="/pages/replay?deal=${h.id}">Replay</a></td></tr>`)
+    <td class="links"><a href="/pages/replay?deal=${h.id}">Replay</a>
+      <button type="button" data-receipt="${h.id}">Download receipt</button></td></tr>`)
     : html`<tr><td colspan="5" class="muted">No deals yet.</td></tr>`);
 }
 
@@ -107,6 +110,18 @@ async function act(work) {
   try { await work(); } catch (error) { fail(error); }
   render();
 }
+
+$("#history").addEventListener("click", async (event) => {
+  const button = event.target.closest("button[data-receipt]");
+  if (!button) return;
+  try {
+    const {file, seen} = await downloadReceipt(button.dataset.receipt);
+    say(seen && !seen.ok ? `Saved ${file}, but its checkpoint does not check out: ${seen.what}`
+      : `Saved ${file}.${seen ? ` ${cap(seen.what)}` : ""}`, Boolean(seen && !seen.ok));
+  } catch (error) {
+    say(`The receipt could not be downloaded: ${errorText(error)}`, true);
+  }
+});
 
 $$(".chip").forEach((b) => b.addEventListener("click", () => {
   chip = Number(b.dataset.chip);

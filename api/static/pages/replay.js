@@ -6,15 +6,18 @@
 // events record. Its parts: replay-load.js (a deal from the server or from a file),
 // replay-words.js (naming seats, accounts and operations), replay-frames.js (the steps),
 // replay-step.js (drawing a step), replay-controls.js (buttons, slider and keys),
-// replay-fairness.js (the check) and replay-disputes.js (the deal's disputes).
+// replay-fairness.js (the check), replay-disputes.js (the deal's disputes) and replay-receipt.js
+// (a receipt checked against the public log: tlog.js, transparency.js).
 import {$, download, errorText, heldKey, param, say, signedIn} from "/static/pages/common.js";
 import {showDisputes} from "/static/pages/replay-disputes.js";
 import {stepper} from "/static/pages/replay-controls.js";
 import {showFairness} from "/static/pages/replay-fairness.js";
 import {buildFrames} from "/static/pages/replay-frames.js";
 import {loadDeal, readHistoryFile} from "/static/pages/replay-load.js";
+import {checkReceiptFile, checkReceiptText} from "/static/pages/replay-receipt.js";
 import {showFacts, showStep} from "/static/pages/replay-step.js";
 import {namer} from "/static/pages/replay-words.js";
+import {checkNewest, showKept} from "/static/pages/transparency.js";
 
 let me = null;
 let record = null;  // the deal shown (replay-load.js)
@@ -62,6 +65,39 @@ $("#download").addEventListener("click", async () => {
   }
 });
 
+// The deal's receipt, fetched with this tab's key and saved as a file, then checked here.
+$("#download-receipt").addEventListener("click", async () => {
+  const line = $("#receipt-status");
+  line.textContent = "";
+  line.className = "";
+  const file = `receipt-${record.deal_id}.json`;
+  let text;
+  try {
+    text = await (await download(`/deals/${record.deal_id}/receipt`, file, "application/json")).text();
+    line.textContent = `Saved ${file}; its check is below.`;
+  } catch (error) {
+    line.className = "error";
+    line.textContent = `The receipt could not be downloaded: ${errorText(error)}`;
+    return;
+  }
+  $("#receipt-check").scrollIntoView({block: "nearest"});
+  await checkReceiptText(text, file);
+});
+
+// A receipt file: read and checked here, sent nowhere.
+$("#receipt-file").addEventListener("change", (event) => {
+  const file = event.target.files && event.target.files[0];
+  if (file) checkReceiptFile(file);
+});
+
+$("#log-check").addEventListener("click", async () => {
+  try {
+    await checkNewest();
+  } catch (error) {
+    say(`The log's newest checkpoint could not be read: ${errorText(error)}`, true);
+  }
+});
+
 async function openDeal(id) {
   say("Loading the replay…");
   try {
@@ -76,6 +112,7 @@ async function openDeal(id) {
   await showDisputes(record, me);
 }
 
+showKept();
 const dealId = param("deal");
 if (dealId) {
   me = await signedIn();
