@@ -14,6 +14,7 @@ from marshmallow import Schema, fields, validate
 from api.auth import ledger, principal
 from api.errors import PROBLEM
 from api.resources import (
+    RETRY_AFTER,
     ResourceBlueprint,
     command,
     location,
@@ -133,6 +134,9 @@ def checkpoint_at(size: int) -> Response:
 
 @staff.route("/checkpoints", methods=["POST"])
 @staff.response(201, SignedSchema, headers=location("The checkpoint, as a signed note"))
+@staff.alt_response(503, schema=ProblemSchema, content_type=PROBLEM, headers=RETRY_AFTER,
+                    description="The tree does not extend what the log signed (a log put back "
+                                "or changed): it signs nothing more")
 @command(staff)
 def sign_checkpoint() -> tuple[dict[str, Any], int, dict[str, str]]:
     """Bring the tree to the log's end and sign a checkpoint of it now (operator); the newest
@@ -251,6 +255,9 @@ RECEIPT_HEADERS = {"Content-Disposition": {
 @receipts.response(200, {"type": "object"}, content_type="application/json",
                    headers=RECEIPT_HEADERS,
                    description="The deal's receipt (`reddog-receipt/1`, docs/transparency.md)")
+@receipts.alt_response(503, schema=ProblemSchema, content_type=PROBLEM, headers=RETRY_AFTER,
+                       description="The public tree has not reached the deal yet, or signs "
+                                   "nothing more: nothing to prove it against")
 @problems(receipts)
 def receipt(deal_id: UUID) -> Response:
     """A finished deal's receipt: its events opened (stored bytes and salt), each one's leaf and

@@ -20,7 +20,7 @@ from ledger.app.deals import DealService
 from ledger.core import tlog
 from ledger.core.errors import InvalidInput, NotFound, RuleViolation, Unavailable
 from ledger.store.eventlog import select_versions
-from ledger.transparency.publish import PublicLog
+from ledger.transparency.publish import REQUEST_MOST, NotConsistent, PublicLog
 from ledger.transparency.tree import NotInTree, commitment_of
 from ledger.transparency.treestore import Signed
 
@@ -50,9 +50,13 @@ class TransparencyService:
         """The newest signed checkpoint with its cosignatures (signed now if none is yet and
         the log holds events, or one is due)."""
         public = self.public
-        signed = public.refresh()
-        if signed is None:
-            signed = public.sign()
+        try:
+            signed = public.refresh(REQUEST_MOST) or public.sign()
+        except NotConsistent:  # it signs no more; what it signed is still served
+            latest = public.latest()
+            if latest is None:
+                raise
+            signed = latest
         return public.note(signed)
 
     def checkpoint_at(self, size: int) -> str:
@@ -73,7 +77,11 @@ class TransparencyService:
         require(actor, Action.SIGN_CHECKPOINT)
         public = self.public
         public.catch_up()
-        return self._checkpoint_view(public.sign())
+        try:
+            return self._checkpoint_view(public.sign())
+        except NotConsistent as exc:
+            raise Unavailable(f"the public log signs nothing more: {exc}", retry_after=60
+                              ) from None
 
     def take_cosignatures(self, note: str) -> dict[str, Any]:
         """Keep the cosignatures on a checkpoint the log signed that verify under the key of
@@ -162,12 +170,16 @@ class TransparencyService:
                         key=lambda n: n.id)
         if not stored:
             raise Unavailable("the deal's events could not be read", retry_after=1)
-        public.catch_up()
+        public.catch_up(REQUEST_MOST)
         leaves = [public.tree.leaf_of(n.id) for n in stored]
         if any(leaf is None for leaf in leaves):
             raise Unavailable("the public tree has not reached the deal's events yet",
                               retry_after=1)
-        signed = public.covering(max(leaf for leaf in leaves if leaf is not None) + 1)
+        try:
+            signed = public.covering(max(leaf for leaf in leaves if leaf is not None) + 1)
+        except NotConsistent as exc:
+            raise Unavailable(f"the public log signs nothing more: {exc}", retry_after=60
+                              ) from None
         events = []
         for notification, leaf in zip(stored, leaves, strict=True):
             assert leaf is not None

@@ -38,6 +38,11 @@ EVERY = 1000
 SECONDS = 10.0
 
 
+#: The most leaves a request appends itself (a store's first request on a large log leaves the
+#: rest to the `Publisher`).
+REQUEST_MOST = 2 * APPEND_MOST
+
+
 class NotConsistent(Exception):
     """The tree does not extend the newest signed checkpoint: nothing more is signed."""
 
@@ -56,11 +61,14 @@ class PublicLog:
         self.witnesses: Witnesses | None = None
         self._witnessed = 0
 
-    def catch_up(self) -> int:
-        """Append every event of the log the tree lacks; the tree's size."""
+    def catch_up(self, most: int | None = None) -> int:
+        """Append every event of the log the tree lacks (at most `most` of them); the tree's
+        size."""
+        done = 0
         while True:
             appended, size = self.tree.catch_up(self.read, APPEND_MOST)
-            if appended < APPEND_MOST:
+            done += appended
+            if appended < APPEND_MOST or (most is not None and done >= most):
                 return size
 
     def latest(self) -> Signed | None:
@@ -124,19 +132,24 @@ class PublicLog:
         lines = [line for _, line in self.store.cosignatures(signed.size)]
         return tlog.add_signature_lines(signed.note, lines) if lines else signed.note
 
-    def state_at(self, position: int) -> dict[str, Any]:
+    def state_at(self, position: int) -> dict[str, Any] | None:
         """The tree as the events up to a log position make it: its size and root (base64),
-        which a consistency proof to any later signed checkpoint checks."""
+        which a consistency proof to any later signed checkpoint checks; None while the tree
+        has not reached that position (a request appends `REQUEST_MOST` leaves at most)."""
         _, last = self.store.state()
         if position > last:
-            self.catch_up()
+            self.catch_up(REQUEST_MOST)
+            _, last = self.store.state()
+            if position > last:
+                return None
         size = self.tree.size_at(position)
         return {"position": position, "size": size,
                 "root": base64.b64encode(self.tree.root(size)).decode()}
 
-    def refresh(self) -> Signed | None:
-        """Catch up and sign if a checkpoint is due; the newest checkpoint."""
-        self.catch_up()
+    def refresh(self, most: int | None = None) -> Signed | None:
+        """Catch up (by at most `most` leaves: a request's share, the rest left to the
+        `Publisher`) and sign if a checkpoint is due; the newest checkpoint."""
+        self.catch_up(most)
         if self.due():
             return self.sign()
         return self.store.latest()

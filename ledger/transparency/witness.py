@@ -35,6 +35,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import threading
 import time
 import urllib.error
@@ -142,7 +143,7 @@ class Witness:
                 if base64.b64decode(latest["root"]) != checkpoint.root:
                     return self._refuse(409, f"a fork: another root for {size} leaves than the "
                                              "one it cosigned", body)
-            elif latest is not None:
+            elif latest is not None and size > 0:
                 try:
                     tlog.verify_consistency(size, checkpoint.size,
                                             base64.b64decode(latest["root"]), checkpoint.root,
@@ -150,7 +151,7 @@ class Witness:
                 except tlog.ProofError as exc:
                     return self._refuse(422, f"not consistent with the {size} leaves it "
                                              f"cosigned: {exc}", body)
-            elif proof:
+            elif proof:  # from nothing cosigned, or from the empty tree: nothing to prove
                 return self._refuse(400, "a proof from size 0 must be empty", body)
             self._record(checkpoint, note)
             line = tlog.cosign(checkpoint, self.signer, int(self.clock()))
@@ -230,8 +231,7 @@ def _request(body: bytes) -> tuple[int, list[bytes], str]:
         raise ValueError("no empty line before the checkpoint")
     lines = (head + "\n").split("\n")[:-1]
     first = lines[0]
-    if not first.startswith("old ") or not first[4:].isdigit() or (
-            first[4:] != "0" and first[4] == "0"):
+    if not re.fullmatch(r"old (0|[1-9][0-9]*)", first):
         raise ValueError("the first line must be `old <size>`, in decimal")
     if len(lines) - 1 > MAX_PROOF_LINES:
         raise ValueError(f"more than {MAX_PROOF_LINES} proof lines")

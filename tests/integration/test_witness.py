@@ -16,8 +16,8 @@ from ledger.core import tlog
 from ledger.transparency.witness import (
     SIZE_TYPE,
     Witness,
-    WitnessSetting,
     Witnesses,
+    WitnessSetting,
     add_checkpoint_body,
     parse_witnesses,
 )
