@@ -11,7 +11,7 @@ from uuid import UUID
 from flask import Response, request, url_for
 from marshmallow import Schema, fields, validate
 
-from api.auth import ledger, principal
+from api.auth import command_key, ledger, principal
 from api.errors import PROBLEM
 from api.resources import (
     RETRY_AFTER,
@@ -126,6 +126,8 @@ SIZE = {"in": "path", "name": "size", "description": "The tree size of a signed 
 @blp.response(200, {"type": "string"}, content_type="text/plain",
               description="The checkpoint signed at that size, with its cosignatures")
 @blp.alt_response(404, description="No checkpoint of that size was signed", **PROBLEM_ANSWER)
+@blp.alt_response(422, description="`size` is not a whole number the stores hold",
+                  **PROBLEM_ANSWER)
 @blp.doc(**NO_KEY)
 def checkpoint_at(size: int) -> Response:
     """A checkpoint signed earlier, by its size, with its cosignatures."""
@@ -141,6 +143,7 @@ def checkpoint_at(size: int) -> Response:
 def sign_checkpoint() -> tuple[dict[str, Any], int, dict[str, str]]:
     """Bring the tree to the log's end and sign a checkpoint of it now (operator); the newest
     checkpoint when it covers the log already."""
+    command_key()  # checked as every command's is; signing twice answers the same checkpoint
     signed = ledger().transparency.sign_now(principal())
     return signed, 201, {"Location": url_for("log.checkpoint_at", size=signed["size"])}
 

@@ -71,6 +71,12 @@ REFUSED_BY_STATE = {
     ("POST /disputes/{dispute_id}/resolve", "adjustment"): "more than 0 only when upheld",
     ("GET /disputes", "after"): "a dispute id from an earlier page",
     ("GET /deals", "until"): "after `since`",
+    ("GET /log/proof/inclusion", "leaf"): "below `size`",
+    ("GET /log/proof/inclusion", "size"): "at most the tree's size",
+    ("GET /log/proof/consistency", "from"): "at most `to`",
+    ("GET /log/proof/consistency", "to"): "at most the tree's size",
+    ("POST /log/cosignatures", "body"): "a checkpoint the log signed, cosigned by a witness "
+                                        "it names",
 }
 
 
@@ -142,6 +148,7 @@ def build_world(ledger: LedgerApplication) -> World:
         assert seated.status_code == 201, seated.get_json()
     dealt = client.post(f"/tables/{multi['id']}/next-deal", json={}, headers=keys.operator)
     assert dealt.status_code == 201, dealt.get_json()
+    signed = client.post("/log/checkpoints", headers=keys.operator).get_json()["size"]
     return World(app, client, {
         "operator": keys.operator, "player": keys.alice, "auditor": keys.auditor,
     }, {
@@ -152,6 +159,8 @@ def build_world(ledger: LedgerApplication) -> World:
         "seat": [1, 2, 3],
         "key_id": spare,
         "dispute_id": [disputed.get_json()["dispute_id"]],
+        "size": [signed],  # the public log's checkpoint, and a tile of it
+        "path": [f"0/000.p/{signed}"],
     })
 
 
@@ -344,7 +353,9 @@ MALFORMED = {
 
 
 @pytest.mark.parametrize("role", ROLES)
-@pytest.mark.parametrize("path", [path for method, path, _ in operations() if method == "POST"])
+@pytest.mark.parametrize("path", [path for method, path, op in operations() if method == "POST"
+                                  and "text/plain" not in op.get("requestBody", {}).get(
+                                      "content", {})])  # a signed note is text, not JSON
 def test_a_malformed_body_is_a_documented_problem(world: World, path: str, role: str) -> None:
     """Every command that reads a body refuses a malformed one, before it looks at the role, as
     its document says: 400 for what is not JSON or too deep to read, 422 naming `body` for JSON
@@ -381,7 +392,9 @@ def test_a_busy_audit_gate_is_a_documented_429_with_retry_after(
     """With no audit slot free and no room to wait, every audit read answers 429 at once, with
     `Retry-After`, as the document says; every other read is served."""
     monkeypatch.setitem(world.app.extensions, "reddog_audit_gate", AuditGate(0, 0, 1.0))
-    query = "?since=2026-01-01&until=2026-01-02" if path.startswith("/reports") else ""
+    query = "?since=2026-01-01&until=2026-01-02" if path.startswith("/reports") else {
+        "/log/proof/inclusion": "?leaf=0&size=1", "/log/proof/consistency": "?from=1&to=1",
+        "/log/leaf": "?position=1"}.get(path, "")
     reader = "operator" if path.startswith("/keys") else "auditor"  # keys are operators' alone
     response = world.client.get(filled(path, world.real) + query,
                                 headers=world.headers[reader])

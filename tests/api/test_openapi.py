@@ -124,7 +124,7 @@ def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(sp
 UNAUTHENTICATED_PROBES = {"/health": set(), "/health/live": set(), "/health/ready": {"503"},
                           # and the public log's answers, for anyone (docs/transparency.md)
                           "/log/checkpoint": {"404"}, "/log/checkpoints": {"422"},
-                          "/log/checkpoints/{size}": {"404"}, "/log/key": set(),
+                          "/log/checkpoints/{size}": {"404", "422"}, "/log/key": set(),
                           "/log/tile/{path}": {"404"}, "/log/proof/inclusion": {"422"},
                           "/log/proof/consistency": {"422"}, "/log/leaf": {"404", "422"},
                           "/log/checker.py": set(), "/log/cosignatures": {"413", "422"}}
