@@ -6,17 +6,20 @@ answer is its caller's own, which later commands never change."""
 from __future__ import annotations
 
 import contextlib
+import pickle
 import threading
 from collections.abc import Iterator
 from copy import deepcopy
 from uuid import UUID, uuid4
 
 import pytest
+from eventsourcing.domain import Snapshot
 
 from api import create_app
 from ledger.app.access import SYSTEM
 from ledger.app.unit import CommandKey
 from ledger.core.errors import LedgerError
+from ledger.domain import highcard
 from ledger.domain.wallet import Wallet
 from ledger.integrity.verify import verify_store
 from ledger.sim.bots import simulate_table
@@ -108,6 +111,33 @@ def test_a_refused_command_leaves_the_cache_as_it_was(app) -> None:
     assert (table.version, table.nonce) == (before.version, before.nonce)
     assert app.repository.get(wallet_id).balance == 50
     assert app.deals.deal(SYSTEM, table_id, 10)["nonce"] == before.nonce + 1
+
+
+def test_a_tables_engine_is_built_once_for_its_state_and_is_no_part_of_what_it_keeps(
+        app, monkeypatch) -> None:
+    """A table's engine is built once for its state: it serves each command's decision and
+    answer, and the next commands on the table handed over, though their events change the
+    state; a copy of the table (a load outside a command) builds its own; it is never pickled,
+    snapshotted or compared with the table."""
+    built: list[highcard.HighCardGame] = []
+
+    class Counted(highcard.HighCardGame):
+        def __init__(self, *args) -> None:  # type: ignore[no-untyped-def]
+            super().__init__(*args)
+            built.append(self)
+
+    monkeypatch.setattr(highcard, "HighCardGame", Counted)
+    table_id = UUID(app.tables.open_table(SYSTEM, "high_card_pool", {})["id"])
+    for seat in (1, 2, 3):
+        answer = app.tables.seat_player(SYSTEM, table_id, seat, open_wallet(app, 500))
+    assert len(built) == 1 and [s["seat"] for s in answer["seats"]] == [1, 2, 3]
+    assert [a["action"] for a in answer["legal_actions"]] == [
+        a["action"] for a in built[0].legal_actions({1: 500, 2: 500, 3: 500})]
+    copy = app.repository.get(table_id)
+    engine = copy.game()
+    assert len(built) == 2 and copy.game() is engine and engine.state is copy.state
+    assert "_game" not in vars(copy) and b"HighCardGame" not in pickle.dumps(copy)
+    assert "_game" not in Snapshot.take(copy).state
 
 
 def test_another_applications_writes_are_seen_by_reads_and_commands(make_shared_app) -> None:

@@ -444,7 +444,9 @@ class HighCardGame:
     """Decisions for one table; operations go to `emit`, which must apply them to `state`.
     Each player action is an attribute (`start`, `seat`, `unseat`, `fund`, `decline`, `bet`,
     `buy`, `pass_turn`, `choose`, `split_pot`, `close`, and the shared check `turn`) with its
-    own `verify` and `can`; calling it does the action."""
+    own `verify` and `can`; calling it does the action. It keeps nothing derived from `state`
+    (every question reads the state as it is now), so one game serves its state however the
+    operations change it; its recorder's `ctx` is the command's under way."""
 
     def __init__(self, state: HighCardState, emit: Emit) -> None:
         self.state = state
