@@ -90,8 +90,9 @@ class TableFamily(Family):
                 for seat, info in sorted(log.before.state.seats.items())}
 
     def state_view(self, aggregate: Any) -> dict[str, Any]:
-        # The aggregate goes on changing as the replay goes on: keep a copy of this state.
-        return copy.deepcopy(views.high_card_table_view(aggregate, None, {}, [], hide=True))
+        # The aggregate goes on changing as the replay goes on; the view shares no list or
+        # dict with it (`ledger.app.views`), so each step keeps the state as it was.
+        return views.high_card_table_view(aggregate, None, {}, [], hide=True)
 
 
 CASINO, TABLE = CasinoFamily(), TableFamily()

@@ -1,4 +1,10 @@
-"""What the ledger answers with: plain JSON-ready dicts holding only what the rules have revealed."""
+"""What the ledger answers with: plain JSON-ready dicts holding only what the rules have revealed.
+
+An answer shares no list or dict with the aggregate it was built from (it holds text, numbers
+and enums of its own, and containers built for it): the aggregate goes on changing after the
+answer is given, and neither the caller's answer nor the one recorded for an Idempotency-Key
+(`ledger.app.unit`) may change with it.
+"""
 
 from __future__ import annotations
 
@@ -213,11 +219,14 @@ def _table_deal_view(deal: Deal, variant: Any, viewer: int | None,
     bets = {str(seat): (amount if not sealed or seat == viewer else "sealed")
             for seat, amount in deal.bets.items()}
     turn = deal.current
+    # Lists and dicts of their own: the deal's go on changing in place (`acted` grows as
+    # seats act) after the answer is given, and an answer recorded for its key must not.
     return {
         "id": deal.id, "nonce": deal.nonce, "purpose": deal.purpose,
         "commitment": deal.commitment, "client_seed": deal.client_seed,
-        "order": deal.order, "turn": turn if variant.betting.value != "sealed" else None,
-        "acted": deal.acted, "target": deal.target, "hands": hands, "bets": bets,
+        "order": list(deal.order), "turn": turn if variant.betting.value != "sealed" else None,
+        "acted": list(deal.acted), "target": None if deal.target is None else dict(deal.target),
+        "hands": hands, "bets": bets,
         "centre_cards_bought": deal.buys, "cards_left": len(deal.pack),
     }
 

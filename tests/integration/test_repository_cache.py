@@ -100,6 +100,33 @@ def test_a_retried_key_is_answered_as_the_first_time_after_later_commands(
         first for _command, first in kept]
 
 
+def test_a_callers_answer_is_its_own_and_no_holder_changes_the_recorded_one(
+        app, monkeypatch) -> None:
+    """The caller has the answer its command built, with nothing pickled on the way; what the
+    caller does to it changes neither the record of its key nor a repeat's answer, which is
+    the repeat's own."""
+    table_id = UUID(app.tables.open_table(SYSTEM, "high_card_pool", {})["id"])
+    for seat in (1, 2, 3):  # the table and the wallets handed over to the cache
+        app.tables.seat_player(SYSTEM, table_id, seat, open_wallet(app, 500))
+    command = CommandKey.of(SYSTEM, "leave-3", "DELETE", f"/tables/{table_id}/seats/3", {})
+
+    def refused(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("pickled")
+
+    monkeypatch.setattr(pickle, "dumps", refused)
+    monkeypatch.setattr(pickle, "loads", refused)
+    first = app.tables.unseat_player(SYSTEM, table_id, 3, command=command)
+    kept = deepcopy(first)
+    first["seats"].clear()
+    first["legal_actions"].append({"action": "changed"})
+    first["version"] = -1
+    again = app.tables.unseat_player(SYSTEM, table_id, 3, command=command)
+    assert again == kept
+    again["seats"][0]["player_id"] = "someone else"
+    monkeypatch.undo()  # a load outside a command is a copy: pickled, as ever
+    assert app.unit.recorded_answer(command) == kept
+
+
 def test_a_refused_command_leaves_the_cache_as_it_was(app) -> None:
     wallet_id = open_wallet(app, 50)
     table_id = UUID(app.casino.open_casino_table(SYSTEM, wallet_id, client_seed="c")["id"])
