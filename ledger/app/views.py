@@ -77,11 +77,13 @@ def wallet_view(wallet: Wallet, hidden: Sequence[Hold] = ()) -> dict[str, Any]:
 
 def deal_view(deal: CasinoDeal, balance: int | None = None) -> dict[str, Any]:
     """A deal as anyone allowed to see it may: face-up cards, stake, outcome; the seed once revealed."""
-    opening = deal.opening
+    opening = deal.opening  # classified once for the whole answer
+    waiting = casino.awaits_decision(opening, deal.phase, deal.stood or deal.raised)
     legal: list[str] = []
-    if balance is not None and deal.needs_decision:
+    if balance is not None and waiting:
         legal.append("stand")
-        if deal.can_raise(balance):
+        if opening is not None and casino.can_raise(opening, deal.phase, deal.bet, deal.raised,
+                                                    balance):
             legal.append("raise")
     return {
         "id": str(deal.id),
@@ -98,7 +100,7 @@ def deal_view(deal: CasinoDeal, balance: int | None = None) -> dict[str, Any]:
             "spread": opening.spread if opening.kind is casino.OpeningKind.SPREAD else None,
             "odds": casino.spread_odds(opening.spread)
             if opening.kind is casino.OpeningKind.SPREAD else None,
-            "label": deal.opening_label,
+            "label": casino.opening_label(opening, deal.trips),
         },
         "bet": deal.bet,
         "raised": deal.raised,
@@ -107,7 +109,7 @@ def deal_view(deal: CasinoDeal, balance: int | None = None) -> dict[str, Any]:
         "returned": deal.returned if deal.finished else None,
         "net": deal.returned - deal.stake if deal.finished else None,
         "server_seed": deal.server_seed if deal.finished else None,
-        "awaiting": "player" if deal.needs_decision else None,
+        "awaiting": "player" if waiting else None,
         "legal_actions": legal,
         "version": deal.version,
         "started_at": deal.created_on.isoformat(),
