@@ -7,11 +7,10 @@ sealed seed and the wallet are saved together.
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
-from uuid import UUID, uuid4
+from uuid import UUID
 
-from ledger.app import views
+from ledger.app import newtable, views
 from ledger.app.access import Action, Principal, require
 from ledger.app.sealed import SealedBets
 from ledger.app.unit import CommandKey, Decision, UnitOfWork
@@ -38,17 +37,16 @@ class CasinoService:
     ) -> dict[str, Any]:
         """Open a Casino Red Dog table with the wallet's player in its one seat."""
         require(actor, Action.OPEN_TABLE)
-        client_seed = fairness.check_client_seed(client_seed or secrets.token_hex(8))
 
-        def decide() -> Decision:
+        def build(seed: str, new_id: UUID) -> Decision:
             wallet = self.unit.get(wallet_id, Wallet, "wallet")
             table = CasinoTable(
-                wallet_id=wallet.id, player_id=wallet.player_id, client_seed=client_seed,
-                accepts_supplied_seeds=accepts_supplied_seeds, id=table_id or uuid4(),
+                wallet_id=wallet.id, player_id=wallet.player_id, client_seed=seed,
+                accepts_supplied_seeds=accepts_supplied_seeds, id=new_id,
             )
             return [table], views.table_view(table, None, self.shown(actor, wallet))
 
-        return self.unit.execute(command, decide)
+        return newtable.open_table(self.unit, client_seed, table_id, command, build)
 
     def change_casino_client_seed(
         self, actor: Principal, table_id: UUID, client_seed: str, command: CommandKey | None

@@ -14,6 +14,7 @@ from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
 
+from ledger.app import views
 from ledger.app.access import SYSTEM, Action, Principal, require
 from ledger.app.base import LedgerBase
 from ledger.app.deals import DealService
@@ -33,7 +34,8 @@ def dispute_view(dispute: Dispute) -> dict[str, Any]:
         "dispute_id": str(dispute.id), **dispute.facts(), "message": dispute.message,
         "opened_by": dispute.opened_by, "opened_at": dispute.created_on.isoformat(),
         "status": dispute.status, "finding": dispute.finding, "upheld": dispute.upheld,
-        "adjustment": dispute.adjustment, "resolved_by": dispute.resolved_by,
+        "adjustment": views.jsonable(dispute.adjustment),  # the transfer's dicts, copied
+        "resolved_by": dispute.resolved_by,
         "resolved_at": dispute.modified_on.isoformat() if resolved else None,
         "version": dispute.version,
     }

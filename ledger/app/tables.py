@@ -7,12 +7,11 @@ wallets it touched and any new sealed seeds in one `save`.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable
 from typing import Any
-from uuid import UUID, uuid4, uuid5
+from uuid import UUID, uuid5
 
-from ledger.app import views
+from ledger.app import newtable, views
 from ledger.app.access import Action, Principal, require
 from ledger.app.base import StackedPacks
 from ledger.app.sealed import SealedBets, shown_balance
@@ -164,15 +163,13 @@ class TableService:
             raise InvalidInput(f"variant must be casino or one of {sorted(VARIANTS)}",
                                field="variant")
         checked = verify_limits(VARIANTS[variant], limits or {})
-        client_seed = fairness.check_client_seed(client_seed or secrets.token_hex(8))
 
-        def decide() -> Decision:
-            table = HighCardTable(id=table_id or uuid4(), variant=variant, limits=checked,
-                                  client_seed=client_seed,
+        def build(seed: str, new_id: UUID) -> Decision:
+            table = HighCardTable(id=new_id, variant=variant, limits=checked, client_seed=seed,
                                   accepts_supplied_seeds=accepts_supplied_seeds)
             return [table], self.engine.answer(table, actor, Context(), {})
 
-        return self.unit.execute(command, decide)
+        return newtable.open_table(self.unit, client_seed, table_id, command, build)
 
     def seat_player(
         self, actor: Principal, table_id: UUID, seat: int, wallet_id: UUID,

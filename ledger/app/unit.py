@@ -5,13 +5,19 @@ sent twice apply once.
 A command that moves chips between a wallet and a deal saves both (and the table) in one
 `save`, which the event store writes in one transaction. A command sent with an idempotency
 key saves its answer in that same transaction, so a retry finds the answer and records nothing.
+
+An answer is built once, by the command's decision, and shares no list or dict with the
+aggregates it was built from (`ledger.app.views`), which later commands change in place: the
+caller has it as it is. A command with a key records a copy of its own (`_own_copy`: new dicts
+and lists, nothing else to copy in a JSON-ready answer), and a repeat of the key is answered
+with another, so no holder of an answer can change the one recorded, which the cache may keep
+live for the next repeat.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -87,7 +93,7 @@ class UnitOfWork:
             raise Conflict(
                 "this Idempotency-Key was used for a different request", field="Idempotency-Key"
             )
-        return _detached(record.answer)  # the record may be the cache's own, handed over
+        return _own_copy(record.answer)  # the record may be the cache's own, handed over
 
     def execute(self, command: CommandKey | None, decide: Callable[[], Decision]
                  ) -> dict[str, Any]:
@@ -112,14 +118,12 @@ class UnitOfWork:
                         return first
                     self.ledger.telemetry.command("refused")
                     raise
-                # The answer may share lists with aggregates this attempt hands over, which
-                # later commands change: the command's record and its caller keep a copy of
-                # their own (a small pickle).
-                answer = _detached(answer)
+                # The answer shares nothing with the aggregates this attempt hands over (module
+                # doc); the record keeps a copy of its own, which the caller never holds.
                 if command is not None:
                     aggregates.append(CommandRecord(
                         principal=command.principal, key=command.key,
-                        fingerprint=command.fingerprint, answer=answer,
+                        fingerprint=command.fingerprint, answer=_own_copy(answer),
                     ))
                 try:  # a decision that records nothing (a repeated verification run) saves nothing
                     recordings = self.ledger.save(*aggregates) if aggregates else []
@@ -156,7 +160,18 @@ class UnitOfWork:
             integrity.checkpoint_logged(self.ledger.checkpoint)
 
 
-def _detached(answer: dict[str, Any]) -> dict[str, Any]:
-    """A copy of an answer that shares nothing with what it was built from."""
-    copied: dict[str, Any] = pickle.loads(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+def _own_copy(answer: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-ready answer with dicts and lists of its own (tuples rebuilt around them); its
+    other values (text, numbers, booleans, None, enums) are never changed in place."""
+    copied: dict[str, Any] = _copied(answer)
     return copied
+
+
+def _copied(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_copied(item) for item in value)
+    return value

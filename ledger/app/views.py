@@ -1,4 +1,10 @@
-"""What the ledger answers with: plain JSON-ready dicts holding only what the rules have revealed."""
+"""What the ledger answers with: plain JSON-ready dicts holding only what the rules have revealed.
+
+An answer shares no list or dict with the aggregate it was built from (it holds text, numbers
+and enums of its own, and containers built for it): the aggregate goes on changing after the
+answer is given, and neither the caller's answer nor the one recorded for an Idempotency-Key
+(`ledger.app.unit`) may change with it.
+"""
 
 from __future__ import annotations
 
@@ -71,11 +77,13 @@ def wallet_view(wallet: Wallet, hidden: Sequence[Hold] = ()) -> dict[str, Any]:
 
 def deal_view(deal: CasinoDeal, balance: int | None = None) -> dict[str, Any]:
     """A deal as anyone allowed to see it may: face-up cards, stake, outcome; the seed once revealed."""
-    opening = deal.opening
+    opening = deal.opening  # classified once for the whole answer
+    waiting = casino.awaits_decision(opening, deal.phase, deal.stood or deal.raised)
     legal: list[str] = []
-    if balance is not None and deal.needs_decision:
+    if balance is not None and waiting:
         legal.append("stand")
-        if deal.can_raise(balance):
+        if opening is not None and casino.can_raise(opening, deal.phase, deal.bet, deal.raised,
+                                                    balance):
             legal.append("raise")
     return {
         "id": str(deal.id),
@@ -92,7 +100,7 @@ def deal_view(deal: CasinoDeal, balance: int | None = None) -> dict[str, Any]:
             "spread": opening.spread if opening.kind is casino.OpeningKind.SPREAD else None,
             "odds": casino.spread_odds(opening.spread)
             if opening.kind is casino.OpeningKind.SPREAD else None,
-            "label": deal.opening_label,
+            "label": casino.opening_label(opening, deal.trips),
         },
         "bet": deal.bet,
         "raised": deal.raised,
@@ -101,7 +109,7 @@ def deal_view(deal: CasinoDeal, balance: int | None = None) -> dict[str, Any]:
         "returned": deal.returned if deal.finished else None,
         "net": deal.returned - deal.stake if deal.finished else None,
         "server_seed": deal.server_seed if deal.finished else None,
-        "awaiting": "player" if deal.needs_decision else None,
+        "awaiting": "player" if waiting else None,
         "legal_actions": legal,
         "version": deal.version,
         "started_at": deal.created_on.isoformat(),
@@ -213,11 +221,14 @@ def _table_deal_view(deal: Deal, variant: Any, viewer: int | None,
     bets = {str(seat): (amount if not sealed or seat == viewer else "sealed")
             for seat, amount in deal.bets.items()}
     turn = deal.current
+    # Lists and dicts of their own: the deal's go on changing in place (`acted` grows as
+    # seats act) after the answer is given, and an answer recorded for its key must not.
     return {
         "id": deal.id, "nonce": deal.nonce, "purpose": deal.purpose,
         "commitment": deal.commitment, "client_seed": deal.client_seed,
-        "order": deal.order, "turn": turn if variant.betting.value != "sealed" else None,
-        "acted": deal.acted, "target": deal.target, "hands": hands, "bets": bets,
+        "order": list(deal.order), "turn": turn if variant.betting.value != "sealed" else None,
+        "acted": list(deal.acted), "target": None if deal.target is None else dict(deal.target),
+        "hands": hands, "bets": bets,
         "centre_cards_bought": deal.buys, "cards_left": len(deal.pack),
     }
 

@@ -34,6 +34,12 @@ def check_client_seed(client_seed: str) -> str:
     return CLIENT_SEED.check(client_seed)
 
 
+def table_client_seed(client_seed: str | None) -> str:
+    """The client seed a table opens with: the one given, checked, or else 16 random hex
+    characters from `secrets`."""
+    return check_client_seed(client_seed or secrets.token_hex(8))
+
+
 def commitment(server_seed: str) -> str:
     """Return SHA-256 of the 32 seed bytes as 64 lowercase hex characters."""
     return hashlib.sha256(bytes.fromhex(check_server_seed(server_seed))).hexdigest()

@@ -13,7 +13,7 @@ from ledger.core.transfers import HOUSE, Transfer, deal_stake_account, make_tran
 from ledger.domain.base import LedgerAggregate, versioned
 from ledger.domain.wallet import Wallet
 from ledger.rules import casino
-from ledger.rules.casino import Opening, OpeningKind, Phase, Settlement
+from ledger.rules.casino import Opening, Phase, Settlement
 
 
 class CasinoTable(LedgerAggregate):
@@ -185,9 +185,7 @@ class CasinoDeal(LedgerAggregate):
     @property
     def needs_decision(self) -> bool:
         """Whether the deal waits for Stand or Raise (only a spread, C6)."""
-        opening = self.opening
-        return bool(opening and opening.offers_raise and self.phase == Phase.DECIDING
-                    and not (self.stood or self.raised))
+        return casino.awaits_decision(self.opening, self.phase, self.stood or self.raised)
 
     def stand(self) -> None:
         """Keep the opening bet as the whole stake (C6)."""
@@ -315,12 +313,7 @@ class CasinoDeal(LedgerAggregate):
     @property
     def opening_label(self) -> str | None:
         """Report bucket of the opening: consecutive, pair, trips or spread_N."""
-        opening = self.opening
-        if opening is None:
-            return None
-        if opening.kind is OpeningKind.PAIR and self.trips:
-            return "trips"
-        return opening.label
+        return casino.opening_label(self.opening, self.trips)
 
 
 # The version of every stored event class (docs/events.md): 1 until its shape changes.

@@ -8,6 +8,7 @@ events therefore rebuilds exactly the state the decisions saw.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 from uuid import UUID
 
@@ -17,12 +18,18 @@ from eventsourcing.persistence import Transcoding
 from ledger.core.digests import canonical_form
 from ledger.domain.base import LedgerAggregate, versioned
 from ledger.rules import operations
-from ledger.rules.highcard.actions import HighCardGame
+from ledger.rules.highcard.actions import Context, Emit, HighCardGame
 from ledger.rules.highcard.state import HighCardState
 
 
 class HighCardTable(LedgerAggregate):
-    """A table of one high-card variant: seats, dealer, pot or bank, and the deal in progress."""
+    """A table of one high-card variant: seats, dealer, pot or bank, and the deal in progress.
+
+    Its engine (`game()`) is built once for its state and kept in a slot beside it, not in
+    the aggregate's `__dict__`: what the table records, pickles, snapshots and compares stays
+    its state alone."""
+
+    __slots__ = ("_game",)
 
     class Opened(LedgerAggregate.Created):
         variant: str
@@ -45,8 +52,24 @@ class HighCardTable(LedgerAggregate):
         self.state = HighCardState(str(id), variant, limits)
 
     def game(self) -> HighCardGame:
-        """The engine, recording every operation it emits as an event of this table."""
-        return HighCardGame(self.state, self._record)
+        """The engine, recording every operation it emits as an event of this table, with no
+        command's context yet (each action is handed its own).
+
+        Built once for the table's state object and kept: the events of a command change that
+        state in place and the engine reads it live, holding nothing derived from it, so the
+        same engine serves every later step (the command's answer, the next command on the
+        table handed over). A table given another state object (a copy, unpickled or
+        deep-copied, starts with none) builds a new one."""
+        game: HighCardGame | None = getattr(self, "_game", None)
+        if game is None or game.state is not self.state:
+            game = HighCardGame(self.state, _recording_to(self))
+            self._game = game
+        game.out.ctx = Context()
+        return game
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickling and copying keep: the aggregate's `__dict__`, never its engine."""
+        return self.__dict__
 
     def change_client_seed(self, client_seed: str) -> None:
         """Set the client seed used by the next shuffle."""
@@ -170,6 +193,20 @@ class HighCardTable(LedgerAggregate):
 
     class TableClosed(Operation):
         """The table closed; the pot went back to its owners (H10)."""
+
+
+def _recording_to(table: HighCardTable) -> Emit:
+    """`table._record` for the table's own engine, which the table keeps: held weakly, so the
+    table and its engine make no reference cycle and go when the table does."""
+    record = weakref.WeakMethod(table._record)
+
+    def emit(operation: operations.Operation) -> None:
+        method = record()
+        if method is None:
+            raise ReferenceError("the table this engine records to is gone")
+        method(operation)
+
+    return emit
 
 
 #: The event class that records each kind of operation (the same name, checked here).

@@ -129,6 +129,22 @@ def verify_opening_bet(bet: object, balance: int) -> int:
     return bet
 
 
+def awaits_decision(opening: Opening | None, phase: Phase, decided: bool) -> bool:
+    """Whether a deal waits for Stand or Raise: only on a spread (C6), before the player has
+    decided (`decided`: stood or raised)."""
+    return bool(opening and opening.offers_raise and phase == Phase.DECIDING and not decided)
+
+
+def opening_label(opening: Opening | None, trips: bool) -> str | None:
+    """The report bucket of a deal's opening: `consecutive`, `pair`, `trips` (a pair that
+    made three of a kind, C5) or `spread_N`; None before two cards."""
+    if opening is None:
+        return None
+    if opening.kind is OpeningKind.PAIR and trips:
+        return "trips"
+    return opening.label
+
+
 def can_open(bet: object, balance: int) -> bool:
     """Whether `verify_opening_bet` would accept this bet."""
     return passes(verify_opening_bet, bet, balance)

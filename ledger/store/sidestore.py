@@ -11,12 +11,16 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ledger.core import private
+
+#: Between tries of a side file's setup that found the file locked.
+SETUP_RETRY_SECONDS = 0.01
 
 
 def side_file(store_file: Path, part: str) -> Path:
@@ -45,7 +49,13 @@ def postgres_cursor(datastore: Any) -> Iterator[Any]:
 
 
 class ThreadConnections:
-    """One connection per thread to a SQLite file in WAL mode, all closed together."""
+    """One connection per thread to a SQLite file in WAL mode, all closed together.
+
+    Setting a file up (WAL mode, then its tables) is tried again while the file is locked,
+    until `busy_seconds` have passed: a connection that asks for WAL mode while another is
+    opening the same new file (another thread's store, or another process's, made at the same
+    moment) is refused at once with "database is locked", without SQLite's busy handler, so
+    a longer timeout would not help."""
 
     def __init__(self, path: Path, busy_seconds: float, synchronous: str,
                  schema: Iterable[str] = ()) -> None:
@@ -56,10 +66,22 @@ class ThreadConnections:
         self._connections: list[sqlite3.Connection] = []
         self._guard = threading.Lock()
         private.create_file(path)  # its -wal and -shm take its mode
-        connection = self.connection()
-        connection.execute("PRAGMA journal_mode=WAL")
-        for statement in schema:
-            connection.execute(statement)
+        self._set_up(self.connection(), tuple(schema))
+
+    def _set_up(self, connection: sqlite3.Connection, schema: tuple[str, ...]) -> None:
+        """WAL mode and the tables (each `IF NOT EXISTS`, so a repeat is harmless), tried again
+        while the file is locked (class docstring)."""
+        deadline = time.monotonic() + self.busy_seconds
+        while True:
+            try:
+                connection.execute("PRAGMA journal_mode=WAL")
+                for statement in schema:
+                    connection.execute(statement)
+                return
+            except sqlite3.OperationalError as error:
+                if not _locked(error) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(SETUP_RETRY_SECONDS)
 
     def connection(self) -> sqlite3.Connection:
         """This thread's connection (autocommit: each statement its own transaction unless a
@@ -87,6 +109,12 @@ class ThreadConnections:
             for connection in self._connections:
                 connection.close()
             self._connections.clear()
+
+
+def _locked(error: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused because another connection holds the file (SQLITE_BUSY)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF == sqlite3.SQLITE_BUSY
 
 
 def row_tuple(row: Any) -> tuple[Any, ...]:

@@ -14,6 +14,7 @@ from ledger.core.fairness import commitment, shuffled_pack
 from ledger.domain.access import Role
 from ledger.domain.casino import SealedSeed
 from ledger.integrity.verify import verify_store
+from ledger.rules import casino
 from ledger.rules.casino import OpeningKind
 from tests.seeds import opening, seed_where
 
@@ -319,3 +320,22 @@ def test_verify_fails_when_an_amount_is_changed_in_the_store(tmp_path):
     assert any("still holds a stake of 800" in p for p in problems)
     assert min(failure.position for failure in report.failures) >= row[0]
     next(factory, None)
+
+
+def test_an_answer_classifies_the_casino_deals_opening_once(app, monkeypatch):
+    """A deal's answer, and a table's holding it, read the opening's kind and label, whether
+    the deal waits for the player and whether a raise is legal from one classification of
+    its two cards."""
+    _wallet, table_id = open_table(app)
+    deal = deal_with(app, table_id, 100, opening(OpeningKind.SPREAD, spread=5))
+    assert deal["legal_actions"] == ["stand", "raise"] and deal["awaiting"] == "player"
+    assert deal["opening"]["label"] == "spread_5"
+    calls = []
+    classify = casino.classify_opening
+    monkeypatch.setattr(casino, "classify_opening",
+                        lambda *cards: calls.append(cards) or classify(*cards))
+    assert app.deals.deal_state(SYSTEM, UUID(deal["id"])) == deal
+    assert len(calls) == 1
+    calls.clear()
+    assert app.deals.table(SYSTEM, table_id)["current_deal"] == deal
+    assert len(calls) == 1

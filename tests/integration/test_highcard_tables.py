@@ -19,6 +19,7 @@ import pytest
 from eventsourcing.persistence import IntegrityError
 
 from ledger.app.access import SYSTEM, Principal
+from ledger.app.deals import table_as_audited
 from ledger.core.errors import Forbidden, RuleViolation
 from ledger.core.fairness import commitment, shuffled_pack
 from ledger.domain.access import Role
@@ -278,6 +279,9 @@ def test_G10_G2_G3_whole_deals_of_every_variant_conserve_chips_replay_and_check_
         assert last["state"]["pot"] == pot_through(events, pot_account, expected[-1])
         assert last["state"]["pot"] == table.aggregate(expected[-1]).state.pot
         assert len(app.deals.deal_events(SYSTEM, UUID(deal_id))) == len(expected)
+        if i == 1:  # each step keeps the state after its own event, not a later step's
+            assert [step["state"] for step in replay["steps"]] == [
+                table_as_audited(table.aggregate(v)) for v in expected]
 
     # H10: closing pays the pot out; afterwards every chip is back in a wallet.
     closed = app.tables.close_table(SYSTEM, table.id)

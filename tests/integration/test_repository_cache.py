@@ -6,17 +6,20 @@ answer is its caller's own, which later commands never change."""
 from __future__ import annotations
 
 import contextlib
+import pickle
 import threading
 from collections.abc import Iterator
 from copy import deepcopy
 from uuid import UUID, uuid4
 
 import pytest
+from eventsourcing.domain import Snapshot
 
 from api import create_app
 from ledger.app.access import SYSTEM
 from ledger.app.unit import CommandKey
 from ledger.core.errors import LedgerError
+from ledger.domain import highcard
 from ledger.domain.wallet import Wallet
 from ledger.integrity.verify import verify_store
 from ledger.sim.bots import simulate_table
@@ -97,6 +100,33 @@ def test_a_retried_key_is_answered_as_the_first_time_after_later_commands(
         first for _command, first in kept]
 
 
+def test_a_callers_answer_is_its_own_and_no_holder_changes_the_recorded_one(
+        app, monkeypatch) -> None:
+    """The caller has the answer its command built, with nothing pickled on the way; what the
+    caller does to it changes neither the record of its key nor a repeat's answer, which is
+    the repeat's own."""
+    table_id = UUID(app.tables.open_table(SYSTEM, "high_card_pool", {})["id"])
+    for seat in (1, 2, 3):  # the table and the wallets handed over to the cache
+        app.tables.seat_player(SYSTEM, table_id, seat, open_wallet(app, 500))
+    command = CommandKey.of(SYSTEM, "leave-3", "DELETE", f"/tables/{table_id}/seats/3", {})
+
+    def refused(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("pickled")
+
+    monkeypatch.setattr(pickle, "dumps", refused)
+    monkeypatch.setattr(pickle, "loads", refused)
+    first = app.tables.unseat_player(SYSTEM, table_id, 3, command=command)
+    kept = deepcopy(first)
+    first["seats"].clear()
+    first["legal_actions"].append({"action": "changed"})
+    first["version"] = -1
+    again = app.tables.unseat_player(SYSTEM, table_id, 3, command=command)
+    assert again == kept
+    again["seats"][0]["player_id"] = "someone else"
+    monkeypatch.undo()  # a load outside a command is a copy: pickled, as ever
+    assert app.unit.recorded_answer(command) == kept
+
+
 def test_a_refused_command_leaves_the_cache_as_it_was(app) -> None:
     wallet_id = open_wallet(app, 50)
     table_id = UUID(app.casino.open_casino_table(SYSTEM, wallet_id, client_seed="c")["id"])
@@ -108,6 +138,33 @@ def test_a_refused_command_leaves_the_cache_as_it_was(app) -> None:
     assert (table.version, table.nonce) == (before.version, before.nonce)
     assert app.repository.get(wallet_id).balance == 50
     assert app.deals.deal(SYSTEM, table_id, 10)["nonce"] == before.nonce + 1
+
+
+def test_a_tables_engine_is_built_once_for_its_state_and_is_no_part_of_what_it_keeps(
+        app, monkeypatch) -> None:
+    """A table's engine is built once for its state: it serves each command's decision and
+    answer, and the next commands on the table handed over, though their events change the
+    state; a copy of the table (a load outside a command) builds its own; it is never pickled,
+    snapshotted or compared with the table."""
+    built: list[highcard.HighCardGame] = []
+
+    class Counted(highcard.HighCardGame):
+        def __init__(self, *args) -> None:  # type: ignore[no-untyped-def]
+            super().__init__(*args)
+            built.append(self)
+
+    monkeypatch.setattr(highcard, "HighCardGame", Counted)
+    table_id = UUID(app.tables.open_table(SYSTEM, "high_card_pool", {})["id"])
+    for seat in (1, 2, 3):
+        answer = app.tables.seat_player(SYSTEM, table_id, seat, open_wallet(app, 500))
+    assert len(built) == 1 and [s["seat"] for s in answer["seats"]] == [1, 2, 3]
+    assert [a["action"] for a in answer["legal_actions"]] == [
+        a["action"] for a in built[0].legal_actions({1: 500, 2: 500, 3: 500})]
+    copy = app.repository.get(table_id)
+    engine = copy.game()
+    assert len(built) == 2 and copy.game() is engine and engine.state is copy.state
+    assert "_game" not in vars(copy) and b"HighCardGame" not in pickle.dumps(copy)
+    assert "_game" not in Snapshot.take(copy).state
 
 
 def test_another_applications_writes_are_seen_by_reads_and_commands(make_shared_app) -> None:

@@ -3,8 +3,11 @@
 Each `RuleViolation(...)` in `ledger/` and `api/` is read from its source: its rule must be a
 string literal there, a choice between literals (`"FW3" if ... else BET_RULE[v.name]`), a
 look-up in a dict literal of the same module (`BET_RULE[v.name]`, `FUNDING_RULE.get(name, "G8")`),
-whose values are then literals of that module, or a parameter whose type is a `Literal[...]` of
-them written in that module (`rule: Overdraft`, `Overdraft = Literal["C2", "C6", "G8"]`).
+whose values are then literals of that module, or in a dict literal that the module imports by
+name from a module of its own package (the high-card actions import `BET_RULE` from
+`ledger.rules.highcard.limits`), whose values are literals of that module, or a parameter whose
+type is a `Literal[...]` of them written in that module (`rule: Overdraft`,
+`Overdraft = Literal["C2", "C6", "G8"]`).
 A raise in a method (each high-card action is a class whose `verify` raises) is read the same
 way as one in a function.
 Anything else (a rule passed in as any string, read from a variant's data, built at run time)
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -77,6 +81,32 @@ def literal_maps(tree: ast.Module) -> dict[str, set[str]]:
     return found
 
 
+def module_source(module: str) -> str | None:
+    """The source of a module of this tree by its dotted name; None when there is none."""
+    path = ROOT.joinpath(*module.split(".")).with_suffix(".py")
+    return path.read_text() if path.is_file() else None
+
+
+def imported_maps(tree: ast.Module, package: str,
+                  source_of: Callable[[str], str | None]) -> dict[str, set[str]]:
+    """Dict literals a module imports by name from a module of its own package `package`
+    (`from ledger.rules.highcard.limits import BET_RULE`, or `from .limits import BET_RULE`):
+    the string values of each as that module writes them. A name imported from any other
+    package, or that is not such a dict literal there, is not one."""
+    found: dict[str, set[str]] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom) or node.module is None or node.level > 1:
+            continue
+        module = f"{package}.{node.module}" if node.level else node.module
+        if module.rpartition(".")[0] != package or (source := source_of(module)) is None:
+            continue
+        maps = literal_maps(ast.parse(source))
+        for alias in node.names:
+            if alias.name in maps:
+                found[alias.asname or alias.name] = maps[alias.name]
+    return found
+
+
 def rules_of(arg: ast.expr, maps: dict[str, set[str]],
              params: dict[str, set[str]] | None = None) -> set[str] | None:
     """The rule IDs a raise site's first argument can be, when they are literals of its
@@ -99,10 +129,15 @@ def rules_of(arg: ast.expr, maps: dict[str, set[str]],
     return None
 
 
-def raise_sites(source: str) -> list[tuple[int, set[str] | None]]:
-    """(line, rule IDs or None) of every `RuleViolation(...)` built in a module's source."""
+def raise_sites(source: str, package: str = "",
+                source_of: Callable[[str], str | None] = module_source,
+                ) -> list[tuple[int, set[str] | None]]:
+    """(line, rule IDs or None) of every `RuleViolation(...)` built in a module's source;
+    `package`: the module's package (dotted), whose modules' dict literals it may import."""
     tree = ast.parse(source)
-    maps, aliases = literal_maps(tree), literal_aliases(tree)
+    maps = {**imported_maps(tree, package, source_of), **literal_maps(tree)} if package else (
+        literal_maps(tree))
+    aliases = literal_aliases(tree)
     params_at: dict[int, dict[str, set[str]]] = {}  # call node id -> its function's literals
     for function in ast.walk(tree):
         if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -121,7 +156,8 @@ def all_raise_sites() -> dict[str, list[tuple[int, set[str] | None]]]:
     sites = {}
     for folder in ("ledger", "api"):
         for path in sorted((ROOT / folder).rglob("*.py")):
-            found = raise_sites(path.read_text())
+            package = ".".join(path.relative_to(ROOT).parts[:-1])
+            found = raise_sites(path.read_text(), package)
             if found:
                 sites[str(path.relative_to(ROOT))] = found
     return sites
@@ -178,16 +214,49 @@ def test_a_rule_read_from_elsewhere_is_caught():
                                    (19, {"C2", "C6", "H5"}), (21, {"FW2"})]
 
 
+def test_a_table_imported_from_a_module_of_the_same_package_counts_and_no_other():
+    sources = {"pkg.sub.rules": "BET = {'a': 'H5'}\nBUILT = dict(a='H6')\n",
+               "pkg.other": "FAR = {'a': 'S3'}\n", "pkg.sub.deeper.rules": "DEEP = {'a': 'P1'}\n"}
+    source = (
+        "from pkg.sub.rules import BET\n"
+        "from .rules import BET as TABLE, BUILT\n"
+        "from pkg.other import FAR\n"
+        "from pkg.sub.deeper.rules import DEEP\n"
+        "def f(v):\n"
+        "    raise RuleViolation(BET[v], 'x')\n"
+        "def g(v):\n"
+        "    raise RuleViolation(TABLE.get(v, 'G8'), 'x')\n"
+        "def h(v):\n"
+        "    raise RuleViolation(BUILT[v], 'x')\n"
+        "def i(v):\n"
+        "    raise RuleViolation(FAR[v], 'x')\n"
+        "def j(v):\n"
+        "    raise RuleViolation(DEEP[v], 'x')\n"
+    )
+    assert raise_sites(source, "pkg.sub", sources.get) == [
+        (6, {"H5"}), (8, {"H5", "G8"}), (10, None), (12, None), (14, None)]
+    assert raise_sites(source) == [(6, None), (8, None), (10, None), (12, None), (14, None)]
+
+
+def test_the_high_card_actions_name_the_rules_of_the_tables_they_share_with_the_limits():
+    """The rule IDs a table's configuration and its actions both refuse by are written once,
+    in the limits, and read there for the actions' raise sites."""
+    tree = ast.parse((ROOT / "ledger/rules/highcard/actions.py").read_text())
+    shared = imported_maps(tree, "ledger.rules.highcard", module_source)
+    assert set(shared) == {"PLAYERS_RULE", "BET_RULE", "FUNDING_RULE"}
+    assert not set(shared) & set(literal_maps(tree))
+    assert actions.BET_RULE is limits.BET_RULE
+
+
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_the_rule_ids_written_at_the_raise_sites_agree_with_each_variants_rules(name):
     v = VARIANTS[name]
-    for module in (actions, limits):
-        assert module.PLAYERS_RULE[name] == v.rules["players"]
-        assert module.BET_RULE[name] == v.rules["bet"]
-        if v.funding is Funding.ANTE:
-            assert name not in module.FUNDING_RULE
-        else:
-            assert module.FUNDING_RULE[name] == v.rules["funding"]
+    assert limits.PLAYERS_RULE[name] == v.rules["players"]
+    assert limits.BET_RULE[name] == v.rules["bet"]
+    if v.funding is Funding.ANTE:
+        assert name not in limits.FUNDING_RULE
+    else:
+        assert limits.FUNDING_RULE[name] == v.rules["funding"]
     assert actions.TURN_RULE[name] == v.rules["turn"]
     if v.funding is Funding.ANTE:
         assert limits.ANTE_RULE[name] == v.rules["ante"]

@@ -11,8 +11,10 @@ once (`HighCardState.apply`), so later steps of the same command see it; the agg
 every operation as an event. The automatic steps are `ledger.rules.highcard.flow`, a table's
 configuration `ledger.rules.highcard.limits`.
 
-Where variants name different rules for the same refusal, the rule IDs are written here, by
-variant, next to the checks that raise them (they agree with each variant's `rules`).
+Where variants name different rules for the same refusal, the rule IDs are written by variant
+in a table of this package (they agree with each variant's `rules`): here those only the
+actions name (`TURN_RULE`, `LEAVE_RULE`), and in `ledger.rules.highcard.limits`, imported here,
+those a table's configuration is refused by too (`PLAYERS_RULE`, `BET_RULE`, `FUNDING_RULE`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,14 @@ from ledger.core.errors import RuleViolation, passes
 from ledger.rules.highcard.flow import DealFlow
 from ledger.rules.highcard.hands import winning_card
 from ledger.rules.highcard.inputs import Context, Shuffle
-from ledger.rules.highcard.limits import max_seats_for, new_state, verify_limits
+from ledger.rules.highcard.limits import (
+    BET_RULE,
+    FUNDING_RULE,
+    PLAYERS_RULE,
+    max_seats_for,
+    new_state,
+    verify_limits,
+)
 from ledger.rules.highcard.recorder import Emit, Recorder
 from ledger.rules.highcard.state import HighCardState, Phase
 from ledger.rules.operations import (
@@ -44,25 +53,10 @@ from ledger.rules.variants import Betting, Funding, Target, Variant, Visibility
 __all__ = ["Action", "Context", "Emit", "HighCardGame", "Shuffle", "max_seats_for", "new_state",
            "verify_limits", "winning_card"]
 
-#: The rule a refused number of players names, by variant (H1, P1, X1; G9).
-PLAYERS_RULE = {
-    "high_card_pool": "H1", "banked_red_dog": "H1", "shoot": "G9", "slippery_sam": "G9",
-    "fort_wayne": "G9", "polish": "P1", "six_spot": "X1", "six_spot_banking": "X1",
-}
-#: The rule a refused stake or bank names, by variant with a dealer's stake or a bank.
-FUNDING_RULE = {
-    "banked_red_dog": "H11", "shoot": "S1", "slippery_sam": "SS1", "fort_wayne": "SS1",
-    "polish": "P1", "six_spot_banking": "XB1",
-}
 #: The rule a bet out of turn names, by variant.
 TURN_RULE = {
     "high_card_pool": "H4", "banked_red_dog": "H4", "shoot": "G5", "slippery_sam": "SS4",
     "fort_wayne": "FW2", "polish": "P3", "six_spot": "X4", "six_spot_banking": "XB3",
-}
-#: The rule a refused bet (or a pass instead of one) names, by variant.
-BET_RULE = {
-    "high_card_pool": "H5", "banked_red_dog": "H11", "shoot": "S3", "slippery_sam": "SS1",
-    "fort_wayne": "FW1", "polish": "P3", "six_spot": "X4", "six_spot_banking": "XB3",
 }
 #: The rule that keeps a dealer holding the pot or bank at the table, by variant with one.
 LEAVE_RULE = {
@@ -450,7 +444,9 @@ class HighCardGame:
     """Decisions for one table; operations go to `emit`, which must apply them to `state`.
     Each player action is an attribute (`start`, `seat`, `unseat`, `fund`, `decline`, `bet`,
     `buy`, `pass_turn`, `choose`, `split_pot`, `close`, and the shared check `turn`) with its
-    own `verify` and `can`; calling it does the action."""
+    own `verify` and `can`; calling it does the action. It keeps nothing derived from `state`
+    (every question reads the state as it is now), so one game serves its state however the
+    operations change it; its recorder's `ctx` is the command's under way."""
 
     def __init__(self, state: HighCardState, emit: Emit) -> None:
         self.state = state

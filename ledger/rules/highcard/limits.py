@@ -10,19 +10,23 @@ from ledger.core.errors import RuleViolation
 from ledger.rules.highcard.state import HighCardState
 from ledger.rules.variants import VARIANTS, Funding, MaxBet, Target, Variant
 
-#: The rule a refused number of players or cards per hand names, by variant (H1, P1, X1; G9).
+#: The rule a refused number of players or cards per hand names, by variant (H1, P1, X1; G9):
+#: here when the table opens, and by the actions (`ledger.rules.highcard.actions`) when a deal
+#: starts or a player sits.
 PLAYERS_RULE = {
     "high_card_pool": "H1", "banked_red_dog": "H1", "shoot": "G9", "slippery_sam": "G9",
     "fort_wayne": "G9", "polish": "P1", "six_spot": "X1", "six_spot_banking": "X1",
 }
 #: The rule a refused ante names, by variant that antes (H2, X1).
 ANTE_RULE = {"high_card_pool": "H2", "six_spot": "X1"}
-#: The rule a refused bet limit names, by variant.
+#: The rule a refused bet limit (here) or bet, or a pass instead of one (the actions), names,
+#: by variant.
 BET_RULE = {
     "high_card_pool": "H5", "banked_red_dog": "H11", "shoot": "S3", "slippery_sam": "SS1",
     "fort_wayne": "FW1", "polish": "P3", "six_spot": "X4", "six_spot_banking": "XB3",
 }
-#: The rule a refused stake or bank limit names, by variant with a dealer's stake or a bank.
+#: The rule a refused stake or bank limit (here) or stake (the actions) names, by variant with
+#: a dealer's stake or a bank.
 FUNDING_RULE = {
     "banked_red_dog": "H11", "shoot": "S1", "slippery_sam": "SS1", "fort_wayne": "SS1",
     "polish": "P1", "six_spot_banking": "XB1",
