@@ -437,7 +437,9 @@ class Field:
 READ_HEADERS = ("Authorization", "X-Request-Id")
 #: Values for the query parameters an operation requires, so a request is refused for the
 #: field spoiled and no other.
-REQUIRED_QUERY = {"since": "2026-01-01", "until": "2026-01-02"}
+REQUIRED_QUERY = {"since": "2026-01-01", "until": "2026-01-02",
+                  # the public log's proofs and leaves
+                  "leaf": "0", "size": "1", "from": "1", "to": "1", "position": "1"}
 SURROGATE = "\ud800"
 #: A lone surrogate's bytes (CESU-8), as a server hands a query string or path on (Latin-1).
 SURROGATE_BYTES = SURROGATE.encode("utf-8", "surrogatepass").decode("latin-1")
