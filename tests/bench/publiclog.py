@@ -4,7 +4,10 @@ commands, whether its tree keeps up, and how fast it answers at a million leaves
 1. **On and off**: for each store (a fresh SQLite file, a fresh PostgreSQL schema), the `http`
    section's mix in a closed loop (`tests.bench.http`: the same clients, workers and threads)
    against `reddog serve` started with `REDDOG_TRANSPARENCY=off`, then again on a fresh store of
-   the same kind with `on`. Commands/s and the commands' p99, on over off. While the load runs
+   the same kind with `on`; `rounds` times (default 2; 1 with --quick), every other round `on`
+   first, so that a drift in the machine's load weighs on both alike. The means of each
+   setting's commands/s and commands' p99, on over off; the server's CPU time per command
+   (its processes' user and system time over the counted span). While the load runs
    and after it stops, a thread of the bench reads the store every 20 ms: the log's last
    position and how many of its events the tree lacks (its backlog); when the load stops, the
    backlog then, and how long until the tree reaches the log's last event.
@@ -25,7 +28,7 @@ commands, whether its tree keeps up, and how fast it answers at a million leaves
    the hashes alone: the bytes of the tiles and entry tiles it holds.
 
 Options (`--set KEY=VALUE`): the `http` section's `seconds`, `clients`, `workers`, `threads`;
-`leaves` (default 1,000,000; 20,000 with --quick), `requests` (per kind, default 2,000; 200
+`rounds`, `leaves` (default 1,000,000; 20,000 with --quick), `requests` (per kind, default 2,000; 200
 with --quick), `pg_leaves` (the PostgreSQL tree's size, default `leaves`; 0 leaves it out).
 """
 
@@ -48,7 +51,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from tests.bench.common import Figure, Skipped, Store, open_store
-from tests.bench.http import Bench, Server, percentile
+from tests.bench.http import Bench, Sampler, Server, percentile
 
 SECTION = "publiclog"
 #: Commands/s with the log on over off, at least; the commands' p99 on over off, at most.
@@ -177,80 +180,114 @@ class Backlog:
         return result
 
 
-def on_and_off(ctx: Any, kind: str) -> list[Figure]:
-    """The mix at its max rate with the log off, then on, each on a fresh store (step 1)."""
-    runs: dict[str, dict[str, Any]] = {}
-    shape = ""
-    for setting in ("off", "on"):
-        with open_store(kind, ctx.postgres) as store, tempfile.TemporaryDirectory(
-                prefix="reddog-bench-log-") as tmp:
-            bench = Bench(ctx, store, Path(tmp))
-            bench.progress = ctx.progress(SECTION)
-            extra = {"REDDOG_TRANSPARENCY": setting}
-            if kind == "sqlite":
-                extra["REDDOG_GROUP_COMMIT"] = "on"  # as the http section's max rate
-            shape = (f"{bench.workers} workers × {bench.threads} threads, {bench.clients} "
-                     f"client processes, {bench.seconds:.0f} s phases")
-            bench.say(f"REDDOG_TRANSPARENCY={setting}: server, setup; the mix, closed loop")
-            server = Server(store, Path(tmp), bench.workers, bench.threads, extra)
-            watcher: Backlog | None = None
-            try:
-                specs = bench.setup(server)
-                server.follow()
-                watcher = Backlog(store, ctx.postgres, tree=setting == "on")
-                top = bench.play(f"log-{setting}", specs)
-                final = watcher.last_position()
-                if setting == "on":
-                    watcher.caught_up(final, CATCH_UP_MOST)
+def one_run(ctx: Any, kind: str, setting: str) -> dict[str, Any]:
+    """The mix at its max rate on a fresh store with REDDOG_TRANSPARENCY=`setting`: the http
+    section's figures of it, and the backlog (`Backlog.summary`)."""
+    with open_store(kind, ctx.postgres) as store, tempfile.TemporaryDirectory(
+            prefix="reddog-bench-log-") as tmp:
+        bench = Bench(ctx, store, Path(tmp))
+        bench.progress = ctx.progress(SECTION)
+        extra = {"REDDOG_TRANSPARENCY": setting}
+        if kind == "sqlite":
+            extra["REDDOG_GROUP_COMMIT"] = "on"  # as the http section's max rate
+        bench.say(f"REDDOG_TRANSPARENCY={setting}: server, setup; the mix, closed loop")
+        server = Server(store, Path(tmp), bench.workers, bench.threads, extra)
+        sampler = Sampler(server)
+        watcher: Backlog | None = None
+        try:
+            specs = bench.setup(server)
+            server.follow()
+            watcher = Backlog(store, ctx.postgres, tree=setting == "on")
+            top = bench.play(f"log-{setting}", specs, sampler=sampler)
+            final = watcher.last_position()
+            if setting == "on":
+                watcher.caught_up(final, CATCH_UP_MOST)
+            watcher.stop()
+            marks = top["marks"]
+            top["backlog"] = watcher.summary(marks["counted_at"], marks["end_at"], final)
+        finally:
+            if watcher is not None:
                 watcher.stop()
-                marks = top["marks"]
-                top["backlog"] = watcher.summary(marks["counted_at"], marks["end_at"], final)
-            finally:
-                if watcher is not None:
-                    watcher.stop()
-                server.stop()
-            runs[setting] = top
-            bench.say(f"log {setting}: {top['commands_per_s']:,.0f} commands/s, commands' "
-                      f"p99 {top['commands_p99_ms']:.1f} ms")
-    off, on = runs["off"], runs["on"]
-    backlog = on["backlog"]
-    rate = on["commands_per_s"] / off["commands_per_s"]
-    p99 = on["commands_p99_ms"] / off["commands_p99_ms"]
+            sampler.stop()
+            server.stop()
+        top["shape"] = (f"{bench.workers} workers × {bench.threads} threads, {bench.clients} "
+                        f"client processes, {bench.seconds:.0f} s phases")
+        cpu = top["server_cpu_per_s"]
+        top["cpu_ms_per_command"] = (1000 * cpu / top["commands_per_s"]
+                                     if cpu and top["commands_per_s"] else None)
+        bench.say(f"log {setting}: {top['commands_per_s']:,.0f} commands/s, commands' "
+                  f"p99 {top['commands_p99_ms']:.1f} ms")
+        return top
+
+
+def on_and_off(ctx: Any, kind: str) -> list[Figure]:
+    """The mix at its max rate with the log off, then on, each on a fresh store (step 1);
+    `rounds` times, every other round on first (so a drift of the machine's load weighs on
+    both alike): the means of the runs of each setting."""
+    rounds = int(ctx.options.get("rounds", 1 if ctx.quick else 2))
+    runs: dict[str, list[dict[str, Any]]] = {"off": [], "on": []}
+    for n in range(rounds):
+        for setting in ("off", "on") if n % 2 == 0 else ("on", "off"):
+            runs[setting].append(one_run(ctx, kind, setting))
+
+    def mean(setting: str, key: str) -> float:
+        values = [run[key] for run in runs[setting]]
+        return sum(values) / len(values)
+
+    rate = mean("on", "commands_per_s") / mean("off", "commands_per_s")
+    p99 = mean("on", "commands_p99_ms") / mean("off", "commands_p99_ms")
 
     def said(run: dict[str, Any]) -> str:
         failed = f", no answer or 5xx {run['failed']}" if run["failed"] else ""
-        return (f"{run['commands_per_s']:,.0f} commands/s, {run['requests_per_s']:,.0f} "
-                f"requests/s, {run['backlog']['events_per_s']:,.0f} events/s into the log; "
-                f"commands p50 {run['commands_p50_ms']:.1f} ms, p99 "
-                f"{run['commands_p99_ms']:.1f} ms; every request p99 {run['p99_ms']:.1f} ms"
-                f"{failed}")
+        cpu = run["cpu_ms_per_command"]
+        return (f"{run['commands_per_s']:,.0f} commands/s, "
+                f"{run['backlog']['events_per_s']:,.0f} events/s into the log, commands p50 "
+                f"{run['commands_p50_ms']:.1f} ms, p99 {run['commands_p99_ms']:.1f} ms, "
+                + ("server CPU not measured" if cpu is None else
+                   f"server CPU {cpu:.1f} ms per command") + failed)
 
-    caught = backlog["catch_up_s"]
+    def each(setting: str) -> str:
+        return "; ".join(said(run) for run in runs[setting])
+
+    backlogs = [run["backlog"] for run in runs["on"]]
+    worst = max(backlogs, key=lambda b: float("inf") if b["catch_up_s"] is None
+                else b["catch_up_s"])
+    caught = worst["catch_up_s"]
+    order = ", ".join(("off then on" if n % 2 == 0 else "on then off") for n in range(rounds))
+    shape = runs["on"][0]["shape"]
     return [
-        Figure(SECTION, "commands/s at max rate, log on", kind, on["commands_per_s"],
-               "commands/s", ceiling="log off", ceiling_value=off["commands_per_s"],
+        Figure(SECTION, "commands/s at max rate, log on", kind, mean("on", "commands_per_s"),
+               "commands/s", ceiling="log off", ceiling_value=mean("off", "commands_per_s"),
                ratio=rate, goal=f"≥ {RATE_GOAL:.2f}", met=rate >= RATE_GOAL,
-               note=f"{shape}; off: {said(off)}; on: {said(on)}", extra={"off": off, "on": on}),
-        Figure(SECTION, "commands' p99 at max rate, log on", kind, on["commands_p99_ms"], "ms",
-               ceiling="log off", ceiling_value=off["commands_p99_ms"], ratio=p99,
+               note=(f"{shape}; the means of {rounds} run(s) each ({order}), each on a fresh "
+                     f"store; off: {each('off')}. On: {each('on')}"),
+               extra={"off": runs["off"], "on": runs["on"]}),
+        Figure(SECTION, "commands' p99 at max rate, log on", kind,
+               mean("on", "commands_p99_ms"), "ms", ceiling="log off",
+               ceiling_value=mean("off", "commands_p99_ms"), ratio=p99,
                goal=f"≤ {P99_RATIO_GOAL:.2f}", met=p99 <= P99_RATIO_GOAL,
-               note=f"p50 {off['commands_p50_ms']:.1f} ms off, {on['commands_p50_ms']:.1f} ms "
-                    "on; the commands alone (deal, stand, raise, grant, high-card)"),
+               note=(f"the commands alone (deal, stand, raise, grant, high-card), the mean of "
+                     f"each run's p99; p50 {mean('off', 'commands_p50_ms'):.1f} ms off, "
+                     f"{mean('on', 'commands_p50_ms'):.1f} ms on")),
         Figure(SECTION, "tree's backlog when the load stopped", kind,
-               float(backlog["behind_at_stop"] or 0), "events",
-               note=(f"read every {EVERY * 1000:.0f} ms: the log's events the tree lacked; "
-                     f"during the load at most {backlog['peak_behind']:,}, on average "
-                     f"{backlog['mean_behind']:,.1f}, with "
-                     f"{backlog['events_per_s']:,.0f} events/s into the log"),
-               extra=backlog),
+               float(max(b["behind_at_stop"] or 0 for b in backlogs)), "events",
+               note=(f"the most of {len(backlogs)} run(s); read every {EVERY * 1000:.0f} ms: "
+                     "the log's events the tree lacked; during the load at most "
+                     + ", ".join(f"{b['peak_behind']:,} (mean {b['mean_behind']:,.1f}) with "
+                                 f"{b['events_per_s']:,.0f} events/s into the log"
+                                 for b in backlogs)),
+               extra={"runs": backlogs}),
         Figure(SECTION, "tree caught up, after the load stopped", kind,
                float("nan") if caught is None else caught, "s",
                goal=f"< {CATCH_UP_MOST:.0f} s", met=caught is not None,
-               note=(f"until the tree held the log's last event (position "
-                     f"{backlog['log_last']:,}), read every {EVERY * 1000:.0f} ms"
+               note=(f"the longest of {len(backlogs)} run(s), until the tree held the log's "
+                     f"last event (position {worst['log_last']:,}), read every "
+                     f"{EVERY * 1000:.0f} ms; each: "
+                     + ", ".join("never" if b["catch_up_s"] is None else
+                                 f"{b['catch_up_s']:.2f} s" for b in backlogs)
                      if caught is not None else
                      f"not within {CATCH_UP_MOST:.0f} s: the tree reached position "
-                     f"{backlog['tree_last']} of {backlog['log_last']}")),
+                     f"{worst['tree_last']} of {worst['log_last']}")),
     ]
 
 
