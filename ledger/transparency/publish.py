@@ -1,7 +1,8 @@
 """The public log kept up with the event log: leaves appended, checkpoints signed, witnesses told.
 
 - **Appended** after the commit, by a `Publisher` thread of each server process that the saves
-  wake (one process at a time appends: `Tree.catch_up` holds the tree's write lock), or by
+  wake, `GATHER_SECONDS` later, the events of every save since in one append (one process at
+  a time appends: `Tree.catch_up` holds the tree's write lock), or by
   `PublicLog.catch_up` wherever an answer needs the tree to reach the log's end.
 - **Signed** (`PublicLog.sign`): a checkpoint once the tree has grown by `EVERY` leaves since the
   last one, or `SECONDS` after the last one while leaves arrive, and on demand (a receipt whose
@@ -36,6 +37,11 @@ log = logging.getLogger(__name__)
 EVERY = 1000
 #: and this many seconds after the last while leaves arrive.
 SECONDS = 10.0
+#: Seconds a publisher, woken by a save, lets more saves gather before it appends them: one
+#: append (a transaction of the tree and its fsync, and the checks of what is due) for the
+#: events of many commands, not one for each, and the tree at most that much later behind
+#: the log (an answer that needs the tree at the log's end catches it up itself).
+GATHER_SECONDS = 0.1
 
 
 class NotConsistent(Exception):
@@ -147,14 +153,17 @@ class Publisher(Background):
 
     thread_name = "reddog-publisher"
 
-    def __init__(self, public: PublicLog, poll: float = 1.0) -> None:
+    def __init__(self, public: PublicLog, poll: float = 1.0,
+                 gather: float = GATHER_SECONDS) -> None:
         super().__init__()
         self.public = public
         self.poll = poll
+        self.gather = gather
 
     def run(self) -> None:
         while not self._stop.is_set():
-            self._wake.wait(self.poll)
+            if self._wake.wait(self.poll) and self._stop.wait(self.gather):
+                break  # stopped while gathering: the tree catches up from the log later
             self._wake.clear()
             try:
                 self.public.refresh()
