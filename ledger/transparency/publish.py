@@ -74,7 +74,9 @@ class PublicLog:
 
     def due(self) -> bool:
         """Whether a checkpoint is due (see the module's docstring)."""
-        size, latest = self.tree.size, self.store.latest()
+        return self._due(self.tree.size, self.store.latest())
+
+    def _due(self, size: int, latest: Signed | None) -> bool:
         if latest is None:
             return size > 0
         return size >= latest.size + EVERY or (
@@ -101,8 +103,10 @@ class PublicLog:
     def witness(self) -> dict[str, str]:
         """Send the newest checkpoint to the witnesses, unless this process sent it already;
         what each said."""
+        if self.witnesses is None:
+            return {}
         latest = self.store.latest()
-        if self.witnesses is None or latest is None or latest.size <= self._witnessed:
+        if latest is None or latest.size <= self._witnessed:
             return {}
         checkpoint = tlog.Checkpoint.parse(tlog.note_parts(latest.note)[0])
         said = self.witnesses.send(checkpoint, latest.note)
@@ -142,10 +146,11 @@ class PublicLog:
 
     def refresh(self) -> Signed | None:
         """Catch up and sign if a checkpoint is due; the newest checkpoint."""
-        self.catch_up()
-        if self.due():
+        size = self.catch_up()
+        latest = self.store.latest()
+        if self._due(size, latest):
             return self.sign()
-        return self.store.latest()
+        return latest
 
 
 class Publisher(Background):
