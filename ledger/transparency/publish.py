@@ -40,8 +40,10 @@ SECONDS = 10.0
 #: Seconds a publisher, woken by a save, lets more saves gather before it appends them: one
 #: append (a transaction of the tree and its fsync, and the checks of what is due) for the
 #: events of many commands, not one for each, and the tree at most that much later behind
-#: the log (an answer that needs the tree at the log's end catches it up itself).
-GATHER_SECONDS = 0.1
+#: the log (an answer that needs the tree at the log's end catches it up itself; checkpoints
+#: are signed every `EVERY` leaves or `SECONDS` anyway). A wake costs about 0.6 ms of CPU on
+#: SQLite and 3.5 ms on PostgreSQL, whatever it appends, in each server process.
+GATHER_SECONDS = 0.5
 
 
 class NotConsistent(Exception):
