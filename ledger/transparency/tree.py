@@ -70,6 +70,7 @@ class Tree:
         self._guard = threading.Lock()
         self._node = lru_cache(maxsize=65536)(self._complete_node)
         self._full = lru_cache(maxsize=4096)(self._full_tile)
+        self._inside = lru_cache(maxsize=1024)(self._inside_full_tile)
 
     # Appending.
     def catch_up(self, read: Read, most: int = APPEND_MOST) -> tuple[int, int]:
@@ -202,18 +203,43 @@ class Tree:
             raise NotInTree(f"tile {level}/{idx} is not full")
         return data
 
+    def _inside_full_tile(self, level: int, idx: int) -> tuple[bytes, ...]:
+        """Every node inside full tile (level, idx), height by height: its own 256 hashes, the
+        128 above them, and so on to the 2 under its root (8 KiB more than the tile)."""
+        heights = [self._full(level, idx)]
+        for _ in range(tlog.TILE_HEIGHT - 1):
+            heights.append(_paired(heights[-1]))
+        return tuple(heights)
+
     def _complete_node(self, height: int, index: int) -> bytes:
         """The hash of the complete node of `height` numbered `index` (leaves index·2^height
-        onwards), from the one tile that holds its descendants at a multiple of 8 levels."""
+        onwards), from the one tile that holds its descendants at a multiple of 8 levels: from
+        the nodes inside it, hashed once and kept, when it is full; else hashed up from at most
+        128 of its hashes."""
         level, below = divmod(height, tlog.TILE_HEIGHT)
         first = index << below
         idx, offset = divmod(first, WIDTH)
+        try:
+            inside = self._inside(level, idx)
+        except NotInTree:  # the tile at the tree's right edge: not full, so not kept
+            pass
+        else:
+            at = (offset >> below) * H
+            return inside[below][at:at + H]
         count = 1 << below
         data = self.store.tile(level, idx)
         if len(data) < (offset + count) * H:
             raise NotInTree(f"node {height}/{index} is not complete in the tree")
-        hashes = [data[(offset + i) * H:(offset + i + 1) * H] for i in range(count)]
-        return hashes[0] if count == 1 else tlog.root_of(hashes)
+        data = data[offset * H:(offset + count) * H]
+        for _ in range(below):
+            data = _paired(data)
+        return data
+
+
+def _paired(hashes: bytes) -> bytes:
+    """The hashes of the nodes above an even number of neighbouring hashes, pair by pair."""
+    return b"".join([hashlib.sha256(b"\x01" + hashes[i:i + 2 * H]).digest()
+                     for i in range(0, len(hashes), 2 * H)])
 
 
 def _extended(tx: Appending, size: int, commitments: list[bytes]

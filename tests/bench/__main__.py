@@ -9,7 +9,11 @@ Sections (each a module of this package with `run(ctx) -> list[Figure]`):
 - `audit`: the feed (unfiltered and filtered), `reddog verify` and projection catch-up against
   the raw notification-log read rate; a filtered feed page and a report at a million events;
 - `http`: the API under load on the production server, beside a trivial endpoint and the store's
-  raw commit rate; latency at half the maximum rate; server memory.
+  raw commit rate; latency at half the maximum rate; server memory;
+- `groupcommit`: grants from 16 threads on a SQLite file with group commit off and on;
+- `publiclog`: the HTTP mix with the public log off and on (commands/s, p99, whether the tree
+  kept up); a tree of a million leaves: its build rate, proofs and tiles over HTTP (p50/p99),
+  and its bytes per leaf.
 
 One table is printed (stdout) and written as JSON to `var/bench/last.json` and
 `var/bench/bench-<time>.json`; progress goes to stderr every few seconds, terminal or not.
@@ -36,7 +40,7 @@ from tests.bench.common import (
     prepare_all,
 )
 
-SECTIONS = ("simulate", "replay", "audit", "http", "groupcommit")
+SECTIONS = ("simulate", "replay", "audit", "http", "groupcommit", "publiclog")
 
 
 def fmt(value: float | None, unit: str = "") -> str:

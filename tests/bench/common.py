@@ -163,10 +163,16 @@ class Store:
     raw_env: Callable[[str], dict[str, str]]
     label: str
     chain_key: str = field(default_factory=lambda: secrets.token_hex(32), repr=False)
+    #: Where the public log's signing key is made (PostgreSQL, which has no file to keep it
+    #: beside; a SQLite store keeps it beside its file).
+    signing_key_file: str | None = None
 
     def ledger_env(self) -> dict[str, str]:
         """Environment for a ledger process on this store (a server, a CLI command)."""
-        return {"REDDOG_STORE": self.ledger_url, "REDDOG_CHAIN_KEY": self.chain_key}
+        env = {"REDDOG_STORE": self.ledger_url, "REDDOG_CHAIN_KEY": self.chain_key}
+        if self.signing_key_file:
+            env["REDDOG_SIGNING_KEY_FILE"] = self.signing_key_file
+        return env
 
 
 def postgres_env(url: str, schema: str) -> dict[str, str]:
@@ -221,10 +227,12 @@ def _postgres_store(admin_url: str) -> Iterator[Store]:
         admin.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
         separator = "&" if "?" in admin_url else "?"
         try:
-            yield Store(
-                "postgres", f"{admin_url}{separator}schema={schema}",
-                lambda name: postgres_env(admin_url, schema), f"schema {schema}",
-            )
+            with tempfile.TemporaryDirectory(prefix="reddog-bench-key-") as keys:
+                yield Store(
+                    "postgres", f"{admin_url}{separator}schema={schema}",
+                    lambda name: postgres_env(admin_url, schema), f"schema {schema}",
+                    signing_key_file=str(Path(keys) / "signing-key"),
+                )
         finally:
             admin.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
                 sql.Identifier(schema)))
@@ -237,6 +245,8 @@ def ledger_app(store: Store, **settings: Any) -> Any:
     from ledger.app.application import LedgerApplication
     from ledger.settings import Settings
 
+    if store.signing_key_file:
+        settings.setdefault("signing_key_file", store.signing_key_file)
     return LedgerApplication(Settings.from_env(store=store.ledger_url, chain_key=store.chain_key,
                                                **settings))
 

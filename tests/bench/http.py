@@ -437,9 +437,11 @@ class Bench:
             assert process.stdin is not None
             process.stdin.write(f"{start_at!r}\n")
             process.stdin.close()
-        marks: dict[str, float] = {}
         counted = start_at + self.warmup
         half, end = counted + (self.seconds - self.warmup) / 2, start_at + self.seconds
+        # When counting began and the load stopped (monotonic): what a watcher of the store
+        # (`tests.bench.publiclog`) lines its samples up with.
+        marks: dict[str, float] = {"counted_at": counted, "end_at": end}
         deadline = end + 120
         while any(p.poll() is None for p, _ in processes):
             now = time.monotonic()
@@ -550,6 +552,8 @@ class Bench:
         commands_ok = sum(n for kind in COMMANDS for status, n in statuses[kind].items()
                           if 200 <= status < 300)
         answered = [lat for values in by_kind.values() for lat in values]
+        commanded = [lat for kind, values in by_kind.items() if kind in COMMANDS
+                     for lat in values]
         played = [lat for kind, values in by_kind.items() if kind in PLAY for lat in values]
         cpu = (marks["cpu_end"] - marks["cpu_start"]) / span if "cpu_end" in marks else None
         return {
@@ -561,6 +565,8 @@ class Bench:
             "commands": commands_ok,
             "p50_ms": 1000 * percentile(answered, 0.5),
             "p99_ms": 1000 * percentile(answered, 0.99),
+            "commands_p50_ms": 1000 * percentile(commanded, 0.5),
+            "commands_p99_ms": 1000 * percentile(commanded, 0.99),
             "play_p50_ms": 1000 * percentile(played, 0.5),
             "play_p99_ms": 1000 * percentile(played, 0.99),
             "played": len(played),

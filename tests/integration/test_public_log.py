@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
@@ -248,3 +249,30 @@ def test_two_processes_on_one_store_append_each_leaf_once(make_shared_app):
     events = log_events(first)
     assert first.public.tree.size == second.public.tree.size == len(events)
     assert check_tree(first.public).ok
+
+
+def test_a_publisher_woken_appends_after_gathering_and_stops_while_it_gathers(app):
+    public = app.public
+    publisher = publish.Publisher(public, poll=60.0, gather=0.05).start()
+    try:
+        played(app, 2)
+        publisher.notify()  # what a save does: no poll is due for a minute
+        events = len(log_events(app))
+
+        def signed() -> int:
+            latest = public.latest()
+            return 0 if latest is None else latest.size
+
+        deadline = time.monotonic() + 10
+        while signed() < events and time.monotonic() < deadline:
+            time.sleep(0.01)
+        # Every event appended, and a checkpoint of them all signed (the first is due at once).
+        assert public.tree.size == signed() == events
+    finally:
+        publisher.stop()
+    # Woken, then stopped while it gathers: it ends without waiting for its poll.
+    slow = publish.Publisher(public, poll=60.0, gather=30.0).start()
+    slow.notify()
+    started = time.monotonic()
+    slow.stop()
+    assert not slow.running and time.monotonic() - started < 5
