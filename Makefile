@@ -15,7 +15,11 @@ run: $(STAMP)
 	$(BIN)/reddog serve --demo
 
 # Two workers on the two cores; the load tests, which start servers and many client processes
-# of their own, run after the rest, alone.
+# of their own, run after the rest, alone. The run starts a great many Python processes (the
+# workers, every server and command a test starts) over the same sources: each writes the
+# bytecode it compiles (and pytest its rewritten test modules) for the next to read, even where
+# the environment says not to (PYTHONDONTWRITEBYTECODE, as container images often set it).
+test: export PYTHONDONTWRITEBYTECODE =
 test: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/pytest -n 2 --dist worksteal -m "not load"

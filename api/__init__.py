@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import swagger_ui_bundle
+from apispec import APISpec
 from flask import Flask, g, send_from_directory
 from flask.json.provider import DefaultJSONProvider
 from flask_smorest import Api
@@ -29,6 +31,13 @@ from api.resources import (
 from ledger.app.application import LedgerApplication
 
 DOCS_ASSETS = "/docs/assets/"
+#: The config that shapes the OpenAPI document (the rest of it is the blueprints' routes).
+DOCUMENT_CONFIG = ("API_TITLE", "API_VERSION", "OPENAPI_VERSION", "API_SPEC_OPTIONS")
+#: The OpenAPI document of every app this process has built, by its config (`DOCUMENT_CONFIG`):
+#: the first `create_app` writes it and every later one serves that same document, which
+#: nothing changes once it is written. Writing it (flask-smorest copies every schema of every
+#: operation for each app) was most of what an app cost to build, and tests build one a test.
+_DOCUMENTS: dict[str, APISpec] = {}
 
 
 class LedgerApi(Api):
@@ -50,6 +59,17 @@ class LedgerApi(Api):
                 if operation is not None:
                     operation.setdefault("operationId", rule.endpoint.rpartition(".")[2])
         add_examples(paths)
+
+    def register_blueprint(self, blp: Any, *, document: bool = True, parameters: Any = None,
+                           **options: Any) -> None:
+        """Register a blueprint; and document its operations, unless the document was written
+        before (`document=False`): then only what `Api.register_blueprint` does besides."""
+        if document:
+            super().register_blueprint(blp, parameters=parameters, **options)
+            return
+        name = options.get("name", blp.name)
+        self._app.extensions["flask-smorest"]["blp_name_to_api"][name] = self
+        self._app.register_blueprint(blp, **options)
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
@@ -90,10 +110,13 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     _ = ledger.runtime
 
     api = LedgerApi(app)
+    document_key = json.dumps([app.config.get(name) for name in DOCUMENT_CONFIG],
+                              sort_keys=True, default=repr)
+    written = _DOCUMENTS.get(document_key)
     for blueprint in (wallets.blp, tables.blp, deals.blp, disputes.blp, audit.blp, keys.blp,
                       session.blp, health.blp, verification.blp, transparency.blp,
                       transparency.staff, transparency.receipts):
-        api.register_blueprint(blueprint)
+        api.register_blueprint(blueprint, document=written is None)
     app.register_blueprint(pages.blp)
     app.register_blueprint(problem_pages.blp)
     observe.init_app(app, ledger)
@@ -104,7 +127,11 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     gate.init_app(app, settings.audit_slots, settings.audit_queue, settings.audit_seconds,
                   settings.audit_share)
 
-    api.name_operations(app)
+    if written is None:
+        api.name_operations(app)
+        _DOCUMENTS[document_key] = api.spec
+    else:
+        api.spec = written
 
     @app.get(f"{DOCS_ASSETS}<path:filename>")
     def docs_assets(filename: str) -> Any:

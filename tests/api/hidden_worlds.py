@@ -122,13 +122,20 @@ class World:
         return [seed for seed in sealed if seed not in revealed]
 
 
+def world_settings() -> Settings:
+    """In memory, without rate limits, and audit reads taking any share of the time: the crawl
+    sends audit reads between table reads, and a share of the time would have each wait for the
+    last one's rest (on a slow machine, a read of one build told to come back, 429, and the
+    same read of the other served); tests/unit/test_audit_share.py tests the share."""
+    return Settings.from_env(store="memory", rate_limit=0, audit_share=1.0)
+
+
 def build(variant: str, pack: list[Card], sealed: dict[int, int], seed: int = 1) -> World:
     """Play a table of `variant` from `pack` to the crawl's moment (`TURNS`), the same steps
     in every build; `sealed` are the amounts of the six-spot bets, by seat."""
     with seeded_randomness(seed), freeze_time(NOW):
         packs = Packs([stack("As"), pack])
-        ledger = LedgerApplication(Settings.from_env(store="memory", rate_limit=0),
-                                   stacked_packs=packs)
+        ledger = LedgerApplication(world_settings(), stacked_packs=packs)
         ledger.mapper.transcoder.register(FakeDatetimeAsISO())
         world = World(variant, ledger, create_app({"LEDGER": ledger, "TESTING": True}))
         _keys(world)
@@ -150,7 +157,7 @@ def build_casino(seed: int = 1) -> World:
     from ledger.rules.casino import OpeningKind, classify_opening
 
     with seeded_randomness(seed), freeze_time(NOW):
-        ledger = LedgerApplication(Settings.from_env(store="memory", rate_limit=0))
+        ledger = LedgerApplication(world_settings())
         ledger.mapper.transcoder.register(FakeDatetimeAsISO())
         world = World("casino", ledger, create_app({"LEDGER": ledger, "TESTING": True}))
         _keys(world)

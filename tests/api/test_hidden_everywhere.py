@@ -52,12 +52,13 @@ PAGES = ("/", "/pages/table", "/pages/casino", "/pages/audit", "/pages/wallet",
          "/pages/replay", "/pages/verification", "/pages/reports")
 
 
-def _values(world: World, name: str, schema: dict[str, Any], path: str) -> list[str]:
+def _values(world: World, deals: list[UUID], name: str, schema: dict[str, Any],
+            path: str) -> list[str]:
     wallets = [str(wallet_id(p)) for p in (*PLAYERS, OUTSIDER)]
     players = [*PLAYERS, OUTSIDER]
     known: dict[str, list[str]] = {
         "table": [str(TABLE_ID)], "wallet": wallets, "player": players,
-        "player_id": players, "deal": [str(d) for d in _deals(world)],
+        "player_id": players, "deal": [str(d) for d in deals],
         "since": [DAY], "until": [f"{DAY}T23:59:59+00:00"], "at": [f"{NOW}+00:00"],
         "type": ["BetPlaced", "Debited", "CardDealt", "Anted", "Wagered"],
         "after": ["0"], "after_version": ["0"], "limit": ["500"], "count": ["50"],
@@ -72,19 +73,19 @@ def _values(world: World, name: str, schema: dict[str, Any], path: str) -> list[
         return [str(v) for v in schema["enum"]]
     if name == "version":  # every version since the deal began, and one more
         aggregate = UUID(path.split("/")[2])
-        return [str(v) for v in range(_since_the_deal(world, aggregate),
+        return [str(v) for v in range(_since_the_deal(world, deals, aggregate),
                                       world.ledger.repository.get(aggregate).version + 2)]
     return known.get(name, [])
 
 
-def _since_the_deal(world: World, aggregate: UUID) -> int:
+def _since_the_deal(world: World, deals: list[UUID], aggregate: UUID) -> int:
     """The first version of the aggregate to ask for as of: a wallet's first, the table's as
     its deal in progress began (its earlier states hold nothing the deal hides)."""
     if aggregate != TABLE_ID:
         return 1
     from ledger.domain.casino import SealedSeed
 
-    sealed = world.ledger.repository.get(SealedSeed.create_id(_deals(world)[-1]))
+    sealed = world.ledger.repository.get(SealedSeed.create_id(deals[-1]))
     return sealed.table_version or 1
 
 
@@ -104,9 +105,10 @@ def _deals(world: World) -> list[UUID]:
 def crawl_targets(world: World, document: dict[str, Any]) -> Iterator[str]:
     """Every GET of the document, once per id of its path parameters and once per value of
     each of its query parameters."""
+    deals = _deals(world)  # read from the log once for the crawl, not once a parameter
     ids = {
         "table_id": [str(TABLE_ID)],
-        "deal_id": [str(d) for d in _deals(world)],
+        "deal_id": [str(d) for d in deals],
         "wallet_id": [str(wallet_id(p)) for p in (*PLAYERS, OUTSIDER)],
         "player_id": [*PLAYERS, OUTSIDER],
         "key_id": list(world.key_ids.values()),
@@ -135,7 +137,7 @@ def crawl_targets(world: World, document: dict[str, Any]) -> Iterator[str]:
                     continue
                 schema = parameter.get("schema", {})
                 items = schema.get("items", schema) if schema.get("type") == "array" else schema
-                values = _values(world, parameter["name"], items, concrete)
+                values = _values(world, deals, parameter["name"], items, concrete)
                 for value in values:
                     yield f"{concrete}?{parameter['name']}={value}"
                 firsts += [f"{parameter['name']}={values[0]}"] if values else []

@@ -54,6 +54,13 @@ def parse(path: Path) -> ast.Module:
     return _parsed(path, (stat.st_mtime_ns, stat.st_size))
 
 
+@functools.cache
+def nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of a parsed module, in the order `ast.walk` gives them, walked once for all
+    the checks (each check looks at every node of every module, some several times)."""
+    return list(ast.walk(tree))
+
+
 def modules(root: Path) -> dict[str, Path]:
     """Every module of `ledger` and `api` under `root`, by dotted name."""
     found = {}
@@ -76,8 +83,9 @@ class Import:
                 + (" (under TYPE_CHECKING)" if self.typing_only else ""))
 
 
+@functools.cache
 def _typing_only_nodes(tree: ast.Module) -> set[int]:
-    return {id(node) for block in ast.walk(tree)
+    return {id(node) for block in nodes(tree)
             if isinstance(block, ast.If) and ast.unparse(block.test) in (
                 "TYPE_CHECKING", "typing.TYPE_CHECKING")
             for statement in block.body for node in ast.walk(statement)}
@@ -90,7 +98,7 @@ def imports_of(path: Path, name: str, known: set[str]) -> list[Import]:
     typing_only = _typing_only_nodes(tree)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = []
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
@@ -241,7 +249,7 @@ def event_names() -> EventNames:
                                  if isinstance(cls, type) and issubclass(cls, Aggregate.Event))
     bare = set(KINDS) | {name.rpartition(".")[2] for name in qualified}
     for path in modules(ROOT).values():
-        for node in ast.walk(parse(path)):
+        for node in nodes(parse(path)):
             if (isinstance(node, ast.Call) and ast.unparse(node.func) == "event" and node.args
                     and isinstance(node.args[0], ast.Constant)):
                 bare.add(node.args[0].value)
@@ -274,13 +282,13 @@ def dispatch_by_name(root: Path, names: EventNames) -> list[tuple[str, int, str]
     found = []
     for name, path in modules(root).items():
         tree = parse(path)
-        skipped = {id(node.args[0]) for node in ast.walk(tree) if isinstance(node, ast.Call)
+        skipped = {id(node.args[0]) for node in nodes(tree) if isinstance(node, ast.Call)
                    and ast.unparse(node.func) == "event" and node.args}
-        skipped |= {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)
+        skipped |= {id(node.value) for node in nodes(tree) if isinstance(node, ast.Expr)
                     and isinstance(node.value, ast.Constant)}
-        asserted = {id(n) for node in ast.walk(tree) if isinstance(node, ast.Assert)
+        asserted = {id(n) for node in nodes(tree) if isinstance(node, ast.Assert)
                     for n in ast.walk(node.test)}  # a check that names agree dispatches nothing
-        for node in ast.walk(tree):
+        for node in nodes(tree):
             if (isinstance(node, ast.Constant) and isinstance(node.value, str)
                     and id(node) not in skipped and name != "ledger.rules.operations"
                     and _names_an_event(node.value, names)):
@@ -299,7 +307,7 @@ def long_service_functions(root: Path) -> tuple[int, list[str]]:
     """How many functions the services (`ledger/app`) have, and those longer than the cap."""
     count, long = 0, []
     for path in sorted((root / "ledger" / "app").glob("*.py")):
-        for node in ast.walk(parse(path)):
+        for node in nodes(parse(path)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 count += 1
                 length = (node.end_lineno or node.lineno) - node.lineno + 1
@@ -348,9 +356,9 @@ def test_ledger_imports_nothing_of_http_or_the_command_line():
         if not name.startswith("ledger"):
             continue
         tree = parse(path)
-        names = {alias.name.split(".")[0] for node in ast.walk(tree)
+        names = {alias.name.split(".")[0] for node in nodes(tree)
                  if isinstance(node, ast.Import) for alias in node.names}
-        names |= {(node.module or "").split(".")[0] for node in ast.walk(tree)
+        names |= {(node.module or "").split(".")[0] for node in nodes(tree)
                   if isinstance(node, ast.ImportFrom) and not node.level}
         assert not names & {"flask", "flask_smorest", "marshmallow", "werkzeug", "click", "api"}, (
             name)
@@ -442,7 +450,7 @@ def test_every_audit_read_is_gated_right_under_its_route():
     its slot covers reading the one and writing the other (api/gate.py)."""
     gated, misplaced = [], []
     for name, path in modules(ROOT).items():
-        for node in ast.walk(parse(path)):
+        for node in nodes(parse(path)):
             if isinstance(node, ast.FunctionDef):
                 names = [ast.unparse(d) for d in node.decorator_list]
                 if "audit_read" in names:
@@ -458,7 +466,7 @@ def test_account_names_are_parsed_only_in_the_transfers_module():
     for name, path in modules(ROOT).items():
         if name == "ledger.core.transfers":
             continue
-        for node in ast.walk(parse(path)):
+        for node in nodes(parse(path)):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and node.func.attr in ("startswith", "partition", "split")
                     and any(isinstance(arg, ast.Constant) and str(arg.value).startswith(
@@ -478,7 +486,7 @@ def test_no_family_branch_outside_the_deal_log_and_the_engines():
     for name, path in modules(ROOT).items():
         if name in FAMILY_ROOMS or name.startswith(("ledger.rules.", "ledger.domain.")):
             continue
-        for node in ast.walk(parse(path)):
+        for node in nodes(parse(path)):
             text = ast.unparse(node) if isinstance(node, ast.Compare | ast.Call) else ""
             if isinstance(node, ast.Compare) and ("CASINO_VARIANT" in text or "'casino'" in text
                                                  or "casino.VARIANT" in text):
