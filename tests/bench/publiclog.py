@@ -14,7 +14,12 @@ commands, whether its tree keeps up, and how fast it answers at a million leaves
 2. **A million leaves** (SQLite): a tree of `leaves` leaves appended through `Tree.catch_up`, as
    the publisher does (`APPEND_MOST` events a transaction), from a `read` that makes stored
    events up (an aggregate id, a version, a topic and 300 bytes of state) into the tree file of
-   a fresh store: leaves/s. Then `reddog serve` on that store, and a client loop in the bench
+   file of its own: leaves/s. The service rebuilds, as it starts, a tree whose last leaf is
+   not the log's event at that position (`Tree.matches`), as a tree of made-up events is not:
+   so the server is `python -m tests.bench.publiclog serve SPEC.json`, which opens the ledger
+   on a fresh SQLite store, puts that tree in place of the store's own, and serves it as
+   `reddog serve --workers 1` does (`api.edge.serve` of `api.production.serving_app`:
+   waitress, `threads` threads, the publisher running). A client loop in the bench
    (Python `http.client`, one keep-alive connection, one request at a time, so each answer's
    latency is the server's alone): GET /log/proof/inclusion (random leaves, at the full size),
    /log/proof/consistency (random pairs of sizes), full tiles (random, every level), partial
@@ -38,6 +43,8 @@ import functools
 import json
 import random
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -50,7 +57,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tests.bench.common import Figure, Skipped, Store, open_store
+from tests.bench.common import ROOT, Figure, Skipped, Store, open_store
 from tests.bench.http import Bench, Sampler, Server, percentile
 
 SECTION = "publiclog"
@@ -444,12 +451,76 @@ def in_process(tree: Any, call: tuple[Any, ...]) -> None:
         tree.entries(*args)
 
 
-def answers(ctx: Any, store: Store, tmp: Path, tree: Any, size: int, count: int,
-            say: Callable[[str], None]) -> dict[str, dict[str, Any]]:
-    """p50/p99 of each kind of request against `reddog serve` on the store, and of the same
-    calls on `tree` in this process."""
+class TreeServer:
+    """`python -m tests.bench.publiclog serve SPEC`: the ledger's server on a fresh store with
+    the made-up tree in place of the store's own (see the module's docstring)."""
+
+    def __init__(self, store: Store, tmp: Path, tree_file: Path, leaves: int,
+                 threads: int) -> None:
+        from tests.bench.http import child_env, first_error
+        from tests.e2e.load_harness import free_port
+
+        self.port = free_port()
+        spec = tmp / "tree-server.json"
+        spec.write_text(json.dumps({"tree": str(tree_file), "leaves": leaves,
+                                    "threads": threads, "port": self.port}))
+        self.log = tmp / "tree-server.log"
+        env = child_env({**store.ledger_env(), "REDDOG_RATE_LIMIT": "0",
+                         "REDDOG_LOG_FORMAT": "json"})
+        with self.log.open("w") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "tests.bench.publiclog", "serve", str(spec)],
+                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the server exited: {first_error(self.log.read_text())}")
+            try:
+                if Client(self.port).get("/log/proof/inclusion?leaf=0&size="
+                                         f"{leaves}")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"the server did not start: {self.log.read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        from tests.e2e.load_harness import stop_process
+
+        stop_process(self.process, seconds=30)
+
+
+def serve_main(spec: dict[str, Any]) -> None:
+    """The server of `TreeServer`: the ledger on the store the environment names, its public
+    log's tree the made-up one, served as `reddog serve --workers 1` serves."""
+    from api.edge import Limits, serve
+    from api.observe import configure_logging
+    from api.production import serving_app
+    from ledger.app.application import LedgerApplication
+    from ledger.settings import Settings
+    from ledger.transparency.publish import PublicLog
+    from ledger.transparency.tree import Tree
+    from ledger.transparency.treestore import SQLiteTreeStore
+
+    ledger = LedgerApplication(Settings.from_env())
+    configure_logging(ledger.settings.log_level, ledger.settings.log_format)
+    own = ledger.public
+    assert own is not None, "REDDOG_TRANSPARENCY=on"
+    trees = SQLiteTreeStore(Path(spec["tree"]))
+    ledger.public = PublicLog(Tree(trees, own.tree.key), trees, own.signer,
+                              made_up(int(spec["leaves"])))
+    own.store.close()
+    serve(serving_app(ledger), "127.0.0.1", int(spec["port"]), int(spec["threads"]),
+          Limits.of(ledger.settings))
+
+
+def answers(ctx: Any, store: Store, tmp: Path, tree_file: Path, tree: Any, size: int,
+            count: int, say: Callable[[str], None]) -> dict[str, dict[str, Any]]:
+    """p50/p99 of each kind of request against the server of the made-up tree, and of the
+    same calls on `tree` in this process."""
     bench = Bench(ctx, store, tmp)
-    server = Server(store, tmp, bench.workers, bench.threads, {})
+    server = TreeServer(store, tmp, tree_file, size, bench.threads)
     results: dict[str, dict[str, Any]] = {}
     try:
         client = Client(server.port)
@@ -467,7 +538,7 @@ def answers(ctx: Any, store: Store, tmp: Path, tree: Any, size: int, count: int,
                              "p99_ms": 1000 * percentile(latencies, 0.99),
                              "max_ms": 1000 * max(latencies)}
         client.close()
-        shape = f"{bench.workers} workers × {bench.threads} threads"
+        shape = f"one process (waitress) × {bench.threads} threads"
     finally:
         server.stop()
     for name, make in requests_of(size, random.Random(7)).items():
@@ -488,8 +559,6 @@ def answers(ctx: Any, store: Store, tmp: Path, tree: Any, size: int, count: int,
 
 def million(ctx: Any, leaves: int, count: int) -> list[Figure]:
     """Steps 2 and 3 on SQLite: the build, the answers, the bytes."""
-    from ledger.store.locate import locate
-    from ledger.store.sidestore import side_file
     from ledger.transparency.tree import Tree, salt_key
     from ledger.transparency.treestore import SQLiteTreeStore
 
@@ -501,9 +570,7 @@ def million(ctx: Any, leaves: int, count: int) -> list[Figure]:
     figures: list[Figure] = []
     with open_store("sqlite", ctx.postgres) as store, tempfile.TemporaryDirectory(
             prefix="reddog-bench-log-") as tmp:
-        path = locate(store.ledger_url).sqlite_path
-        assert path is not None
-        tree_file = side_file(path, "tree")
+        tree_file = Path(tmp) / "made-up.tree.sqlite3"
         trees = SQLiteTreeStore(tree_file)
         try:
             tree = Tree(trees, salt_key(bytes.fromhex(store.chain_key)))
@@ -511,9 +578,10 @@ def million(ctx: Any, leaves: int, count: int) -> list[Figure]:
             built = build(tree, leaves, say)
             say(f"built at {built['leaves_per_s']:,.0f} leaves/s; the file's size")
             size = sqlite_bytes(tree_file)
-            say("reddog serve on it; the client loop")
+            say("the server on it; the client loop")
             # A fresh Tree for the in-process timings: its caches as cold as a server's.
-            timed = answers(ctx, store, Path(tmp), Tree(trees, tree.key), leaves, count, say)
+            timed = answers(ctx, store, Path(tmp), tree_file, Tree(trees, tree.key), leaves,
+                            count, say)
         finally:
             trees.close()
     size_label = f"{leaves // 1000:,}k" if leaves < 1_000_000 else f"{leaves / 1e6:g}M"
@@ -537,7 +605,7 @@ def million(ctx: Any, leaves: int, count: int) -> list[Figure]:
             note=(f"p50 {result['p50_ms']:.2f} ms, max {result['max_ms']:.1f} ms, "
                   f"{result['count']:,} timed; /health/live p50 {live['p50_ms']:.2f} ms; the "
                   f"same on the tree in process p50 {result['tree_p50_ms']:.2f} ms, p99 "
-                  f"{result['tree_p99_ms']:.2f} ms; reddog serve, {shape}, one keep-alive "
+                  f"{result['tree_p99_ms']:.2f} ms; the server: {shape}, one keep-alive "
                   "connection, one request at a time"
                   + (f"; NOT 200: {result['not_200']}" if result["not_200"] else "")),
             extra={**result, "live": live}))
@@ -636,3 +704,16 @@ def run(ctx: Any) -> list[Figure]:
                                   met=False, note=f"failed: {type(error).__name__}: "
                                                   f"{' '.join(str(error).split())[-300:]}"))
     return figures
+
+
+def main(argv: list[str]) -> int:
+    """`python -m tests.bench.publiclog serve SPEC.json`: the server of `TreeServer`."""
+    target, path = argv
+    if target != "serve":
+        raise SystemExit(f"usage: python -m tests.bench.publiclog serve SPEC.json, not {target}")
+    serve_main(json.loads(Path(path).read_text()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
