@@ -109,7 +109,10 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     # PostgreSQL schema) stops the start instead of failing every request.
     _ = ledger.runtime
 
+    # The tile route's converter, before the blueprint that uses it is registered.
+    app.url_map.converters["tile"] = transparency.TileConverter
     api = LedgerApi(app)
+    api.register_converter(transparency.TileConverter, transparency.TileConverter.schema)
     document_key = json.dumps([app.config.get(name) for name in DOCUMENT_CONFIG],
                               sort_keys=True, default=repr)
     written = _DOCUMENTS.get(document_key)

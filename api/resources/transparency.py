@@ -10,6 +10,7 @@ from uuid import UUID
 
 from flask import Response, request, url_for
 from marshmallow import Schema, fields, validate
+from werkzeug.routing import PathConverter
 
 from api.auth import command_key, ledger, principal
 from api.errors import PROBLEM
@@ -38,6 +39,22 @@ NO_KEY: dict[str, Any] = {"security": []}
 IMMUTABLE = "public, max-age=31536000, immutable"
 SHORT = "public, max-age=2"
 PROBLEM_ANSWER = {"schema": ProblemSchema, "content_type": PROBLEM}
+#: What an operation that reads nothing but its path refuses: a header the API reads that is not
+#: text (`api.inputs`).
+HEADER_NOT_TEXT = "A header the API reads is not text (`field` names it)"
+#: A tile's path after `tile/` in its canonical spelling (C2SP tlog-tiles): what the OpenAPI
+#: document declares. The route takes any path, so that one in another spelling is answered 404
+#: saying why (`tlog.parse_tile_path` decides).
+TILE_PATH = (r"^(?:[0-9]|[1-5][0-9]|6[0-3]|entries)/(?:x(?!000)[0-9]{3}/(?:x[0-9]{3}/)*)?"
+             r"[0-9]{3}(?:\.p/(?:[1-9]|[1-9][0-9]|1[0-9]{2}|2[0-4][0-9]|25[0-5]))?$")
+
+
+class TileConverter(PathConverter):
+    """A tile's path, as `path` takes it, documented by its canonical pattern (`TILE_PATH`)."""
+
+    @staticmethod
+    def schema(_converter: Any) -> dict[str, Any]:
+        return {"type": "string", "pattern": TILE_PATH}
 
 
 class InclusionArgs(Args):
@@ -102,6 +119,7 @@ def _text(text: str, cache: str, kind: str = "text/plain; charset=utf-8") -> Res
               description="The newest checkpoint (C2SP tlog-checkpoint) as a signed note, with "
                           "the witnesses' cosignatures")
 @blp.alt_response(404, description="No public log is kept here", **PROBLEM_ANSWER)
+@blp.alt_response(422, description=HEADER_NOT_TEXT, **PROBLEM_ANSWER)
 @blp.doc(**NO_KEY)
 def checkpoint() -> Response:
     """The newest signed checkpoint of the log, with every cosignature the service was given."""
@@ -184,18 +202,20 @@ def cosignatures() -> dict[str, Any]:
 @blp.route("/key", methods=["GET"])
 @blp.response(200, {"type": "string"}, content_type="text/plain",
               description="The log's verifier key (signed-note format: name+ID+key)")
+@blp.alt_response(422, description=HEADER_NOT_TEXT, **PROBLEM_ANSWER)
 @blp.doc(**NO_KEY)
 def key() -> Response:
     """The public key that verifies the log's checkpoints."""
     return _text(ledger().transparency.verifier_key() + "\n", "public, max-age=3600")
 
 
-@blp.route("/tile/<path:path>", methods=["GET"])
+@blp.route("/tile/<tile:path>", methods=["GET"])
 @blp.response(200, {"type": "string", "format": "binary"},
               content_type="application/octet-stream",
               description="A tile: 32-byte hashes (C2SP tlog-tiles), or an entry bundle")
 @blp.alt_response(404, description="No such tile (yet), or not a canonical tile path",
                   **PROBLEM_ANSWER)
+@blp.alt_response(422, description=HEADER_NOT_TEXT, **PROBLEM_ANSWER)
 @blp.doc(**NO_KEY)
 def tile(path: str) -> Response:
     """A tile of the tree by its C2SP tlog-tiles path: `tile/<L>/<N>[.p/<W>]`, and
@@ -243,6 +263,7 @@ def leaf(args: dict[str, Any]) -> dict[str, Any]:
 @blp.response(200, {"type": "string"}, content_type="text/x-python",
               description="The standalone checker: Python 3.11+, standard library and "
                           "`cryptography`")
+@blp.alt_response(422, description=HEADER_NOT_TEXT, **PROBLEM_ANSWER)
 @blp.doc(**NO_KEY)
 def checker() -> Response:
     """The checker of receipts and checkpoints (`python checker.py --help`), to run anywhere."""

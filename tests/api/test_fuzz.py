@@ -525,11 +525,14 @@ def send(world: World, role: str, method: str, path: str, operation: dict[str, A
 
 def named(field: Field, value: Any, status: int, body: dict[str, Any]) -> bool:
     """Whether a refusal is 422 naming the field; or, in a path, 404 for a value no route has
-    there (a UUID's place, or a whole number's given anything but digits: no route matched)."""
+    there (a UUID's place, or a whole number's given anything but digits: no route matched; or
+    one the parameter's documented pattern does not match, as a tile's path)."""
     if status == 422 and body.get("field") == field.name:
         return True
     digits = isinstance(value, int) and value >= 0
-    no_route = field.schema.get("format") == "uuid" or field.kind == "integer" and not digits
+    pattern = field.schema.get("pattern")
+    no_route = (field.schema.get("format") == "uuid" or field.kind == "integer" and not digits
+                or pattern is not None and re.search(pattern, str(value)) is None)
     return field.where == "path" and status == 404 and no_route
 
 

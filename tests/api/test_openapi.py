@@ -122,12 +122,13 @@ def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(sp
 #: The operations that take no key, and the failures they answer: readiness 503 (with its own
 #: body, saying what is not ready).
 UNAUTHENTICATED_PROBES = {"/health": set(), "/health/live": set(), "/health/ready": {"503"},
-                          # and the public log's answers, for anyone (docs/transparency.md)
-                          "/log/checkpoint": {"404"}, "/log/checkpoints": {"422"},
-                          "/log/checkpoints/{size}": {"404", "422"}, "/log/key": set(),
-                          "/log/tile/{path}": {"404"}, "/log/proof/inclusion": {"422"},
+                          # and the public log's answers, for anyone (docs/transparency.md):
+                          # each refuses a header it reads that is not text (422)
+                          "/log/checkpoint": {"404", "422"}, "/log/checkpoints": {"422"},
+                          "/log/checkpoints/{size}": {"404", "422"}, "/log/key": {"422"},
+                          "/log/tile/{path}": {"404", "422"}, "/log/proof/inclusion": {"422"},
                           "/log/proof/consistency": {"422"}, "/log/leaf": {"404", "422"},
-                          "/log/checker.py": set(), "/log/cosignatures": {"413", "422"}}
+                          "/log/checker.py": {"422"}, "/log/cosignatures": {"413", "422"}}
 #: The operations that answer 503 (with Retry-After) rather than record what a limit that cannot
 #: be checked would have to allow: an auditor's verification run.
 FAIL_CLOSED = {("post", "/verification"),

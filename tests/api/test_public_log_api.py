@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from uuid import UUID
 
+from api.resources.transparency import TILE_PATH
 from ledger.app.access import SYSTEM
 from ledger.core import tlog
 from tests.api.helpers import assert_problem, records_nothing
@@ -122,6 +124,27 @@ def test_bad_proof_and_tile_requests_are_refused_naming_what(client, ledger):
         assert_problem(client.get(f"/log/{path}"), 404)
     assert_problem(client.get("/log/checkpoints/999999"), 404)
     assert_problem(client.get("/log/leaf?position=999999"), 404, field="position")
+
+
+def test_the_documented_tile_pattern_takes_exactly_the_canonical_paths():
+    """The OpenAPI document's pattern for a tile's path agrees with the server's parser, on
+    canonical paths of every shape and on each wrong spelling of them."""
+    pattern = re.compile(TILE_PATH)
+    canonical = [tlog.tile_path(level, index, width) for level in (0, 1, 9, 63)
+                 for index in (0, 7, 999, 1000, 1234567, 10**18) for width in (1, 17, 255, 256)]
+    canonical += [tlog.entries_path(index, width) for index in (0, 1000, 10**15)
+                  for width in (3, 256)]
+    wrong = ["tile/0/0000", "tile/0/x000/001", "tile/01/000", "tile/64/000", "tile/0/000.p/0",
+             "tile/0/000.p/256", "tile/0/000.p/007", "tile/entries/01", "tile/-1/000",
+             "tile/0/x1/000", "tile/0/000/", "tile/0/\N{REPLACEMENT CHARACTER}", "tile/a/000"]
+    for path in canonical + wrong:
+        try:
+            tlog.parse_tile_path(path)
+            parsed = True
+        except ValueError:
+            parsed = False
+        assert parsed == (path in canonical), path
+        assert (pattern.search(path.removeprefix("tile/")) is not None) == parsed, path
 
 
 def test_cosignatures_are_kept_only_from_a_witness_the_service_names(make_app):
