@@ -27,6 +27,7 @@ from ledger.ops.migrate import migrate as copy_store
 from ledger.ops.rawstore import RawStore, open_raw
 from ledger.settings import Settings
 from ledger.store.locate import SQLITE, locate
+from ledger.transparency.signing import signing_key_file
 
 
 def _verify(settings: Settings, as_json: bool) -> bool:
@@ -71,7 +72,8 @@ def backup(destination: Path, force: bool, as_json: bool, store: str | None) -> 
     try:
         key = source_key(settings)
         manifest = backup_sqlite(location.sqlite_path.absolute(), key, destination,
-                                 settings.store, overwrite=force)
+                                 settings.store, overwrite=force,
+                                 signing_key=signing_key_file(settings, location))
     except (ConfigurationError, BackupRefused) as error:
         raise click.ClickException(str(error)) from None
     if as_json:
@@ -80,6 +82,10 @@ def backup(destination: Path, force: bool, as_json: bool, store: str | None) -> 
     click.echo(f"backed up {manifest['events']} events, up to position "
                f"{manifest['last_position']}, with the chain key (fingerprint "
                f"{manifest['key_fingerprint']}) into {destination}")
+    if manifest["signing_key_file"]:
+        click.echo(f"with the public log's signing key ({manifest['verifier_key']})")
+    if manifest["tree_file"]:
+        click.echo("with the public log's tree and the checkpoints it signed")
     for name, digest in manifest["sha256"].items():
         click.echo(f"sha256 {digest}  {name}")
 
@@ -106,6 +112,15 @@ def restore(source: Path, target: Path, force: bool, as_json: bool) -> None:
                f"{manifest['created_at']}), to {done.store} with its key {done.key}", err=True)
     if done.replaced_key is not None:
         click.echo(f"the key that was at {done.key} is kept at {done.replaced_key}", err=True)
+    if done.signing_key is not None:
+        click.echo(f"the public log's signing key to {done.signing_key}", err=True)
+    if done.tree is not None and done.kept_tree is None:
+        click.echo(f"the public log's tree to {done.tree}", err=True)
+    if done.kept_tree is not None:
+        click.echo(f"the tree file at {done.kept_tree} records a newer checkpoint than the "
+                   "backup's: kept (the log signed beyond this backup, and will say so)", err=True)
+    for aside in done.moved_aside:
+        click.echo(f"moved aside: {aside}", err=True)
     settings = replace(Settings.from_env(store=f"sqlite:///{target}"), chain_key=None,
                        chain_key_file=str(done.key))
     sys.exit(0 if _verify(settings, as_json) else 1)

@@ -21,7 +21,7 @@ import sqlite3
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -218,6 +218,18 @@ class _SQLAppending(Appending):
     def clear(self) -> None:
         for name in ("state", "runs", "tiles", "entries"):
             self.cursor.execute(f"DELETE FROM {self.store.table(name)}")
+
+
+def latest_in_file(path: Path) -> Signed | None:
+    """The newest checkpoint a tree file records, read without writing to it (a copy in a
+    backup stays byte for byte as it was)."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        found = db.execute("SELECT name FROM sqlite_master WHERE name = 'tree_checkpoints'")
+        if found.fetchone() is None:
+            return None
+        rows = db.execute("SELECT size, root, note, signed_at FROM tree_checkpoints "
+                          "ORDER BY size DESC LIMIT 1").fetchall()
+    return _signed(rows[0]) if rows else None
 
 
 class SQLiteTreeStore(TreeStore):

@@ -214,5 +214,6 @@ def test_a_folder_the_operator_made_keeps_its_mode_and_what_is_made_in_it_is_pri
     reddog("backup", "--store", url, "--to", str(theirs), cwd=root)
     assert stat.S_IMODE(theirs.stat().st_mode) == 0o755
     inside = everything(theirs)
-    assert {p.name for p in inside} == {"ledger.sqlite3", "ledger.sqlite3.key", "manifest.json"}
+    assert {p.name for p in inside} == {"ledger.sqlite3", "ledger.sqlite3.key", "manifest.json",
+                                        "ledger.tree.sqlite3", "ledger.sqlite3.signing-key"}
     assert modes(inside) == {}
