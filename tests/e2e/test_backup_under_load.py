@@ -58,9 +58,18 @@ def test_a_backup_taken_while_a_load_writes_restores_elsewhere_and_verifies(tmp_
         assert before <= manifest["last_position"] <= after
         assert manifest["events"] == manifest["last_position"]
     assert backups[0][0] < backups[-1][2]  # the load wrote while the backups were taken
-    assert sorted(manifest["sha256"]) == ["ledger.sqlite3", "ledger.sqlite3.key"]
-    for name in ("ledger.sqlite3", "ledger.sqlite3.key"):  # seeds and the key: the owner's only
+    files = ["ledger.sqlite3", "ledger.sqlite3.key", "ledger.sqlite3.signing-key",
+             "ledger.tree.sqlite3"]  # with the public log's tree and signing key
+    assert sorted(manifest["sha256"]) == files
+    for name in files:  # seeds and the keys: the owner's only
         assert (tmp_path / "backup2" / name).stat().st_mode & 0o777 == 0o600
+    for number, (_before, backup, _after) in enumerate(backups):
+        # The tree copied first: it holds nothing past the store's copy.
+        copied = json.loads(backup.stdout)
+        tree = tmp_path / f"backup{number}" / "ledger.tree.sqlite3"
+        with sqlite3.connect(f"file:{tree}?mode=ro", uri=True) as db:
+            tree_last = db.execute("SELECT last_position FROM tree_state").fetchone()
+        assert tree_last is None or tree_last[0] <= copied["last_position"]
     assert (tmp_path / "backup2" / "ledger.sqlite3.key").read_text() == \
         Path(f"{store}.key").read_text()
 
