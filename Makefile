@@ -25,7 +25,13 @@ test: $(STAMP)
 	$(BIN)/pytest -n 2 --dist worksteal -m "not load"
 	$(BIN)/pytest -m load
 
+# The HTTP sections' load comes from wrk (Debian's package), installed here when missing; the
+# bench says so, and those sections fail, if it still is not there.
 bench: $(STAMP)
+	@command -v wrk >/dev/null 2>&1 || { export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y -qq wrk >/dev/null 2>&1 \
+		|| { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; } \
+		|| echo "make bench: wrk could not be installed (apt-get install -y wrk)" >&2; }
 	$(BIN)/python -m tests.bench
 	$(BIN)/python -m tests.bench.plots
 

@@ -34,6 +34,19 @@ def postgres_or_skip() -> str:
     return POSTGRES_ADMIN_URL
 
 
+def wrk_or_skip() -> str:
+    """The wrk that generates the HTTP bench's load (`tests/bench/wrk/`); skip (or, when
+    CI=true, fail: `.ci/run` installs it) if it is not installed."""
+    from tests.bench.http import WrkMissing, wrk_binary
+
+    try:
+        return wrk_binary()
+    except WrkMissing as missing:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true needs wrk. {missing}")
+        pytest.skip(str(missing))
+
+
 @contextmanager
 def fresh_postgres_schema() -> Iterator[tuple[str, str]]:
     """A new PostgreSQL schema of its own, dropped afterwards: (the admin URL, its name); skip

@@ -1,5 +1,6 @@
-"""The HTTP API under load: the production server (`reddog serve --workers N`) driven by client
-processes, beside a trivial endpoint of the same app and the store's raw commit rate.
+"""The HTTP API under load: the production server (`reddog serve --workers N`) driven by wrk
+(a compiled load generator, Debian's package) playing `tests/bench/wrk/mix.lua`, beside a
+trivial endpoint of the same app and the store's raw commit rate.
 
 For each store (a fresh SQLite file, a fresh PostgreSQL schema):
 
@@ -20,30 +21,36 @@ For each store (a fresh SQLite file, a fresh PostgreSQL schema):
    also delays what should have been sent behind it: no coordinated omission).
 6. **Beside audit readers**: the open loop at a quarter of step 4's rate without the feed
    pages (an audit read itself, which would hold up a player's next commands while it waits
-   its turn), once alone and once beside `readers` (16) client processes reading the feed
-   with filters, reports (JSON and CSV), recall, statements and a wallet as of now as fast as
-   they are answered (0.2 s after a 429):
+   its turn), once alone and once beside `readers` (16) clients (a second wrk process)
+   reading the feed with filters, reports (JSON and CSV), recall, statements and a wallet as
+   of now as fast as they are answered (0.2 s after a 429):
    play's p99 beside them over its p99 alone, kind by kind, at most 2×. The same offered rate
    both times, so the ratio is what the readers cost play, not a change in how much is played.
 7. **SQLite, group commit off**: the server started again with `REDDOG_GROUP_COMMIT=off`, and
    step 4 again (steps 3-6 ran with `on`).
 
-Options (`--set KEY=VALUE`): `seconds` (per phase, default 12; 2 with --quick), `clients`
-(default 4 per usable CPU, 8 to 64), `workers` (default one per usable CPU, 2 to 16), `threads`
-(default 16, as `reddog serve`), `readers` (default 16). `--quick`: SQLite only, 2 s phases,
-4 clients, 4 readers, 2 workers of 4 threads (a smoke test of the bench,
+Options (`--set KEY=VALUE`): `seconds` (per phase, default 10; 2 with --quick; wrk runs whole
+seconds), `clients` (default 4 per usable CPU, 8 to 64), `workers` (default one per usable CPU,
+2 to 16), `threads` (default 16, as `reddog serve`), `readers` (default 16). `--quick`: SQLite
+only, 2 s phases, 4 clients, 4 readers, 2 workers of 4 threads (a smoke test of the bench,
 `tests/e2e/test_bench_http.py`).
 
-A client is `python -m tests.bench.http client SPEC.json` (the standard library only), a raw
-writer `python -m tests.bench.http raw SPEC.json`; each says `ready` on stdout and starts at the
-time it is then given on stdin, the same for all. docs/performance.md explains the figures.
+A phase's clients are one wrk process (`wrk -t N -c N`: a thread and a connection per client,
+so a thread's Lua state is its client's) given a spec file (`REDDOG_WRK_SPEC`): each client's
+script and what it plays with, the start, warm-up and length; the script's done() writes the
+answers it counted by kind and status and their p50/p99 (mix.lua's header says how it counts).
+Without wrk the section fails, saying so (`make bench` installs it). A raw writer is `python
+-m tests.bench.http raw SPEC.json`; it says `ready` on stdout and starts at the time it is then
+given on stdin, the same for all. docs/performance.md explains the figures.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
-import random
+import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -51,9 +58,6 @@ import tempfile
 import threading
 import time
 import traceback
-import uuid
-from collections import Counter, defaultdict
-from collections.abc import Iterator
 from http.client import HTTPConnection
 from pathlib import Path
 from typing import Any
@@ -76,161 +80,35 @@ GROWTH_GOAL = 1.10
 MIB = 1024 * 1024
 
 
-# The clients (their own processes; nothing but the standard library).
-def request(conn: HTTPConnection, method: str, path: str, key: str | None,
-            body: Any, parse: bool = True) -> tuple[int, Any]:
-    headers = {"Accept": "application/json"}
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
-    data = None
-    if method == "POST":
-        headers["Idempotency-Key"] = uuid.uuid4().hex
-        data = json.dumps(body if body is not None else {})
-        headers["Content-Type"] = "application/json"
-    conn.request(method, path, body=data, headers=headers)
+# The load: wrk (a compiled generator) playing tests/bench/wrk/mix.lua.
+WRK_DIR = Path(__file__).with_name("wrk")
+MIX = WRK_DIR / "mix.lua"
+#: How long wrk waits for an answer before it counts a timeout (the clients' old timeout).
+WRK_TIMEOUT = "30s"
+#: What wrk counts as a request that got no answer (its socket errors and timeouts; its
+#: `status` errors are every answer over 399, which the script counts by status instead).
+WRK_FAILURES = ("connect", "read", "write", "timeout")
+
+
+class WrkMissing(RuntimeError):
+    """wrk is not installed: the load cannot be generated."""
+
+
+def wrk_binary() -> str:
+    """The wrk on PATH, or WrkMissing saying how to install it."""
+    found = shutil.which("wrk")
+    if found is None:
+        raise WrkMissing("wrk is not installed: the HTTP bench's load is generated by wrk "
+                         "(Debian's package: apt-get install -y wrk; `make bench` installs it)")
+    return found
+
+
+def request(conn: HTTPConnection, method: str, path: str) -> int:
+    """A GET's status (the bench's own look at the server: is it up)."""
+    conn.request(method, path, headers={"Accept": "application/json"})
     response = conn.getresponse()
-    payload = response.read()
-    if response.getheader("Connection", "").lower() == "close":
-        conn.close()
-    if not parse:  # no CPU spent on an answer only the status of which is needed
-        return response.status, None
-    try:
-        return response.status, json.loads(payload) if payload else None
-    except ValueError:
-        return response.status, None
-
-
-Step = tuple[str, str, str, str | None, Any]  # kind, method, path, key, body
-
-
-def live_script(_spec: dict[str, Any], _rng: random.Random) -> Iterator[Step]:
-    while True:
-        yield "live", "GET", "/health/live", None, None
-
-
-def casino_script(spec: dict[str, Any], rng: random.Random) -> Iterator[Step]:
-    """Rounds of: a deal, then stand (or, a third of the time when it is legal, raise); a look at
-    the table; every 2nd round the wallet, every 5th a grant, every 4th a feed page (following
-    the log from where this client's last page ended; not when `feed` is false)."""
-    table, wallet = spec["table_id"], spec["wallet_id"]
-    player, operator = spec["player_key"], spec["operator_key"]
-    after = 0
-    turn = 0
-    while True:
-        turn += 1
-        status, deal = yield "deal", "POST", f"/tables/{table}/deals", player, {"bet": 10}
-        if status == 422:  # a deal still deciding (its decision went unanswered): finish it
-            status, view = yield "read table", "GET", f"/tables/{table}", player, None
-            deal = (view or {}).get("current_deal") if status == 200 else None
-            status = 201 if deal else status
-        if status == 201 and isinstance(deal, dict) and deal.get("phase") == "deciding":
-            action = "raise" if ("raise" in deal.get("legal_actions", [])
-                                 and rng.random() < 1 / 3) else "stand"
-            yield action, "POST", f"/deals/{deal['id']}/{action}", player, None
-        yield "read table", "GET", f"/tables/{table}", player, None
-        if turn % 2 == 0:
-            yield "read wallet", "GET", f"/wallets/{wallet}", player, None
-        if turn % 5 == 0:
-            yield "grant", "POST", f"/wallets/{wallet}/grants", operator, {"amount": 100}
-        if turn % 4 == 0 and spec.get("feed", True):
-            status, page = yield ("feed page", "GET", f"/events?after={after}&limit=50",
-                                  operator, None)
-            if status == 200 and isinstance(page, dict):
-                after = page.get("next", after) or after
-
-
-def high_card_script(spec: dict[str, Any], rng: random.Random) -> Iterator[Step]:
-    """Seat the table's players, then take its legal actions (next deal, bank, bets, dealer's
-    choice) as whichever player each belongs to, reading the table as the operator in between
-    (the load tests' client's choices: `tests.e2e.load_client`)."""
-    from tests.e2e.load_client import choose, table_command
-
-    table, operator = spec["table_id"], spec["operator_key"]
-    keys = {p["player_id"]: p["key"] for p in spec["players"]}
-    for p in spec["players"]:
-        yield ("high-card other", "POST", f"/tables/{table}/seats", p["key"],
-               {"seat": p["seat"], "wallet_id": p["wallet_id"]})
-    while True:
-        status, view = yield "read table", "GET", f"/tables/{table}", operator, None
-        action = choose(view["legal_actions"], rng) if status == 200 else None
-        if action is None:  # nothing this client may do: look again, as a client would
-            continue
-        path, body, op = table_command(table, action, rng)
-        who = keys.get(action.get("player_id") or "", operator)
-        yield "high-card bet" if op == "bet" else "high-card other", "POST", path, who, body
-
-
-def reader_script(spec: dict[str, Any], rng: random.Random) -> Iterator[Step]:
-    """An audit reader, as fast as it is answered: the feed (from the start, by player, by
-    table and type, by time), reports as JSON and CSV, recall, statements and a wallet as of
-    now, over the players' tables and wallets; after a 429 (`busy`) it waits 0.2 s."""
-    key, players = spec["operator_key"], spec["players"]
-    while True:
-        p = rng.choice(players)
-        now = time.time()
-        day = time.strftime("%Y-%m-%d", time.gmtime(now))
-        next_day = time.strftime("%Y-%m-%d", time.gmtime(now + 86400))
-        moment = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 5))
-        kind, path = rng.choice([
-            ("feed", f"/events?after={rng.choice([0, 100, 1000])}&limit=100"),
-            ("feed", f"/events?player={p['player_id']}&limit=100"),
-            ("feed", f"/events?table={p['table_id']}&type=Settled&limit=100"),
-            ("feed", f"/events?since={moment}&limit=100"),
-            ("report", f"/reports?since={day}&until={next_day}&group_by="
-                       + rng.choice(["player", "table", "variant"])),
-            ("report", f"/reports?since={day}&until={next_day}&format=csv"),
-            ("recall", f"/players/{p['player_id']}/recall"),
-            ("statement", f"/wallets/{p['wallet_id']}/statement"),
-            ("as-of", f"/wallets/{p['wallet_id']}/as-of?at={moment}"),
-        ])
-        status, _ = yield f"audit {kind}", "GET", path, key, None
-        if status == 429:
-            time.sleep(0.2)
-
-
-SCRIPTS = {"live": live_script, "casino": casino_script, "high-card": high_card_script,
-           "reader": reader_script}
-
-
-def client_main(spec: dict[str, Any]) -> None:
-    """Run one client's script from `start_at` for `seconds` (monotonic clock, shared by the
-    processes of one machine); closed loop, or open loop at `rate` requests/s. Writes
-    [kind, sent (s from start_at), latency (s), status] per request to `out`."""
-    rng = random.Random(spec["seed"])
-    script = SCRIPTS[spec["script"]](spec, rng)
-    conn = HTTPConnection("127.0.0.1", spec["port"], timeout=30)
-    wait_for_start(spec)
-    start_at, end = spec["start_at"], spec["start_at"] + spec["seconds"]
-    interval = 1.0 / spec["rate"] if spec.get("rate") else None
-    parse = spec["script"] != "reader"  # a reader needs only the status
-    records = []
-    step = next(script)
-    now = time.monotonic()
-    if now < start_at:
-        time.sleep(start_at - now)
-    sent = 0
-    while True:
-        if interval is None:
-            scheduled = time.monotonic()
-        else:  # each client's schedule is offset by its share of one interval
-            scheduled = start_at + (sent + spec.get("phase", 0.0)) * interval
-            wait = scheduled - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
-        if scheduled >= end:
-            break
-        sent += 1
-        kind, method, path, key, body = step
-        try:
-            status, answer = request(conn, method, path, key, body, parse)
-        except (OSError, ValueError):  # no answer: counted as status 0, connection opened again
-            conn.close()
-            status, answer = 0, None
-        done = time.monotonic()
-        records.append([kind, round(scheduled - start_at, 4), round(done - scheduled, 6), status])
-        step = script.send((status, answer))
-    conn.close()
-    Path(spec["out"]).write_text(json.dumps(records))
+    response.read()
+    return response.status
 
 
 # The raw side: the store's commit rate with eventsourcing alone.
@@ -254,6 +132,12 @@ def percentile(values: list[float], share: float) -> float:
     if not ordered:
         return float("nan")
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def ms(value: float | None) -> float:
+    """A latency from mix.lua's done(), absent or None where nothing was counted: NaN, as
+    `percentile` gives."""
+    return float("nan") if value is None else float(value)
 
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -333,7 +217,7 @@ class Server:
             if self.workers == 1 or len(self.pids()) > self.workers:
                 try:
                     conn = HTTPConnection("127.0.0.1", self.port, timeout=2)
-                    if request(conn, "GET", "/health", None, None)[0] == 200:
+                    if request(conn, "GET", "/health") == 200:
                         return
                 except OSError:
                     pass
@@ -437,13 +321,28 @@ class Bench:
             assert process.stdin is not None
             process.stdin.write(f"{start_at!r}\n")
             process.stdin.close()
+        marks = self.watch(name, [p for p, _ in processes], start_at, sampler)
+        results = []
+        for number, (p, spec) in enumerate(processes):
+            if p.stdout is not None:
+                p.stdout.close()
+            err = (self.tmp / f"{self.phases}-{name}-{number}.err").read_text()[-2000:]
+            if p.returncode != 0:
+                raise RuntimeError(f"{name}: a {target} process exited {p.returncode}: {err}")
+            results.append(json.loads(Path(spec["out"]).read_text()))
+        return results, marks
+
+    def watch(self, name: str, processes: list[subprocess.Popen], start_at: float,
+              sampler: Sampler | None) -> dict[str, float]:
+        """Wait for the processes of a phase that began at `start_at`, sampling the server's
+        CPU when counting begins and ends and its memory at the half and the end; the marks."""
         counted = start_at + self.warmup
         half, end = counted + (self.seconds - self.warmup) / 2, start_at + self.seconds
         # When counting began and the load stopped (monotonic): what a watcher of the store
         # (`tests.bench.publiclog`) lines its samples up with.
         marks: dict[str, float] = {"counted_at": counted, "end_at": end}
         deadline = end + 120
-        while any(p.poll() is None for p, _ in processes):
+        while any(p.poll() is None for p in processes):
             now = time.monotonic()
             if sampler is not None:
                 if "cpu_start" not in marks and now >= counted:
@@ -454,9 +353,9 @@ class Bench:
                     marks["end"] = sampler.now()
                     marks["cpu_end"] = sampler.server.cpu()
             if now > deadline:
-                for p, _ in processes:
+                for p in processes:
                     p.kill()
-                raise RuntimeError(f"{name}: clients still running {deadline - end:.0f} s "
+                raise RuntimeError(f"{name}: load still running {deadline - end:.0f} s "
                                    "after the end of the phase")
             self.progress.tick(lambda: f"{self.store.kind}: {name} "
                                        f"{max(0.0, time.monotonic() - start_at):.0f}/"
@@ -467,14 +366,50 @@ class Bench:
             marks.setdefault("half", sampler.now())
             marks.setdefault("end", sampler.now())
             marks.setdefault("cpu_end", sampler.server.cpu())
+        return marks
+
+    def run_wrk(self, name: str, loads: list[list[dict[str, Any]]],
+                sampler: Sampler | None = None) -> tuple[list[dict[str, Any]], dict[str, float]]:
+        """One wrk process per load (a list of clients: one thread and one connection each,
+        playing `tests/bench/wrk/mix.lua`), all started at the same moment; what each one's
+        done() counted (`mix.lua`), and the marks (`watch`)."""
+        binary = wrk_binary()
+        self.phases += 1
+        seconds = self.seconds
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start_at = time.monotonic()
+        processes, outs, logs = [], [], []
+        for number, clients in enumerate(loads):
+            stem = self.tmp / f"{self.phases}-{name}-{number}"
+            ports = {c["port"] for c in clients}
+            assert len(ports) == 1, f"one load, one server: {ports}"
+            spec = {"start_at": start_at, "seconds": seconds, "warmup": self.warmup,
+                    "out": f"{stem}.out.json",
+                    "delay": any(c.get("rate") or c["script"] == "reader" for c in clients),
+                    "groups": {"commands": list(COMMANDS), "play": list(PLAY)},
+                    "clients": clients}
+            Path(f"{stem}.wrk.json").write_text(json.dumps(spec))
+            command = [binary, "-t", str(len(clients)), "-c", str(len(clients)),
+                       "-d", f"{math.ceil(seconds)}s", "--timeout", WRK_TIMEOUT, "-s", str(MIX),
+                       f"http://127.0.0.1:{ports.pop()}/"]
+            log = Path(f"{stem}.wrk.log")
+            with log.open("w") as out:
+                processes.append(subprocess.Popen(
+                    command, cwd=self.tmp, stdout=out, stderr=subprocess.STDOUT,
+                    env=child_env({"REDDOG_WRK_SPEC": f"{stem}.wrk.json"})))
+            outs.append(Path(spec["out"]))
+            logs.append(log)
+        marks = self.watch(name, processes, start_at, sampler)
+        # The load's own CPU: the wrk processes, the only children reaped during the phase.
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        marks["load_cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        marks["load_seconds"] = time.monotonic() - start_at
         results = []
-        for number, (p, spec) in enumerate(processes):
-            if p.stdout is not None:
-                p.stdout.close()
-            err = (self.tmp / f"{self.phases}-{name}-{number}.err").read_text()[-2000:]
-            if p.returncode != 0:
-                raise RuntimeError(f"{name}: a client exited {p.returncode}: {err}")
-            results.append(json.loads(Path(spec["out"]).read_text()))
+        for process, out, log in zip(processes, outs, logs, strict=True):
+            if process.returncode != 0 or not out.exists():
+                raise RuntimeError(f"{name}: wrk exited {process.returncode}: "
+                                   f"{log.read_text()[-2000:]}")
+            results.append(json.loads(out.read_text()))
         return results, marks
 
     # Phases.
@@ -534,52 +469,55 @@ class Bench:
     def play(self, name: str, specs: list[dict[str, Any]], rate: float | None = None,
              sampler: Sampler | None = None, beside: list[dict[str, Any]] | None = None
              ) -> dict[str, Any]:
-        """The mix, closed loop (or open at `rate` requests/s in all): rates and latencies;
-        `beside`, more clients at the same time in a closed loop (audit readers)."""
+        """The mix, closed loop (or open at `rate` requests/s in all), from wrk: rates and
+        latencies; `beside`, more clients at the same time in a closed loop (audit readers,
+        a wrk of their own). The pooled latencies (all, commands, play) are the mix's alone."""
         if rate is not None:
             share = rate / len(specs)
             specs = [{**s, "rate": share, "phase": n / len(specs)} for n, s in enumerate(specs)]
-        specs = specs + (beside or [])
-        results, marks = self.run_processes(name, "client", specs, sampler)
-        records = [r for result in results for r in result if r[1] >= self.warmup]
+        results, marks = self.run_wrk(name, [specs, *([beside] if beside else [])], sampler)
         span = self.seconds - self.warmup
-        by_kind: dict[str, list[float]] = defaultdict(list)
-        statuses: dict[str, Counter] = defaultdict(Counter)
-        for kind, _sent, latency, status in records:
-            statuses[kind][status] += 1
-            if 0 < status < 500 and status != 429:  # busy (audit gate): counted apart
-                by_kind[kind].append(latency)
-        commands_ok = sum(n for kind in COMMANDS for status, n in statuses[kind].items()
-                          if 200 <= status < 300)
-        answered = [lat for values in by_kind.values() for lat in values]
-        commanded = [lat for kind, values in by_kind.items() if kind in COMMANDS
-                     for lat in values]
-        played = [lat for kind, values in by_kind.items() if kind in PLAY for lat in values]
+        kinds: dict[str, dict[str, Any]] = {}
+        for result in results:
+            for kind, values in result["kinds"].items():
+                assert kind not in kinds, f"{kind} counted by two loads"
+                kinds[kind] = {**values, "p50_ms": ms(values.get("p50_ms")),
+                               "p99_ms": ms(values.get("p99_ms")),
+                               "statuses": {str(s): n for s, n in sorted(
+                                   values["statuses"].items(), key=lambda i: int(i[0]))}}
+        statuses = {kind: values["statuses"] for kind, values in sorted(kinds.items())}
+        records = sum(result["records"] for result in results)
+        commands_ok = sum(n for kind in COMMANDS for s, n in statuses.get(kind, {}).items()
+                          if 200 <= int(s) < 300)
+        groups = results[0]["groups"]
+        unanswered = sum(result["wrk"]["errors"][e] for result in results for e in WRK_FAILURES)
         cpu = (marks["cpu_end"] - marks["cpu_start"]) / span if "cpu_end" in marks else None
         return {
             "server_cpu_per_s": cpu,
-            "server_cpu_ms_per_request": 1000 * cpu * span / len(records) if cpu and records
+            "load_cpu_per_s": marks["load_cpu"] / marks["load_seconds"],
+            "server_cpu_ms_per_request": 1000 * cpu * span / records if cpu and records
             else None,
-            "requests_per_s": len(records) / span,
+            "requests_per_s": records / span,
             "commands_per_s": commands_ok / span,
             "commands": commands_ok,
-            "p50_ms": 1000 * percentile(answered, 0.5),
-            "p99_ms": 1000 * percentile(answered, 0.99),
-            "commands_p50_ms": 1000 * percentile(commanded, 0.5),
-            "commands_p99_ms": 1000 * percentile(commanded, 0.99),
-            "play_p50_ms": 1000 * percentile(played, 0.5),
-            "play_p99_ms": 1000 * percentile(played, 0.99),
-            "played": len(played),
-            "kinds": {kind: {"count": len(values), "p50_ms": 1000 * percentile(values, 0.5),
-                             "p99_ms": 1000 * percentile(values, 0.99),
-                             "not_2xx": {str(s): n for s, n in sorted(statuses[kind].items())
-                                         if not 200 <= s < 300}}
-                      for kind, values in sorted(by_kind.items())},
-            "statuses": {kind: {str(s): n for s, n in sorted(c.items())}
-                         for kind, c in sorted(statuses.items())},
-            "failed": sum(n for c in statuses.values() for s, n in c.items()
-                          if s == 0 or s >= 500),
-            "busy": sum(c[429] for c in statuses.values()),
+            "p50_ms": ms(groups["all"].get("p50_ms")),
+            "p99_ms": ms(groups["all"].get("p99_ms")),
+            "commands_p50_ms": ms(groups["commands"].get("p50_ms")),
+            "commands_p99_ms": ms(groups["commands"].get("p99_ms")),
+            "play_p50_ms": ms(groups["play"].get("p50_ms")),
+            "play_p99_ms": ms(groups["play"].get("p99_ms")),
+            "played": groups["play"]["count"],
+            "kinds": {kind: {"count": values["count"], "p50_ms": values["p50_ms"],
+                             "p99_ms": values["p99_ms"],
+                             "not_2xx": {s: n for s, n in values["statuses"].items()
+                                         if not 200 <= int(s) < 300}}
+                      for kind, values in sorted(kinds.items()) if values["count"]},
+            "statuses": statuses,
+            "failed": unanswered + sum(n for c in statuses.values() for s, n in c.items()
+                                       if int(s) >= 500),
+            "unanswered": unanswered,
+            "busy": sum(c.get("429", 0) for c in statuses.values()),
+            "wrk": [result["wrk"] for result in results],
             "marks": marks, "clients": len(specs), "target_rate": rate,
         }
 
@@ -635,8 +573,8 @@ class Bench:
                 sampler.stop()
                 server.stop()
         slow_disk = self.on_a_slow_disk(specs) if kind == "sqlite" else []
-        shape = (f"{self.workers} workers × {self.threads} threads, {self.clients} client "
-                 f"processes, {self.seconds:.0f} s phases")
+        shape = (f"{self.workers} workers × {self.threads} threads, wrk: {self.clients} "
+                 f"clients (a thread and a connection each), {self.seconds:.0f} s phases")
         raw_name = f"raw commits/s, 1 event per save, {self.clients} writers"
         figures.append(Figure(
             SECTION, "/health/live requests/s", kind, live["requests_per_s"], "requests/s",
@@ -787,11 +725,14 @@ def usable_cpus() -> int:
 
 
 def cpu_note(result: dict[str, Any]) -> str:
-    """The server's CPU use during a phase: cores busy, and CPU time per request."""
+    """The server's CPU use during a phase: cores busy, and CPU time per request; beside it, the
+    cores the load generator (the phase's wrk processes) kept busy over its run."""
     if result.get("server_cpu_per_s") is None:
         return "server CPU not measured"
+    load = (f"; wrk {result['load_cpu_per_s']:.2f} of them"
+            if result.get("load_cpu_per_s") is not None else "")
     return (f"server CPU {result['server_cpu_per_s']:.2f} of {usable_cpus()} cores, "
-            f"{result['server_cpu_ms_per_request']:.1f} ms per request")
+            f"{result['server_cpu_ms_per_request']:.1f} ms per request{load}")
 
 
 def run(ctx: Any) -> list[Any]:
@@ -802,6 +743,11 @@ def run(ctx: Any) -> list[Any]:
     if ctx.quick:
         stores = [s for s in stores if s == "sqlite"] or stores[:1]
     progress = ctx.progress(SECTION)
+    try:
+        progress.step(f"load: {wrk_binary()} -s {MIX.relative_to(ROOT)}")
+    except WrkMissing as missing:  # the whole section: no store can be measured without it
+        progress.step(f"FAILED: {missing}")
+        raise
     for kind in stores:
         try:
             with open_store(kind, ctx.postgres) as store, tempfile.TemporaryDirectory(
@@ -819,11 +765,12 @@ def run(ctx: Any) -> list[Any]:
 
 
 def main(argv: list[str]) -> int:
-    """`python -m tests.bench.http client|raw SPEC.json`: one client or raw writer process."""
+    """`python -m tests.bench.http raw SPEC.json`: one raw writer process."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     target, path = argv
-    spec = json.loads(Path(path).read_text())
-    (client_main if target == "client" else raw_writer_main)(spec)
+    if target != "raw":
+        raise SystemExit(f"python -m tests.bench.http raw SPEC.json, not {target!r}")
+    raw_writer_main(json.loads(Path(path).read_text()))
     return 0
 
 

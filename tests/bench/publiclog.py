@@ -2,12 +2,12 @@
 commands, whether its tree keeps up, and how fast it answers at a million leaves.
 
 1. **On and off**: for each store (a fresh SQLite file, a fresh PostgreSQL schema), the `http`
-   section's mix in a closed loop (`tests.bench.http`: the same clients, workers and threads)
-   against `reddog serve` started with `REDDOG_TRANSPARENCY=off`, then again on a fresh store of
-   the same kind with `on`; `rounds` times (default 2; 1 with --quick), every other round `on`
-   first, so that a drift in the machine's load weighs on both alike. The means of each
-   setting's commands/s and commands' p99, on over off; the server's CPU time per command
-   (its processes' user and system time over the counted span). While the load runs
+   section's mix in a closed loop (`tests.bench.http`: the same wrk load, clients, workers and
+   threads) against `reddog serve` started with `REDDOG_TRANSPARENCY=off`, then again on a
+   fresh store of the same kind with `on`; `rounds` times (default 2; 1 with --quick), every
+   other round `on` first, so that a drift in the machine's load weighs on both alike. The
+   means of each setting's commands/s and commands' p99, on over off; the server's CPU time
+   per command (its processes' user and system time over the counted span). While the load runs
    and after it stops, a thread of the bench reads the store every 20 ms: the log's last
    position and how many of its events the tree lacks (its backlog); when the load stops, the
    backlog then, and how long until the tree reaches the log's last event.
@@ -58,7 +58,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from tests.bench.common import ROOT, Figure, Skipped, Store, open_store
-from tests.bench.http import Bench, Sampler, Server, percentile
+from tests.bench.http import Bench, Sampler, Server, percentile, wrk_binary
 
 SECTION = "publiclog"
 #: Commands/s with the log on over off, at least; the commands' p99 on over off, at most.
@@ -218,8 +218,8 @@ def one_run(ctx: Any, kind: str, setting: str) -> dict[str, Any]:
                 watcher.stop()
             sampler.stop()
             server.stop()
-        top["shape"] = (f"{bench.workers} workers × {bench.threads} threads, {bench.clients} "
-                        f"client processes, {bench.seconds:.0f} s phases")
+        top["shape"] = (f"{bench.workers} workers × {bench.threads} threads, wrk: "
+                        f"{bench.clients} clients, {bench.seconds:.0f} s phases")
         cpu = top["server_cpu_per_s"]
         top["cpu_ms_per_command"] = (1000 * cpu / top["commands_per_s"]
                                      if cpu and top["commands_per_s"] else None)
@@ -232,6 +232,7 @@ def on_and_off(ctx: Any, kind: str) -> list[Figure]:
     """The mix at its max rate with the log off, then on, each on a fresh store (step 1);
     `rounds` times, every other round on first (so a drift of the machine's load weighs on
     both alike): the means of the runs of each setting."""
+    wrk_binary()  # the load's generator, before any server starts (WrkMissing says why not)
     rounds = int(ctx.options.get("rounds", 1 if ctx.quick else 2))
     runs: dict[str, list[dict[str, Any]]] = {"off": [], "on": []}
     for n in range(rounds):

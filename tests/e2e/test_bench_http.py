@@ -10,6 +10,7 @@ import pytest
 
 from tests.bench import http
 from tests.bench.common import Context
+from tests.conftest import wrk_or_skip
 
 # Slow (skipped by `-m "not slow"`), and a load test: `make test` runs it after the rest, alone.
 pytestmark = [pytest.mark.slow, pytest.mark.load]
@@ -28,6 +29,7 @@ EXPECTED = {
 
 def test_the_http_section_gives_its_figures(tmp_path) -> None:  # type: ignore[no-untyped-def]
     pytest.importorskip("gunicorn")
+    wrk_or_skip()  # the load's generator (skipped without it; CI=true fails instead)
     figures = http.run(Context(stores=["sqlite"], quick=True, workdir=tmp_path))
     names = {f.name for f in figures}
     assert EXPECTED <= names, sorted(names)
