@@ -12,6 +12,7 @@ from ledger.core import validation
 from ledger.domain.wallet import MAX_GRANT
 from ledger.rules import variants
 from ledger.rules.casino import CHIP_GRID, MAX_OPENING_BET, MIN_BET
+from ledger.rules.highcard.limits import options_of
 from ledger.rules.variants import VARIANTS
 
 #: What the game rules refuse whatever the table, documented where the schema does not check it
@@ -131,28 +132,47 @@ class GrantArgs(Args):
                    metadata={"description": "Play credits to grant (C1)", "maximum": MAX_GRANT})
 
 
-class TableLimitsArgs(Args):
-    """Limits of a multi-seat table; each defaults from its variant (rules.md)."""
+def _used_by(option: str, what: str) -> str:
+    """An option's description: what it is, and the variants that use it (the others refuse
+    it, naming it: `ledger.rules.highcard.limits.options_of`)."""
+    users = [name for name, variant in VARIANTS.items() if option in options_of(variant)]
+    where = "every multi-seat variant" if len(users) == len(VARIANTS) else ", ".join(users)
+    return f"{what}. Used by {where}"
 
-    hand_size = Chips(metadata={"description": "Cards per hand (H1: 5, 4 or 3; the variant's)",
-                                "enum": HAND_SIZES})
-    ante = Chips(validate=validate.Range(min=1), metadata={"description": "Ante (H2, X1)"})
-    min_bet = Chips(validate=validate.Range(min=1))
-    max_bet = Chips(validate=validate.Range(min=1), metadata={"description": "Optional cap"})
-    bank_min = Chips(validate=validate.Range(min=1), metadata={"description": "S1, P1"})
-    bank_max = Chips(validate=validate.Range(min=1), metadata={"description": "S1"})
-    bank_fixed = Chips(validate=validate.Range(min=1), metadata={"description": "P1"})
+
+class TableLimitsArgs(Args):
+    """Limits of a multi-seat table; each defaults from its variant (rules.md). An option its
+    variant does not use, or limits that contradict each other, are refused naming the option."""
+
+    hand_size = Chips(metadata={
+        "description": _used_by("hand_size", "Cards per hand (H1: 5, 4 or 3; the variant's)"),
+        "enum": HAND_SIZES})
+    ante = Chips(validate=validate.Range(min=1),
+                 metadata={"description": _used_by("ante", "Ante (H2, X1)")})
+    min_bet = Chips(validate=validate.Range(min=1), metadata={"description": _used_by(
+        "min_bet", "Smallest bet (High Card Pool's is its ante, H5)")})
+    max_bet = Chips(validate=validate.Range(min=1), metadata={"description": _used_by(
+        "max_bet", "Optional cap, at least the smallest bet")})
+    bank_min = Chips(validate=validate.Range(min=1), metadata={"description": _used_by(
+        "bank_min", "Smallest stake or bank (S1, P1)")})
+    bank_max = Chips(validate=validate.Range(min=1), metadata={"description": _used_by(
+        "bank_max", "Largest stake or bank (S1), at least bank_min")})
+    bank_fixed = Chips(validate=validate.Range(min=1), metadata={"description": _used_by(
+        "bank_fixed", "A bank the table fixes (P1), from bank_min to bank_max")})
     centre_price = Chips(validate=validate.Range(min=0), metadata={
-        "description": "Fort Wayne only (FW2): the agreed price of a centre card; 0 (default) "
-                       "is a fifth of the pot at the turn's first purchase, the second the same"})
-    max_seats = Chips(validate=validate.Range(min=2),
-                      metadata={"description": "G9 (the variant's range)", "maximum": MAX_SEATS})
+        "description": _used_by("centre_price", "The agreed price of a centre card (FW2); 0 "
+                                "(default) is a fifth of the pot at the turn's first purchase, "
+                                "the second the same")})
+    max_seats = Chips(validate=validate.Range(min=2), metadata={
+        "description": _used_by("max_seats", "Seats (G9, within the variant's players)"),
+        "maximum": MAX_SEATS})
 
 
 class TableOpenArgs(Args):
     variant = fields.String(required=True, validate=validate.OneOf(variants.VARIANT_NAMES))
     wallet_id = fields.UUID(metadata={"description": "Casino only: the seated player's wallet"})
-    limits = fields.Nested(TableLimitsArgs, metadata={"description": "Multi-seat tables only"})
+    limits = fields.Nested(TableLimitsArgs, metadata={
+        "description": "Multi-seat tables only (a casino table's are fixed, C2)"})
     client_seed = fields.String(validate=CLIENT_SEED)
     accepts_supplied_seeds = StrictBoolean(
         load_default=False,

@@ -131,8 +131,12 @@ class ReportSchema(Schema):
     filters = fields.Dict()
     empty = fields.Boolean(metadata={"description": "No activity in the period"})
     groups = fields.List(fields.Dict(), metadata={
-        "description": "Per group: deals, turns, wins, handle, returned, net, hold, hold_pct, "
-                       "rtp_actual, rtp_theoretical, top_wins, banker_in/out/net, stitch_rounds, "
+        "description": "Per group: variants, banked_by (house, player, pool), deals, turns, "
+                       "wins, handle, returned, paid_in, paid_out, net, house_handle, hold (the "
+                       "house's: 0 where players bank or share the pot), hold_pct (hold ÷ "
+                       "house_handle; null where nobody bet against the house), pots_net "
+                       "(net less hold: players' chips in pots, banks and pools), rtp_actual, "
+                       "rtp_theoretical, win_rate, top_wins, banker_in/out/net, stitch_rounds, "
                        "pot_splits, partial_payouts"})
     totals = fields.Dict()
     disputes = fields.Dict(metadata={
@@ -166,8 +170,19 @@ class SeriesDaySchema(Schema):
     deals = fields.Integer()
     handle = fields.Integer(metadata={"description": "Chips bet"})
     returned = fields.Integer(metadata={"description": "Chips paid back on bets"})
-    hold = fields.Integer(metadata={"description": "Chips paid in less chips paid back"})
-    hold_pct = fields.Float(allow_none=True, metadata={"description": "hold ÷ handle × 100"})
+    house_handle = fields.Integer(metadata={"description": "Chips bet against the house "
+                                                           "(Casino Red Dog)"})
+    hold = fields.Integer(metadata={
+        "description": "The house's hold (C9): chips paid in less chips paid back at tables "
+                       "the house banks; 0 where players bank or share the pot (no rake)"})
+    hold_pct = fields.Float(allow_none=True, metadata={
+        "description": "hold ÷ house_handle × 100; null where nobody bet against the house"})
+    pots_net = fields.Integer(metadata={
+        "description": "Chips paid into multi-seat pots, banks and pools less chips paid back: "
+                       "players' chips (a dealer's, a banker's or the pool's), not the house's"})
+    banker_net = fields.Integer(metadata={
+        "description": "Bankers' and staking dealers' collections less their stakes (a bank "
+                       "still on the table counts when it is collected)"})
 
 
 class SeriesPointSchema(Schema):
@@ -191,7 +206,8 @@ class ConvergenceSchema(Schema):
 
 class BankPointSchema(Schema):
     deal = fields.Integer(metadata={"description": "The table's deal number"})
-    bank = fields.Integer(metadata={"description": "Chips in the bank after the deal"})
+    bank = fields.Integer(metadata={"description": "Chips in the bank after the deal: the "
+                                                   "banker's, a player's, not the house's"})
     banker = fields.String(allow_none=True, metadata={"description": "The banker's player id"})
 
 

@@ -86,7 +86,8 @@ def statement(args: dict, wallet_id: UUID) -> dict:
                   content_type="text/csv", success=True)
 @problems(blp)
 def report(args: dict) -> dict | Response:
-    """A period report by table, variant, player or banker, as JSON or CSV (operator, auditor)."""
+    """A period report by table, variant, player or banker, as JSON or CSV: the house's hold
+    where the house banks the bets, the bankers' results apart (operator, auditor)."""
     result = ledger().reports.report(
         principal(), args["since"], args["until"], group_by=args.get("group_by"),
         table=str(args["table"]) if args.get("table") else None,
@@ -103,8 +104,9 @@ def report(args: dict) -> dict | Response:
 @blp.response(200, SeriesSchema)
 @problems(blp)
 def report_series(args: dict) -> dict:
-    """A period's series for charts: handle and hold by day, the actual return to player as
-    deals accumulate with the theoretical one, banks deal by deal (operator, auditor)."""
+    """A period's series for charts: handle, the house's hold and the bankers' net by day, the
+    actual return to player as deals accumulate with the theoretical one, banks deal by deal
+    (operator, auditor)."""
     return ledger().series.report_series(
         principal(), args["since"], args["until"],
         table=str(args["table"]) if args.get("table") else None, variant=args.get("variant"))

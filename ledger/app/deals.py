@@ -195,8 +195,10 @@ class DealService:
             if wallet_id is None:
                 raise InvalidInput("a casino table needs the wallet_id of its player",
                                    field="wallet_id")
-            if limits:
-                raise InvalidInput("casino limits are fixed by rule C2", field="limits")
+            if limits is not None:
+                option = next(iter(limits), "limits")
+                raise RuleViolation("C2", "Casino Red Dog takes no table options: its chips and "
+                                    f"bet limits are fixed by its rules ({option})", field=option)
             return self.casino.open_casino_table(actor, wallet_id, client_seed, accepts_supplied_seeds,
                                           command)
         if wallet_id is not None:

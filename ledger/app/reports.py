@@ -133,7 +133,8 @@ def _group_disputes(groups: list[dict[str, Any]], rows: Any, group_by: str | Non
 
 
 def _empty_group(key: str) -> dict[str, Any]:
-    return {"key": key, **dict.fromkeys(COUNTS, 0), "top_wins": [], "variants": set()}
+    return {"key": key, **dict.fromkeys(COUNTS, 0), "house_handle": 0, "hold": 0,
+            "top_wins": [], "variants": set(), "banked_by": set()}
 
 
 def _add(group: dict[str, Any], row: dict[str, Any], group_by: str | None) -> None:
@@ -147,19 +148,31 @@ def _add(group: dict[str, Any], row: dict[str, Any], group_by: str | None) -> No
     group["top_wins"] = sorted(group["top_wins"] + row["top_wins"],
                                key=lambda w: -w["winnings"])[:TOP_WINS]
     group["variants"].add(row["variant"])
+    bank = variants.bank_of(row["variant"])
+    group["banked_by"].add(bank.value)
+    if bank is variants.Bank.HOUSE:  # C9: the house account alone holds; no pot or bank does
+        group["house_handle"] += row["handle"]
+        group["hold"] += row["paid_in"] - row["paid_out"]
 
 
 def _finish(group: dict[str, Any]) -> dict[str, Any]:
-    variants = sorted(group.pop("variants"))
+    """A group's figures. `net` is every chip the players paid in less every chip paid back;
+    of it, `hold` is the house's (Casino Red Dog, C9) and `pots_net` what went into the pots,
+    banks and pools of multi-seat tables: players' chips, the dealer's or banker's or the
+    pool's, never the house's (no rake). `hold_pct` is the hold on the bets made against the
+    house (`house_handle`), and null where nobody bet against it."""
+    names = sorted(group.pop("variants"))
     net = group["paid_in"] - group["paid_out"]
-    handle = group["handle"]
-    theoretical = theoretical_rtp(variants[0]) if len(variants) == 1 else None
+    handle, house_handle, hold = group["handle"], group["house_handle"], group["hold"]
+    theoretical = theoretical_rtp(names[0]) if len(names) == 1 else None
     return {
         **group,
-        "variants": variants,
+        "variants": names,
+        "banked_by": sorted(group["banked_by"]),
         "net": net,
-        "hold": net,
-        "hold_pct": round(100 * net / handle, 4) if handle else None,
+        "hold": hold,
+        "hold_pct": round(100 * hold / house_handle, 4) if house_handle else None,
+        "pots_net": net - hold,
         "rtp_actual": round(group["returned"] / handle, 6) if handle else None,
         "rtp_theoretical": theoretical,
         "win_rate": round(group["wins"] / group["turns"], 6) if group["turns"] else None,
@@ -169,13 +182,15 @@ def _finish(group: dict[str, Any]) -> dict[str, Any]:
 
 def report_csv(report: dict[str, Any]) -> str:
     """A report's groups and totals as CSV; the totals' dispute columns are the period's."""
-    fields = ["key", "variants", *COUNTS, "net", "hold", "hold_pct", "rtp_actual",
-              "rtp_theoretical", "win_rate", "banker_net", "largest_win", *GROUP_DISPUTES]
+    fields = ["key", "variants", "banked_by", *COUNTS, "net", "house_handle", "hold",
+              "hold_pct", "pots_net", "rtp_actual", "rtp_theoretical", "win_rate", "banker_net",
+              "largest_win", *GROUP_DISPUTES]
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore")
     writer.writeheader()
     for group in [*report["groups"], report["totals"]]:
         row = {**group, "variants": " ".join(group["variants"]),
+               "banked_by": " ".join(group["banked_by"]),
                "largest_win": group["top_wins"][0]["winnings"] if group["top_wins"] else ""}
         writer.writerow({name: csv_cell(value) for name, value in row.items()})
     return out.getvalue()

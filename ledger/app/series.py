@@ -1,5 +1,6 @@
-"""The report's series, for charts: handle and hold by day, the actual return to player as
-deals accumulate beside the theoretical one, and banks deal by deal.
+"""The report's series, for charts: handle, the house's hold and the bankers' results by day,
+the actual return to player as deals accumulate beside the theoretical one, and banks deal by
+deal (a banker's bank is a player's chips, never the house's).
 
 Read from the projection's documents (`ledger.readmodels.fold`, `ledger.readmodels.series`):
 the day totals, one bounded list of deal points per day and variant, and one of bank points per
@@ -23,6 +24,10 @@ from ledger.rules.odds import theoretical_rtp
 
 MAX_POINTS = 240
 MAX_BANKS = 12
+#: A day's sums: as the report's groups (`ledger.app.reports`): the house's hold on the bets
+#: made against it apart from the chips that went into players' pots, banks and pools, and
+#: the bankers' collections less their stakes.
+DAY_SUMS = ("deals", "handle", "returned", "house_handle", "hold", "pots_net", "banker_net")
 
 
 class SeriesService:
@@ -42,8 +47,8 @@ class SeriesService:
         validation.check_period(since, until)
         status = self.ledger.projection.status()
         store, first, last = self.ledger.projection.store, since.isoformat(), until.isoformat()
-        by_day: dict[str, dict[str, Any]] = {day.isoformat(): {"day": day.isoformat(), "deals": 0, "handle": 0,
-                                    "returned": 0, "hold": 0} for day in days(since, until)}
+        by_day: dict[str, dict[str, Any]] = {day.isoformat(): {
+            "day": day.isoformat(), **dict.fromkeys(DAY_SUMS, 0)} for day in days(since, until)}
         for row in store.read_range(f"a|{first}", f"a|{last}").values():
             if (table and row["table"] != table) or (variant and row["variant"] != variant):
                 continue
@@ -51,9 +56,16 @@ class SeriesService:
             day["deals"] += row["deals"] if row["player"] == TABLE_ROW else 0
             day["handle"] += row["handle"]
             day["returned"] += row["returned"]
-            day["hold"] += row["paid_in"] - row["paid_out"]
+            paid = row["paid_in"] - row["paid_out"]
+            if variants.bank_of(row["variant"]) is variants.Bank.HOUSE:  # the hold (C9)
+                day["house_handle"] += row["handle"]
+                day["hold"] += paid
+            else:
+                day["pots_net"] += paid
+            day["banker_net"] += row["banker_out"] - row["banker_in"]
         for day in by_day.values():
-            day["hold_pct"] = round(100 * day["hold"] / day["handle"], 4) if day["handle"] else None
+            day["hold_pct"] = (round(100 * day["hold"] / day["house_handle"], 4)
+                               if day["house_handle"] else None)
         convergence = [] if table else _convergence(
             store.read_range(f"p|{first}", f"p|{last}"), variant)
         banks = _banks(store.read_range(f"b|{first}", f"b|{last}"), table, variant)

@@ -14,15 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 from ledger.core.transfers import Transfer, pot_account
-from ledger.rules.variants import VARIANTS, Funding
+from ledger.rules.variants import VARIANTS, Bank, bank_of
 
 POINTS_KEPT = 120
 
 
 def banked(variant: str) -> bool:
     """Whether a dealer or banker stakes the pot of this variant's tables (a bank to chart)."""
-    spec = VARIANTS.get(variant)
-    return spec is not None and spec.funding in (Funding.STAKE, Funding.BANK)
+    return variant in VARIANTS and bank_of(variant) is Bank.PLAYER
 
 
 def track_pot(table: dict[str, Any], table_id: str, transfer: Transfer) -> None:

@@ -221,3 +221,22 @@ CASINO_VARIANT = casino.VARIANT
 VARIANT_NAMES = (CASINO_VARIANT, *VARIANTS)
 #: The rule families: `C` for Casino Red Dog, then the high-card families.
 FAMILIES = ("C", *dict.fromkeys(variant.family for variant in VARIANTS.values()))
+
+
+class Bank(StrEnum):
+    """Whose chips a bet is made against, and so whose result a table's play is."""
+
+    HOUSE = "house"
+    """The house, an account of its own whose result is the hold (C9): Casino Red Dog."""
+    PLAYER = "player"
+    """A player: the dealer's stake (S1, H11, SS1) or the banker's bank (P1, XB1). The house
+    holds nothing there (no rake): the banker's result is a player's result."""
+    POOL = "pool"
+    """A pot every player antes into and the players share (H2, X1): nobody's bank."""
+
+
+def bank_of(variant: str) -> Bank:
+    """Who banks the bets of this variant's tables."""
+    if variant == CASINO_VARIANT:
+        return Bank.HOUSE
+    return Bank.POOL if VARIANTS[variant].funding is Funding.ANTE else Bank.PLAYER

@@ -53,7 +53,6 @@ MAX_EXAMPLES = 10
 #: (operation, field) → why.
 REFUSED_BY_STATE = {
     ("POST /tables", "wallet_id"): "a casino table needs a wallet; a multi-seat table takes none",
-    ("POST /tables", "limits"): "casino limits are fixed by C2",
     ("POST /tables/{table_id}/deals", "bet"): "a multi-seat table takes bets at /bets",
     ("GET /tables/{table_id}/as-of", "version"): "1 to the table's current version",
     ("GET /tables/{table_id}/as-of", "at"): "a version or an instant, not both",

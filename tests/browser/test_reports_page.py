@@ -63,17 +63,36 @@ def test_the_report_its_charts_and_csv_agree_with_the_api_and_the_statements(
     expect(rows).to_have_count(len(report["groups"]))
     fits_without_sideways_scroll(page)
     # The table's figures are the JSON report's, group by group and in the totals.
+    figures = ("deals", "handle", "returned", "net", "hold", "pots_net", "banker_net")
     for group in [*report["groups"], {**report["totals"], "key": "all"}]:
         row = page.locator(f"#groups tr[data-key='{group['key']}']")
         cells = {f: row.locator(f"[data-field='{f}']").inner_text() for f in (
-            "deals", "handle", "returned", "net", "hold", "hold_pct", "rtp_actual")}
-        assert {f: number(cells[f]) for f in ("deals", "handle", "returned", "net", "hold")} == {
-            f: group[f] for f in ("deals", "handle", "returned", "net", "hold")}, group["key"]
+            *figures, "hold_pct", "rtp_actual", "banked_by")}
+        assert {f: number(cells[f]) for f in figures} == {f: group[f] for f in figures}, group[
+            "key"]
         assert cells["hold_pct"] == ("–" if group["hold_pct"] is None
                                      else f"{group['hold_pct']:.1f}%")
         assert cells["rtp_actual"] == ("–" if group["rtp_actual"] is None
                                        else f"{100 * group['rtp_actual']:.2f}%")
-    # (a) Handle and hold by day: two bars a day, axes with units, today's bar the API's figure.
+    # C9: the house holds only at the casino table; the Polish bank is a player's, so its row
+    # shows no hold and no hold %, and its banker's stakes and collections apart
+    polish = page.locator("#groups tr[data-key='polish']")
+    polish_group = next(g for g in report["groups"] if g["key"] == "polish")
+    expect(polish.locator("[data-field='hold']")).to_have_text("0")
+    expect(polish.locator("[data-field='hold_pct']")).to_have_text("–")
+    expect(polish.locator("[data-field='banked_by']")).to_have_text("a player")
+    assert polish_group["banker_in"] > 0 and polish_group["handle"] < polish_group["paid_in"]
+    casino_row = page.locator("#groups tr[data-key='casino']")
+    expect(casino_row.locator("[data-field='banked_by']")).to_have_text("the house")
+    totals = report["totals"]
+    expect(page.locator("#house-hold")).to_have_text(
+        f"{totals['hold']:,} chips ({totals['hold_pct']:.1f}% of {totals['house_handle']:,} bet "
+        "against the house)")
+    expect(page.locator("#bankers-net")).to_contain_text(f"{totals['banker_net']:,} chips")
+    expect(page.locator("#pots-net")).to_have_text(f"{totals['pots_net']:,} chips")
+    expect(page.locator("#reading")).to_contain_text("the house holds nothing")
+    # (a) Handle, the house's hold and the bankers' net by day: three bars a day, axes with
+    # units, today's bars the API's figures.
     days = page.locator("#chart-days")
     expect(days.locator(".x-label")).to_have_text("Day (UTC, month-day)")
     expect(days.locator(".y-label")).to_have_text("Chips")
@@ -82,6 +101,12 @@ def test_the_report_its_charts_and_csv_agree_with_the_api_and_the_statements(
     today = series["days"][-1]
     assert number(days.locator(f"rect.handle[data-category='{today['day']}']")
                   .get_attribute("data-value")) == today["handle"] == report["totals"]["handle"]
+    assert days.locator("rect.bar.bank").count() == days.locator("rect.bar.hold").count() == 7
+    for cls, field in (("hold", "hold"), ("bank", "banker_net")):
+        bar = days.locator(f"rect.{cls}[data-category='{today['day']}']")
+        assert int(bar.get_attribute("data-value") or "") == today[field] == totals[field], cls
+    expect(page.locator("#by-day .legend")).to_contain_text("House hold")
+    expect(page.locator("#by-day .legend")).to_contain_text("Bankers' net")
     # (b) The return as deals accumulate, beside the theoretical one: a point per deal.
     page.locator("#rtp-variant").select_option("casino")
     casino_line = next(c for c in series["convergence"] if c["variant"] == "casino")
@@ -101,6 +126,7 @@ def test_the_report_its_charts_and_csv_agree_with_the_api_and_the_statements(
     assert [int(c.get_attribute("data-y")) for c in bank.locator("circle.point.bank").all()] == [
         p["bank"] for p in bank_line["points"]]
     expect(bank.locator(".y-label")).to_have_text("Bank (chips)")
+    expect(page.locator("#bank")).to_contain_text("never the house's hold")
     shoot(page, "reports", size)
 
     # The CSV by player: each of our players' row equals their statement's transfers.

@@ -12,7 +12,7 @@ import pytest
 from ledger.core.cards import CANONICAL_PACK, Rank
 from ledger.core.errors import RuleViolation
 from ledger.rules.highcard.actions import new_state
-from ledger.rules.highcard.state import Phase
+from ledger.rules.highcard.state import HighCardState, Phase
 from ledger.rules.operations import operation_of
 from tests.integration.highcard_client import Table, round_robin, stack
 
@@ -401,8 +401,9 @@ def test_FW2_the_second_centre_card_costs_the_same_as_the_first_also_on_replay()
     table = wayne(pack=stack(round_robin([2, 3], {2: "5d 2c 3c", 3: "2h 3h 4h"}),
                              "2d 3d 4d", "Ks"))
     table.buy(2)
-    # Check the price of the turn's first purchase is state rebuilt from the recorded events
-    replayed = new_state(table.state.table_id, "fort_wayne", table.state.limits)
+    # Check the price of the turn's first purchase is state rebuilt from the recorded events,
+    # from the configuration the table recorded, as its aggregate rebuilds it
+    replayed = HighCardState(table.state.table_id, "fort_wayne", table.state.limits)
     for name, data in table.log:
         replayed.apply(operation_of(name, data))
     assert replayed.deal.price == 20 and replayed.deal.buys == 1

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from uuid import UUID
 
 import pytest
 from freezegun import freeze_time
 
 from ledger.app.access import SYSTEM
+from ledger.core import clock
+from ledger.domain.highcard import HighCardTable
+from ledger.domain.records import transfers_in
+from ledger.domain.wallet import Wallet
 from ledger.integrity.verify import read_log, verify_store
 from ledger.rules.casino import OpeningKind
 from ledger.sim.bots import simulate_casino, simulate_table
@@ -123,10 +127,102 @@ def test_reports_reconcile_to_the_transfers_and_the_house_pots_and_banks(app):
     for group in report["groups"]:
         per_variant[group["key"]] = group["net"]
     assert sum(per_variant.values()) == totals["net"]
-    # Check all nets together are exactly the change in house, pot, bank and stake balances.
+    # Check all nets together are exactly the change in house, pot, bank and stake balances,
+    # of which the house's hold is the house account's alone (C9)
     balances = verify_store(app).balances
     held_by_games = sum(v for k, v in balances.items() if k.startswith(("house", "pot:", "stake:")))
     assert totals["net"] == held_by_games
+    assert totals["hold"] == balances["house"] and totals["net"] - totals["hold"] == totals[
+        "pots_net"]
+
+
+#: Variants whose pot is a player's: the banker's bank (P1, XB1) or the dealer's stake (S1).
+PLAYER_BANKED = ("polish", "six_spot_banking", "shoot")
+
+
+def test_C9_G10_a_player_banked_period_holds_nothing_for_the_house_and_reconciles_to_the_chip(
+        app):
+    simulate_casino(app, 12, seed="3a" * 16, bet=40)
+    for number, variant in enumerate(PLAYER_BANKED):
+        simulate_table(app, variant, 3, deals=6, seed=f"{number + 0x3b:02x}" * 16)
+    # What the log says, read apart from the fold: each table's variant, the players' bets,
+    # the banks staked and collected, and what each wallet was granted.
+    variant_of: dict[str, str] = {}
+    bets: dict[str, int] = defaultdict(int)
+    funded: dict[str, int] = defaultdict(int)
+    collected: dict[str, int] = defaultdict(int)
+    granted: dict[UUID, int] = defaultdict(int)
+    seen: set[str] = set()
+    for _position, event in read_log(app):
+        origin = str(event.originator_id)
+        if isinstance(event, HighCardTable.Opened):
+            variant_of[origin] = event.variant
+        elif isinstance(event, Wallet.Granted):
+            granted[event.originator_id] += event.transfer["amount"]
+        if origin not in variant_of:
+            continue
+        for transfer in transfers_in(event):
+            if transfer["id"] in seen:
+                continue
+            seen.add(transfer["id"])
+            kind, variant = type(event).__name__, variant_of[origin]
+            bets[variant] += transfer["amount"] if kind == "BetPlaced" else 0
+            funded[variant] += transfer["amount"] if kind == "BankFunded" else 0
+            collected[variant] += transfer["amount"] if kind == "BankCollected" else 0
+    app.project()
+    balances = verify_store(app).balances
+    on_tables: dict[str, int] = defaultdict(int)
+    for account, balance in balances.items():
+        kind, _, owner = account.partition(":")
+        if kind in ("pot", "stake") and owner in variant_of:
+            on_tables[variant_of[owner]] += balance
+    today = clock.utcnow().date()
+    tomorrow = today + timedelta(days=1)
+    report = app.reports.report(SYSTEM, today, tomorrow, group_by="variant")
+    groups = {group["key"]: group for group in report["groups"]}
+    for variant in PLAYER_BANKED:
+        group = groups[variant]
+        # Check the house holds nothing where a player banks, and no hold % is made up there
+        assert (group["hold"], group["hold_pct"], group["house_handle"]) == (0, None, 0), variant
+        assert group["banked_by"] == ["player"]
+        # Check the handle is what players bet against the bank, never the banker's own bank
+        assert group["handle"] == bets[variant] and funded[variant] > 0, variant
+        assert (group["banker_in"], group["banker_out"]) == (funded[variant], collected[variant])
+        assert group["banker_net"] == collected[variant] - funded[variant]
+        # Check what the players paid in and was not paid back is on those tables, to the chip
+        assert group["pots_net"] == group["net"] == on_tables[variant], variant
+    casino, totals = groups["casino"], report["totals"]
+    assert casino["hold"] == casino["net"] == balances["house"] and casino["banked_by"] == ["house"]
+    # Check the period's hold % is the house's hold on the bets against the house alone
+    assert totals["hold"] == balances["house"] and totals["house_handle"] == casino["handle"]
+    assert totals["hold_pct"] == casino["hold_pct"] == round(
+        100 * balances["house"] / casino["handle"], 4)
+    assert totals["pots_net"] == sum(on_tables.values())
+    assert totals["handle"] == casino["handle"] + sum(bets.values())
+    # Check every wallet's statement: what a player's wallet lost at the tables is their net
+    by_player = {g["key"]: g for g in app.reports.report(SYSTEM, today, tomorrow,
+                                                         group_by="player")["groups"]}
+    moved = 0
+    for wallet_id, chips in granted.items():
+        statement = app.audit.statement(SYSTEM, wallet_id)
+        at_tables = sum(row["amount"] for row in statement["transfers"]
+                        if row["counterparty"] != "operator")
+        assert statement["closing_balance"] - statement["opening_balance"] == chips + at_tables
+        assert by_player.get(statement["player_id"], {"net": 0})["net"] == -at_tables
+        moved += at_tables
+    assert moved == -totals["net"]
+    # Check the banker report and the series agree with the report
+    bankers = app.reports.report(SYSTEM, today, tomorrow, group_by="banker")
+    assert {g["key"] for g in bankers["groups"]} <= set(by_player) and bankers["groups"]
+    assert sum(g["banker_in"] for g in bankers["groups"]) == bankers["totals"]["banker_in"] == (
+        totals["banker_in"]) == sum(funded.values())
+    assert bankers["totals"]["banker_net"] == totals["banker_net"]
+    assert all((g["hold"], g["hold_pct"]) == (0, None) for g in bankers["groups"])
+    [day] = app.series.report_series(SYSTEM, today, tomorrow)["days"]
+    assert {f: day[f] for f in ("handle", "house_handle", "hold", "hold_pct", "pots_net",
+                                "banker_net")} == {
+        f: totals[f] for f in ("handle", "house_handle", "hold", "hold_pct", "pots_net",
+                               "banker_net")}
 
 
 def test_a_projection_stopped_midway_resumes_to_equal_a_rebuild(make_shared_app):

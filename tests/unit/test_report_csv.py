@@ -12,7 +12,9 @@ from ledger.readmodels.fold import COUNTS
 def group(key: str, net: int) -> dict:
     found = _empty_group(key)
     found["variants"] = {"casino"}
-    found.update(paid_in=max(net, 0), paid_out=max(-net, 0), handle=100)
+    found["banked_by"] = {"house"}
+    found.update(paid_in=max(net, 0), paid_out=max(-net, 0), handle=100, house_handle=100,
+                 hold=net)
     return _finish(found)
 
 

@@ -42,7 +42,7 @@ function chart(id, inner, label) {
     preserveAspectRatio="xMidYMid meet">${inner}</svg>`;
 }
 
-/** Grouped bars per category, e.g. handle and hold by day. `bars`: [{name, cls, values}]. */
+/** Grouped bars per category, e.g. handle, hold and bankers' net by day. `bars`: [{name, cls, values}]. */
 export function barChart({id, title, summary, categories, bars, xLabel, yLabel}) {
   const all = bars.flatMap((b) => b.values).concat([0]);
   const yTicks = ticks(Math.min(...all), Math.max(...all));
