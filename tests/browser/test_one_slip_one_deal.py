@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from itertools import cycle
 from typing import Any
+from uuid import uuid4
 
 import pytest
 
@@ -271,4 +272,32 @@ def test_C1_double_triple_and_rapid_clicks_on_grant_each_grant_once_and_refusals
     expect(status).to_have_attribute("data-status", "422")
     expect(status).to_have_text(re.compile(r"^C1: one grant may not exceed [0-9]+ chips$"))
     assert server.api("GET", f"/wallets/{wallet_id}")["balance"] == granted
+    fits_without_sideways_scroll(cashier)
+
+
+def test_double_and_triple_clicks_on_create_player_and_open_table_open_one_of_each(
+        open_page, server, size):
+    expect = _expect()
+    cashier = open_counting(open_page, "/pages/cashier", server.operator)
+    held = Held(cashier, re.compile(r".*/(wallets|tables)$"))
+    # Check a double click on Create player opens one wallet and issues one sign-in link.
+    name = f"d-{uuid4().hex[:8]}"
+    cashier.get_by_label("Player id", exact=True).fill(name)
+    click(cashier, cashier.get_by_role("button", name="Create player"), "double", held)
+    expect(cashier.locator("#sign-in-link")).to_contain_text("/sign-in#token=rdl_")
+    expect(cashier.locator(f"tr[data-player='{name}']")).to_have_count(1)
+    found = server.api("GET", f"/wallets?player_id={name}")["wallets"]
+    assert [w["player_id"] for w in found] == [name]
+    assert counted(cashier, r"POST /wallets") == 1 and counted(cashier, r"POST /keys") == 1
+    expect(cashier.locator("#status")).not_to_have_class("error")
+    # Check a triple click, then three quick clicks, on Open table open one table each.
+    form = cashier.locator("#open-table")
+    form.get_by_label("Variant").select_option("high_card_pool")
+    for round_, way in enumerate(("triple", "rapid"), start=1):
+        tables = len(server.api("GET", "/tables?limit=500")["tables"])
+        click(cashier, form.get_by_role("button", name="Open table"), way, held)
+        expect(cashier.locator("#status")).to_have_text(re.compile(r"^Opened .+ table [0-9a-f-]{36}$"))
+        expect(form.get_by_role("button", name="Open table")).to_be_enabled()
+        assert len(server.api("GET", "/tables?limit=500")["tables"]) == tables + 1
+        assert counted(cashier, r"POST /tables") == round_
     fits_without_sideways_scroll(cashier)
