@@ -72,9 +72,9 @@ class Held:
 
 def click(page: Any, locator: Any, way: str, held: Held | None = None) -> None:
     """Click a control twice, three times, or three times in separate quick clicks, with its
-    request (if `held`) held until the clicking is over, once no request of the page's is in
-    flight (none may be caught by the hold)."""
-    _expect()(page.locator("[aria-busy=true]")).to_have_count(0)
+    request (if `held`) held until the clicking is over, once the control is no longer held
+    for a request in flight (which the hold would catch)."""
+    _expect()(locator).not_to_have_attribute("aria-busy", "true")
     if held:
         held.hold()
     if way == "double":
