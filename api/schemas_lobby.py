@@ -95,6 +95,23 @@ class SlipAllowedSchema(Schema):
     deal = fields.Boolean()
 
 
+class SlipRefusalSchema(Schema):
+    """Why a control is refused now: the rule and the detail a refusal of it would carry."""
+
+    rule = fields.String(metadata={"description": "The rule ID (C2, C8, G8)"})
+    detail = fields.String(metadata={"description": "As the problem's `detail`: `C2: …`"})
+
+
+class SlipRefusedSchema(Schema):
+    # No `clear`: Clear is never refused (and a dict's own `clear` would stand in for it).
+    add = fields.Dict(keys=fields.String(), values=fields.Nested(SlipRefusalSchema), metadata={
+        "description": "Chip value → why laying it is refused (only the refused chips)"})
+    undo = fields.Nested(SlipRefusalSchema)
+    rebet = fields.Nested(SlipRefusalSchema)
+    double = fields.Nested(SlipRefusalSchema)
+    deal = fields.Nested(SlipRefusalSchema)
+
+
 class BetSlipSchema(Schema):
     """A casino bet slip after the control, and what each control would do now (C8)."""
 
@@ -107,6 +124,8 @@ class BetSlipSchema(Schema):
     min_bet = fields.Integer()
     max_opening_bet = fields.Integer()
     allowed = fields.Nested(SlipAllowedSchema)
+    refused = fields.Nested(SlipRefusedSchema, metadata={
+        "description": "Why each control `allowed` refuses is refused (only those refused)"})
 
 
 class SignInArgs(Args):

@@ -20,7 +20,7 @@ from ledger.app.deals import DealService
 from ledger.app.sealed import SealedBets
 from ledger.app.unit import UnitOfWork
 from ledger.core import validation
-from ledger.core.errors import RuleViolation
+from ledger.core.errors import RuleViolation, refusal
 from ledger.domain.casino import CasinoTable
 from ledger.domain.wallet import Wallet
 from ledger.rules import casino, variants
@@ -114,16 +114,28 @@ class LobbyService:
                         "double": lambda: slip.double(balance)}
             controls[action]()
         in_progress = last is not None and not last.finished
+        refused: dict[str, Any] = {"add": {}}
+        for value in casino.CHIPS:
+            if (why := slip.refusal("add", balance, value)) is not None:
+                refused["add"][str(value)] = _refusal(why)
+        for name in SLIP_ACTIONS[1:]:
+            if (why := slip.refusal(name, balance)) is not None:
+                refused[name] = _refusal(why)
+        if in_progress:
+            refused["deal"] = _refusal(RuleViolation("G8", "a deal is in progress"))
+        elif (why := refusal(casino.verify_opening_bet, slip.total, balance)) is not None:
+            refused["deal"] = _refusal(why)
         return {
             "table_id": str(table.id), "chips": slip.chips, "total": slip.total,
             "balance": balance, "last_opening": slip.last_opening,
             "chip_values": list(casino.CHIPS), "min_bet": casino.MIN_BET,
             "max_opening_bet": casino.MAX_OPENING_BET,
             "allowed": {
-                "add": {str(c): slip.can("add", balance, c) for c in casino.CHIPS},
-                **{name: slip.can(name, balance) for name in SLIP_ACTIONS if name != "add"},
-                "deal": not in_progress and casino.can_open(slip.total, balance),
+                "add": {str(c): str(c) not in refused["add"] for c in casino.CHIPS},
+                **{name: name not in refused for name in SLIP_ACTIONS[1:]},
+                "deal": "deal" not in refused,
             },
+            "refused": refused,
         }
 
     # Plumbing.
@@ -140,3 +152,8 @@ class LobbyService:
                 return
             after = next(reversed(page))[len(prefix):]
             first = f"{prefix}{after}"
+
+
+def _refusal(why: RuleViolation) -> dict[str, str]:
+    """A control's refusal as the bet slip names it: the rule and the problem's detail."""
+    return {"rule": why.rule, "detail": why.detail}

@@ -46,11 +46,17 @@ class Unauthenticated(LedgerError):
 def passes(verify: Callable[..., Any], *args: Any) -> bool:
     """Whether a check (a `verify_*`, an action's `verify`) lets these arguments through
     (the `can_*` or `can` of every rule)."""
+    return refusal(verify, *args) is None
+
+
+def refusal(verify: Callable[..., Any], *args: Any) -> RuleViolation | None:
+    """Why a check would refuse these arguments (its RuleViolation), or None where it lets
+    them through: the "why not?" beside `passes`' "may I?", from the same check."""
     try:
         verify(*args)
-    except RuleViolation:
-        return False
-    return True
+    except RuleViolation as why:
+        return why
+    return None
 
 
 class ConfigurationError(Exception):

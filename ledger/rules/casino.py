@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ledger.core.cards import Card
-from ledger.core.errors import RuleViolation, passes
+from ledger.core.errors import RuleViolation, passes, refusal
 
 CHIPS: tuple[int, ...] = (10, 50, 100, 500, 1000)
 CHIP_GRID = 10
@@ -248,6 +248,11 @@ class BetSlip:
 
     def can(self, action: str, balance: int, chip: int = 0) -> bool:
         """Whether a control would be accepted now: add, undo, clear, rebet or double."""
+        return self.refusal(action, balance, chip) is None
+
+    def refusal(self, action: str, balance: int, chip: int = 0) -> RuleViolation | None:
+        """Why a control would be refused now (the rule and detail it would be refused with),
+        or None where `can` accepts it: both answers come from the same checks."""
         trial = BetSlip(self.last_opening)
         trial.chips = list(self.chips)
         calls = {
@@ -257,7 +262,7 @@ class BetSlip:
             "rebet": lambda: trial.rebet(balance),
             "double": lambda: trial.double(balance),
         }
-        return passes(calls[action])
+        return refusal(calls[action])
 
     def dealt(self) -> int:
         """Hand the total to Deal (checked there against C2) and remember it for Rebet."""
@@ -271,7 +276,7 @@ class BetSlip:
         if total > MAX_OPENING_BET:
             raise RuleViolation("C2", f"the opening bet may not exceed {MAX_OPENING_BET}")
         if total > balance:
-            raise RuleViolation("C2", f"the bet {total} would exceed the balance {balance}")
+            raise RuleViolation("C2", f"the bet would exceed the balance of {balance}")
 
 
 def _as_chips(amount: int) -> list[int]:

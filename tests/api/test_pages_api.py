@@ -1,11 +1,12 @@
 """What the pages ask of the API beyond plain play: one-time sign-in links, who is signed in,
-the casino bet slip's decisions (C8), and a table's ETag."""
+the casino bet slip's decisions and the reasons for its refusals (C8), one deal per slip's
+Idempotency-Key, and a table's ETag."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.api.helpers import assert_problem, auth, spread
+from tests.api.helpers import assert_problem, auth, records_nothing, spread
 
 
 @pytest.fixture
@@ -93,6 +94,64 @@ def test_double_and_chips_are_limited_by_the_balance(client, keys, casino):
     assert answer["allowed"]["double"] is False
     assert_problem(slip(client, table["id"], key, "?chips=100&action=add&chip=50"), 422,
                    rule="C2")
+
+
+def refusals(answer):
+    """The controls the slip refuses, as `allowed` says, and as `refused` names them."""
+    allowed = answer["allowed"]
+    said = {f"add:{chip}" for chip, ok in allowed["add"].items() if not ok}
+    said |= {name for name, ok in allowed.items() if name != "add" and not ok}
+    named = {f"add:{chip}" for chip in answer["refused"]["add"]}
+    named |= {name for name in answer["refused"] if name != "add"}
+    assert named == said, "every refused control has its reason, and only those"
+    return answer["refused"]
+
+
+def test_C2_C8_the_bet_slip_says_why_each_refused_control_is_refused(client, keys, casino,
+                                                                     alice_table):
+    table_id = alice_table["id"]
+    # Check a fresh slip: nothing to lift, double or repeat, and nothing to deal.
+    fresh = refusals(slip(client, table_id, keys.alice).get_json())
+    assert fresh["add"] == {}
+    assert fresh["undo"] == {"rule": "C8", "detail": "C8: no chip to lift"}
+    assert fresh["double"] == {"rule": "C8", "detail": "C8: nothing down to double"}
+    assert fresh["rebet"]["rule"] == "C8" and fresh["deal"] == {
+        "rule": "C2", "detail": "C2: the opening bet must be at least 10"}
+    # Check the 5,000 limit: every chip and Double refused by C2, naming the limit; Deal open.
+    five = "?chips=1000" + "&chips=1000" * 4
+    full = refusals(slip(client, table_id, keys.alice, five).get_json())
+    limit = {"rule": "C2", "detail": "C2: the opening bet may not exceed 5000"}
+    assert full["add"] == dict.fromkeys(["10", "50", "100", "500", "1000"], limit)
+    assert full["double"] == limit and "deal" not in full
+    # Check the balance: the chips it cannot cover are refused naming it, the others not.
+    wallet = casino.open_wallet("carol", grant=120)
+    table = casino.open_table(wallet["id"])
+    key = auth(casino.client.application.extensions["reddog_ledger"].keys.issue_key(
+        "player", "carol")[0])
+    short = refusals(slip(client, table["id"], key, "?chips=100").get_json())
+    over = {"rule": "C2", "detail": "C2: the bet would exceed the balance of 120"}
+    assert short["add"] == dict.fromkeys(["50", "100", "500", "1000"], over)
+    assert short["double"] == over
+    # Check a deal waiting for Stand or Raise refuses Deal by G8, whatever is on the slip.
+    casino.deal(table_id, spread, bet=100)
+    waiting = refusals(slip(client, table_id, keys.alice, "?chips=100").get_json())
+    assert waiting["deal"] == {"rule": "G8", "detail": "G8: a deal is in progress"}
+
+
+def test_C2_G8_a_deal_sent_twice_with_its_slips_key_deals_once_and_takes_one_stake(
+        client, keys, casino, ledger, alice_table, alice_wallet):
+    path = f"/tables/{alice_table['id']}/deals"
+    headers = {**keys.alice, "Idempotency-Key": "slip-1"}
+    first = client.post(path, json={"bet": 100}, headers=headers)
+    assert first.status_code == 201, first.get_json()
+    # Check the retry (a second click's request with the slip's key) answers the first deal.
+    with records_nothing(ledger):
+        again = client.post(path, json={"bet": 100}, headers=headers)
+    assert (again.status_code, again.get_json()["id"]) == (201, first.get_json()["id"])
+    assert casino.table(alice_table["id"])["deals"] == 1
+    balance = casino.wallet(alice_wallet["id"])["balance"]
+    deal = first.get_json()
+    assert balance == 10_000 - deal["stake"] + (deal["returned"] or 0)
 
 
 def test_the_bet_slip_is_the_table_players_own(client, keys, alice_table):

@@ -51,7 +51,7 @@ def balance_is_the_wallets(page, server, player):
     return wallet["balance"]
 
 
-def test_a_casino_deal_through_every_control(open_page, server, size):
+def test_C6_a_casino_deal_through_every_control(open_page, server, size):
     expect = _expect()
     player = server.player(grant=1000)
     table = server.api("POST", "/tables", body={"variant": "casino",
@@ -137,6 +137,12 @@ def test_a_casino_deal_through_every_control(open_page, server, size):
     assert balance - opening < opening  # what is left cannot match the opening bet
     expect(controls["raise"]).to_be_disabled()
     expect(controls["stand"]).to_be_enabled()
+    # Check the disabled Raise says why (C6), tied to it, and the status invites only Stand.
+    expect(controls["raise"]).to_have_attribute("aria-describedby", re.compile(r"^why-\d+$"))
+    reason = page.locator(f"#{controls['raise'].get_attribute('aria-describedby')}")
+    expect(reason).to_have_text(re.compile(r"^Raise: C6: a raise adds the opening bet"))
+    expect(controls["stand"]).to_be_focused()
+    expect(page.locator("#status")).to_contain_text("Stand: the balance cannot cover a Raise.")
     controls["stand"].click()
     expect(page.locator("#outcome")).to_have_text(RESULT)
     balance_is_the_wallets(page, server, player)

@@ -173,7 +173,7 @@ def test_a_failed_download_saves_nothing_and_says_why_and_a_quiet_period_is_empt
     page.locator("#since").fill("2026-03-10")
     page.locator("#until").fill("2026-03-01")
     page.get_by_role("button", name="Download CSV").click()
-    expect(page.locator("#status.error")).to_contain_text("422")
+    expect(page.locator("#status.error")).to_have_attribute("data-status", "422")
     expect(page.locator("#status.error")).to_contain_text("until")
     fits_without_sideways_scroll(page)
     # A quiet period: the empty state, not an error.
@@ -188,6 +188,6 @@ def test_a_failed_download_saves_nothing_and_says_why_and_a_quiet_period_is_empt
     # A revoked key: 401 shown, nothing saved, and the page does not pretend it worked.
     server.api("POST", f"/keys/{key['key_id']}/revoke")
     page.get_by_role("button", name="Download CSV").click()
-    expect(page.locator("#status.error")).to_contain_text("401")
+    expect(page.locator("#status.error")).to_have_attribute("data-status", "401")
     assert downloads == []
     fits_without_sideways_scroll(page)

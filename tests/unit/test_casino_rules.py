@@ -123,3 +123,33 @@ def test_C8_bet_controls_undo_clear_rebet_double():
     for _ in range(2):
         slip.double(balance=6000)
     assert slip.total == 4000 and not slip.can("double", balance=100000)
+
+
+@pytest.mark.parametrize(("chips", "action", "chip", "balance", "rule", "detail"), [
+    ([], "undo", 0, 1000, "C8", "no chip to lift"),
+    ([], "double", 0, 1000, "C8", "nothing down to double"),
+    ([], "rebet", 0, 1000, "C8", "no earlier opening stake to repeat"),
+    ([1000] * 5, "add", 10, 9000, "C2", "the opening bet may not exceed 5000"),
+    ([1000] * 3, "double", 0, 9000, "C2", "the opening bet may not exceed 5000"),
+    ([100], "add", 50, 120, "C2", "the bet would exceed the balance of 120"),
+])
+def test_C2_C8_a_slip_says_why_a_control_is_refused_by_the_check_that_refuses_it(
+        chips, action, chip, balance, rule, detail):
+    slip = BetSlip()
+    slip.chips = list(chips)
+    why = slip.refusal(action, balance, chip)
+    assert why is not None and (why.rule, why.detail) == (rule, f"{rule}: {detail}")
+    assert not slip.can(action, balance, chip)
+    # Check the control itself is refused with the same rule and detail, and changes nothing.
+    controls = {"add": lambda: slip.add(chip, balance), "undo": slip.undo,
+                "rebet": lambda: slip.rebet(balance), "double": lambda: slip.double(balance)}
+    with pytest.raises(RuleViolation) as refused:
+        controls[action]()
+    assert str(refused.value) == why.detail and slip.chips == chips
+
+
+def test_C8_a_slip_names_no_refusal_for_a_control_it_accepts():
+    slip = BetSlip(last_opening=100)
+    slip.chips = [100]
+    assert all(slip.refusal(action, 1000, 10) is None
+               for action in ("add", "undo", "clear", "rebet", "double"))

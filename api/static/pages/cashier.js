@@ -1,11 +1,22 @@
 // The cashier's console (operators): find or create a player (wallet and sign-in link in one
 // step), grant chips, balances and statements, keys, open and close tables. Anything that moves
-// chips asks for confirmation first.
-import {$, chips, confirmed, fail, follow, get, html, linkTo, listAll, post, render, say, signedIn}
-  from "/static/pages/common.js";
+// chips asks for confirmation first, and is taken once: its button is disabled from the click
+// to the answer (`whileInFlight`), and a grant carries one Idempotency-Key per wallet and amount
+// until it is answered, so a retry after a lost answer grants once.
+import {$, Intent, chips, confirmed, confirmedThen, fail, follow, get, html, linkTo, listAll, post, render, say,
+  signedIn, whileInFlight} from "/static/pages/common.js";
 import {openTableForm} from "/static/pages/open-table.js";
 
 let wallets = [];
+const grants = new Map();  // wallet id → {amount, intent}: the grant being made there
+const creating = {playerId: null, intent: new Intent()};  // the wallet being opened
+
+/** The Idempotency-Key of granting `amount` to the wallet: the same until that grant is answered. */
+function grantKey(walletId, amount) {
+  let grant = grants.get(walletId);
+  if (!grant || grant.amount !== amount) grants.set(walletId, grant = {amount, intent: new Intent()});
+  return grant.intent.value;
+}
 
 function showLink(playerId, issued) {
   const url = `${location.origin}/sign-in#token=${issued.key}`;
@@ -67,46 +78,57 @@ $("#find").addEventListener("submit", (event) => {
   event.preventDefault();
   find($("#player").value.trim()).catch(fail);
 });
-$("#create").addEventListener("click", async () => {
+$("#create").addEventListener("click", () => {
   const playerId = $("#player").value.trim();
   if (!$("#player").reportValidity()) return;
-  try {
-    const wallet = await post("/wallets", {player_id: playerId});
+  if (creating.playerId !== playerId) { creating.playerId = playerId; creating.intent.renew(); }
+  whileInFlight([$("#create")], async () => {
+    const wallet = await post("/wallets", {player_id: playerId}, {idempotencyKey: creating.intent.value});
+    creating.intent.renew();
+    creating.playerId = null;
     await newLink(playerId);
     wallets = [wallet, ...wallets.filter((w) => w.id !== wallet.id)];
     renderWallets();
     say(`Created player ${playerId} with an empty wallet and a sign-in link.`);
-  } catch (error) { fail(error); }
+  }, {reason: `Opening a wallet for ${playerId}…`}).catch(fail);
 });
-$("#wallets").addEventListener("click", async (event) => {
+
+async function grant(w, row) {
+  const amount = Number($(".amount", row).value);
+  if (!Number.isInteger(amount) || amount < 1) throw new Error("amount: grant a whole number of chips, at least 1");
+  const updated = await confirmedThen(`Grant ${chips(amount)} chips to ${w.player_id}?`,
+    () => post(`/wallets/${w.id}/grants`, {amount}, {idempotencyKey: grantKey(w.id, amount)}),
+    `Granting ${chips(amount)} chips to ${w.player_id}…`);
+  if (!updated) { say("Nothing was granted."); return; }
+  grants.delete(w.id);
+  Object.assign(w, updated);
+  renderWallets();
+  say(`Granted ${chips(amount)} to ${w.player_id}: balance ${chips(updated.balance)}.`);
+}
+
+$("#wallets").addEventListener("click", (event) => {
   const button = event.target.closest("button[data-do]");
-  if (!button) return;
+  if (!button || (event.detail > 1 && button.dataset.do === "grant")) return;
   const row = button.closest("tr");
   const w = wallets.find((x) => x.id === row.dataset.wallet);
-  try {
-    if (button.dataset.do === "grant") {
-      const amount = Number($(".amount", row).value);
-      if (!Number.isInteger(amount) || amount < 1) throw new Error("grant a whole number of chips, at least 1");
-      if (!await confirmed(`Grant ${chips(amount)} chips to ${w.player_id}?`)) return;
-      const updated = await post(`/wallets/${w.id}/grants`, {amount});
-      Object.assign(w, updated);
-      renderWallets();
-      say(`Granted ${chips(amount)} to ${w.player_id}: balance ${chips(updated.balance)}.`);
-    } else if (button.dataset.do === "statement") await statement(w);
-    else if (button.dataset.do === "keys") await keys(w);
-    else if (button.dataset.do === "link") await newLink(w.player_id);
-  } catch (error) { fail(error); }
+  const work = {grant: () => grant(w, row), statement: () => statement(w),
+    keys: () => keys(w), link: () => newLink(w.player_id)}[button.dataset.do];
+  // The row's grant and link buttons are held while any of its requests is in flight.
+  const held = button.dataset.do === "grant" || button.dataset.do === "link"
+    ? [...row.querySelectorAll("button[data-do='grant'], button[data-do='link']"), $(".amount", row)] : [button];
+  whileInFlight(held, work, {reason: button.dataset.do === "grant" ? "Waiting for the confirmation…"
+    : "Waiting for the answer…"}).catch(fail);
 });
-$("#detail").addEventListener("click", async (event) => {
+$("#detail").addEventListener("click", (event) => {
   const button = event.target.closest("button[data-revoke]");
   if (!button) return;
-  if (!await confirmed(`Revoke key ${button.dataset.revoke.slice(0, 8)}? It stops working at once.`)) return;
-  try {
+  whileInFlight([button], async () => {
+    if (!await confirmed(`Revoke key ${button.dataset.revoke.slice(0, 8)}? It stops working at once.`)) return;
     const key = await post(`/keys/${button.dataset.revoke}/revoke`);
     button.closest("tr").querySelector(".key-status").textContent = key.status;
     button.remove();
     say("Key revoked.");
-  } catch (error) { fail(error); }
+  }).catch(fail);
 });
 
 async function loadTables() {
@@ -118,18 +140,21 @@ async function loadTables() {
     <td>${t.status}</td><td><a href="/pages/find?table=${t.id}">Deals</a> ${t.variant !== "casino" && t.status === "open"
       ? html`<button type="button" class="danger" data-close="${t.id}">Close</button>` : ""}</td></tr>`));
 }
-$("#tables").addEventListener("click", async (event) => {
+$("#tables").addEventListener("click", (event) => {
   const button = event.target.closest("button[data-close]");
   if (!button) return;
-  if (!await confirmed("Close this table and pay out its pot?")) return;
-  try {
-    // The list names no actions: the table's own answer links its close while it may close.
-    const table = await get(`/tables/${button.dataset.close}`);
-    if (!linkTo(table, "close")) { say("This table cannot close now.", true); await loadTables(); return; }
-    await follow(table, "close");
-    say("Table closed.");
-    await loadTables();
-  } catch (error) { fail(error); }
+  whileInFlight([button], async () => {
+    const closed = await confirmedThen("Close this table and pay out its pot?", async () => {
+      // The list names no actions: the table's own answer links its close while it may close.
+      const table = await get(`/tables/${button.dataset.close}`);
+      if (!linkTo(table, "close")) return "cannot";
+      await follow(table, "close");
+      return "closed";
+    }, "Closing the table…");
+    if (closed === "cannot") say("This table cannot close now.", true);
+    else if (closed) say("Table closed.");
+    if (closed) await loadTables();
+  }, {reason: "Waiting for the confirmation…"}).catch(fail);
 });
 
 const me = await signedIn();

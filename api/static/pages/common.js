@@ -134,13 +134,25 @@ function idempotencyKey() {
     .map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** Call the API; a POST carries a fresh Idempotency-Key. Throws ApiError with the problem. */
+/** One Idempotency-Key for one intent (a bet slip, a grant of an amount to a wallet, a deal's
+ * Stand or Raise): the same on every try until `renew()` begins the next intent, so a retry of
+ * a request whose answer was lost is answered once by the server, never applied twice. Pass it
+ * as `api(…, {idempotencyKey: intent.value})`. */
+export class Intent {
+  #value = null;
+  get value() { return this.#value || (this.#value = idempotencyKey()); }
+  renew() { this.#value = null; }
+}
+
+/** Call the API; a POST carries `options.idempotencyKey` (an Intent's value), else a fresh
+ * Idempotency-Key. Throws ApiError with the problem; a request that got no answer (the network)
+ * throws the browser's TypeError, and may have been applied: retry it with the same key. */
 export async function api(method, path, body, options = {}) {
   const headers = {...(options.headers || {})};
   const key = heldKey();
   if (key) headers.Authorization = `Bearer ${key}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (method === "POST") headers["Idempotency-Key"] = idempotencyKey();
+  if (method === "POST") headers["Idempotency-Key"] = options.idempotencyKey || idempotencyKey();
   const response = await fetch(path, {
     method, headers, cache: "no-store",
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -216,11 +228,15 @@ export async function signedIn() {
   return me;
 }
 
-/** Say something in the page's status line (a polite live region), or an error. */
+/** Say something in the page's status line (a polite live region), or an error: `error` is
+ * true, or the error itself, whose problem's status, rule and field the line then carries as
+ * `data-status`, `data-rule` and `data-field` (the words name the rule or field, not the
+ * status). */
 export function say(message, error = false) {
   const line = $("#status");
   line.textContent = message;
-  line.classList.toggle("error", error);
+  line.classList.toggle("error", Boolean(error));
+  markProblem(line, error);
 }
 
 /** What went wrong, in words: the problem's rule and detail, or the error's message. */
@@ -228,11 +244,86 @@ export function errorText(error) {
   return error instanceof ApiError ? problemText(error) : String(error.message || error);
 }
 
-export function fail(error) { say(errorText(error), true); }
+export function fail(error) { say(errorText(error), error); }
 
+/** A refusal in words, its rule or field named once: "P3: the bet must be from 10 to 195",
+ * "amount: must be at least 1"; never the HTTP status (the element showing it carries that:
+ * `markProblem`). A problem's detail already starts with its rule (`P3: …`). */
 export function problemText(error) {
   const p = error.problem || {};
-  return `${p.status || ""} ${p.rule ? p.rule + ": " : ""}${p.detail || error.message}`.trim();
+  return ruleText(p.rule, p.detail || error.message, p.field);
+}
+
+/** A rule's (or field's) refusal as the pages word it: the rule once, then the detail. */
+export function ruleText(rule, detail, field = null) {
+  const text = String(detail || "").trim();
+  const name = rule || field;
+  if (!name || text.startsWith(`${name}:`) || text.startsWith(`${name} `)) return text;
+  return `${name}: ${text}`;
+}
+
+/** Put an error's problem on the element that shows it (`data-status`, `data-rule`,
+ * `data-field`, `data-problem`: its type), or take them off for anything else. */
+export function markProblem(element, error) {
+  const p = error instanceof ApiError ? error.problem || {} : {};
+  const marks = {status: p.status, rule: p.rule, field: p.field, problem: p.type};
+  for (const [name, value] of Object.entries(marks)) {
+    if (value === undefined || value === null) delete element.dataset[name];
+    else element.dataset[name] = String(value);
+  }
+}
+
+// Requests that move chips are taken once at a time: while one is in flight its controls are
+// disabled, marked `aria-busy`, and described (`aria-describedby`) by a live region saying why.
+const inFlightNow = new WeakSet();
+
+/** Whether a control is waiting for its request's answer (`whileInFlight`). */
+export const inFlight = (control) => inFlightNow.has(control);
+
+/** Run `work` (a request that moves chips, or anything to take once) with `controls` disabled
+ * until it settles; a click while it runs finds them disabled, and a second call naming a
+ * control still in flight does nothing (answers undefined). `why` is the live region that says
+ * `reason` meanwhile (the page's status line unless told); each control is described by it
+ * until the answer, then left as it was before. Answers what `work` answers; throws what it
+ * throws. */
+export async function whileInFlight(controls, work, {reason = "Waiting for the answer…", why} = {}) {
+  const list = (Array.isArray(controls) ? controls : [controls]).filter(Boolean);
+  if (list.some(inFlight)) return undefined;
+  const region = why === undefined ? $("#status") : why;
+  const before = list.map((control) => ({control, disabled: control.disabled,
+    described: control.getAttribute("aria-describedby")}));
+  for (const control of list) {
+    inFlightNow.add(control);
+    control.disabled = true;
+    control.setAttribute("aria-busy", "true");
+    if (region && region.id) control.setAttribute("aria-describedby", region.id);
+  }
+  if (region) {
+    region.textContent = reason;
+    region.classList.remove("error");
+    markProblem(region, null);
+  }
+  try {
+    return await work();
+  } finally {
+    for (const {control, disabled, described} of before) {
+      inFlightNow.delete(control);
+      control.disabled = disabled;
+      control.removeAttribute("aria-busy");
+      if (described === null) control.removeAttribute("aria-describedby");
+      else control.setAttribute("aria-describedby", described);
+    }
+    if (region && region.textContent === reason) region.textContent = "";
+  }
+}
+
+/** Take a click on `button` once at a time: `work` runs `whileInFlight` with the button (and
+ * `options.with`, more controls to hold) disabled; its error is shown by `fail`. */
+export function onceAtATime(button, work, options = {}) {
+  button.addEventListener("click", (event) => {
+    const controls = [button, ...(options.with ? options.with() : [])];
+    whileInFlight(controls, () => work(event), options).catch(fail);
+  });
 }
 
 // Cards: `7h`, `Td`, `As`, shown as rank and suit with a spoken alternative.
@@ -260,22 +351,67 @@ export function cardView(card) {
     data-card="${card}">${rank === "T" ? "10" : rank}${SUITS[suit][0]}</span>`;
 }
 
-/** Ask before anything that moves chips; resolves true only on Confirm. */
-export function confirmed(question) {
+function confirmDialog(question) {
   let dialog = $("#confirm");
   if (!dialog) {
     dialog = document.createElement("dialog");
     dialog.id = "confirm";
     render(dialog, html`<form method="dialog"><p id="confirm-text"></p>
-      <menu><button value="cancel" type="submit">Cancel</button>
+      <p id="confirm-why" role="status" aria-live="polite"></p>
+      <menu><button value="cancel" type="submit" id="confirm-cancel">Cancel</button>
       <button value="ok" type="submit" class="primary" id="confirm-ok">Confirm</button></menu></form>`);
     document.body.append(dialog);
+    // The second click of a double click is never a Confirm or a Cancel: the first may have
+    // opened the dialog under the pointer.
+    for (const button of $$("menu button", dialog)) {
+      button.addEventListener("click", (event) => { if (event.detail > 1) event.preventDefault(); });
+    }
   }
   $("#confirm-text").textContent = question;
+  $("#confirm-why").textContent = "";
   dialog.returnValue = "";
+  return dialog;
+}
+
+/** Ask before anything that moves chips; resolves true only on Confirm. */
+export function confirmed(question) {
+  const dialog = confirmDialog(question);
   dialog.showModal();
   return new Promise((resolve) => dialog.addEventListener(
     "close", () => resolve(dialog.returnValue === "ok"), {once: true}));
+}
+
+/** Ask before anything that moves chips, and on Confirm take it (`work`) with the dialog kept
+ * open, its buttons disabled and saying why (`whileInFlight`), until the answer: a second click
+ * on Confirm finds it disabled, and Escape does not close it meanwhile. Resolves with what
+ * `work` answers, or undefined on Cancel; rejects with its error (the dialog closed). */
+export function confirmedThen(question, work, reason = "Waiting for the answer…") {
+  const dialog = confirmDialog(question);
+  const ok = $("#confirm-ok");
+  const cancel = $("#confirm-cancel");
+  return new Promise((resolve, reject) => {
+    let taking = false;
+    const onCancel = (event) => { if (taking) event.preventDefault(); };
+    const onOk = (event) => {
+      event.preventDefault();  // no submission: the dialog stays open until the answer
+      if (taking || event.detail > 1) return;
+      taking = true;
+      whileInFlight([ok, cancel], work, {reason, why: $("#confirm-why")}).then(
+        (answer) => { finish(); resolve(answer); },
+        (error) => { finish(); reject(error); });
+    };
+    const onClose = () => { if (!taking) { finish(); resolve(undefined); } };
+    const finish = () => {
+      ok.removeEventListener("click", onOk);
+      dialog.removeEventListener("cancel", onCancel);
+      dialog.removeEventListener("close", onClose);
+      if (dialog.open) dialog.close(taking ? "ok" : "cancel");
+    };
+    ok.addEventListener("click", onOk);
+    dialog.addEventListener("cancel", onCancel);
+    dialog.addEventListener("close", onClose);
+    dialog.showModal();
+  });
 }
 
 export const param = (name) => new URLSearchParams(location.search).get(name);
@@ -371,10 +507,12 @@ export function accountView(account) {
   return owner ? `${kind} ${owner.slice(0, 8)}` : kind;
 }
 
-/** Show a refusal where the answer would have been, and in the status line. */
+/** Show a refusal where the answer would have been (its problem marked on it, as `say`
+ * marks the status line), and in the status line. */
 export function refused(target, error) {
   render(target, html`<span class="error" role="alert">${error instanceof ApiError
     ? `Refused: ${problemText(error)}` : String(error.message || error)}</span>`);
+  markProblem(target.firstElementChild, error);
   fail(error);
 }
 

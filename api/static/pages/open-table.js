@@ -1,5 +1,5 @@
 // The staff's form to open a table of any variant with its options (POST /tables).
-import {$, fail, get, html, post, render, say} from "/static/pages/common.js";
+import {$, fail, get, html, post, render, say, whileInFlight} from "/static/pages/common.js";
 
 const VARIANTS = [
   ["casino", "Casino Red Dog"], ["high_card_pool", "High Card Pool"],
@@ -29,8 +29,12 @@ export function openTableForm(root, opened) {
   };
   form.variant.addEventListener("change", show);
   show();
-  form.addEventListener("submit", async (event) => {
+  form.addEventListener("submit", (event) => {
     event.preventDefault();
+    // Taken once: the button is disabled until the answer (a double click opens one table).
+    whileInFlight([$("button[type=submit]", form)], () => submit(), {reason: "Opening the table…"});
+  });
+  const submit = async () => {
     const body = {variant: form.variant.value, accepts_supplied_seeds: form.supplied.checked};
     if (form.client_seed.value.trim()) body.client_seed = form.client_seed.value.trim();
     try {
@@ -51,5 +55,5 @@ export function openTableForm(root, opened) {
       say(`Opened ${table.title || "Casino Red Dog"} table ${table.id}`);
       opened(table);
     } catch (error) { fail(error); }
-  });
+  };
 }

@@ -8,7 +8,7 @@
 // replay-step.js (drawing a step), replay-controls.js (buttons, slider and keys),
 // replay-fairness.js (the check), replay-disputes.js (the deal's disputes) and replay-receipt.js
 // (a receipt checked against the public log: tlog.js, transparency.js).
-import {$, download, errorText, heldKey, param, say, signedIn} from "/static/pages/common.js";
+import {$, download, errorText, heldKey, markProblem, param, say, signedIn} from "/static/pages/common.js";
 import {showDisputes} from "/static/pages/replay-disputes.js";
 import {stepper} from "/static/pages/replay-controls.js";
 import {showFairness} from "/static/pages/replay-fairness.js";
@@ -55,6 +55,7 @@ $("#download").addEventListener("click", async () => {
   const line = $("#download-status");
   line.textContent = "";
   line.className = "";
+  markProblem(line, null);
   const file = `deal-${record.deal_id}.rdhh`;
   try {
     await download(`/deals/${record.deal_id}/history`, file, "text/plain");
@@ -62,6 +63,7 @@ $("#download").addEventListener("click", async () => {
   } catch (error) {
     line.className = "error";
     line.textContent = `The hand history could not be downloaded: ${errorText(error)}`;
+    markProblem(line, error);
   }
 });
 
@@ -103,7 +105,7 @@ async function openDeal(id) {
   try {
     record = await loadDeal(id);
   } catch (error) {
-    say(`The deal cannot be replayed: ${errorText(error)}`, true);
+    say(`The deal cannot be replayed: ${errorText(error)}`, error);
     return;
   }
   say(record.finished ? "" : "This deal is still in progress: its seed is revealed when it ends.");
