@@ -82,7 +82,7 @@ function table(record, name, frame, me) {
     const badges = [frame.dealer === s.seat ? "dealer" : "", me && me.role === "player" && s.player_id === me.player_id ? "you" : ""].filter(Boolean);
     return html`<article class="seat" data-seat="${s.seat}" aria-label="Seat ${s.seat}, ${s.player_id}">
       <h3>Seat ${s.seat}: ${s.player_id}${badges.map((b) => html`<span class="badge">${b}</span>`)}</h3>
-      <div class="hand" aria-label="Hand of seat ${s.seat}">${hand(frame.hands[s.seat])}</div>
+      <div class="hand" role="group" aria-label="Hand of seat ${s.seat}">${hand(frame.hands[s.seat])}</div>
       <p>Bet <strong class="seat-bet">${bet === undefined ? "–" : bet === null ? "sealed" : chips(bet)}</strong></p>
       <p>${balance(record, frame, s.seat)}</p></article>`;
   });
