@@ -138,6 +138,10 @@ def find_the_player(page: Any, scene: Scene) -> None:
     page.get_by_role("button", name="Find", exact=True).click()
     player_id = scene.players[0]["player_id"]
     _expect()(page.locator(f"#wallets tbody tr[data-player='{player_id}']")).to_be_visible()
+    # Check the wallet's buttons are all in view: its row fits the box, which need not scroll.
+    fits = page.locator("#wallets").evaluate(
+        "(table) => table.parentElement.scrollWidth <= table.parentElement.clientWidth")
+    assert fits, "the wallets table is wider than its box: the row's buttons are cut off"
 
 
 PAGES = {
