@@ -2,6 +2,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# axe-core for the browser tests' accessibility checks, as tests/browser/package-lock.json pins it.
+AXE := tests/browser/node_modules/axe-core/axe.min.js
 
 .PHONY: run test bench lint typecheck clean screenshots openapi
 
@@ -10,6 +12,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[postgres,test,dev]'
 	touch $(STAMP)
+
+# Without npm the accessibility checks skip, saying so (they fail with CI=true, as .ci/run sets).
+$(AXE): tests/browser/package.json tests/browser/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix tests/browser --ignore-scripts --no-audit --no-fund --loglevel=error \
+		&& touch $(AXE); \
+	else echo "npm not found: the accessibility checks will skip (apt-get install -y npm)"; fi
 
 run: $(STAMP)
 	$(BIN)/reddog serve --demo
@@ -20,7 +29,7 @@ run: $(STAMP)
 # bytecode it compiles (and pytest its rewritten test modules) for the next to read, even where
 # the environment says not to (PYTHONDONTWRITEBYTECODE, as container images often set it).
 test: export PYTHONDONTWRITEBYTECODE =
-test: $(STAMP)
+test: $(STAMP) $(AXE)
 	$(BIN)/mypy
 	$(BIN)/pytest -n 2 --dist worksteal -m "not load"
 	$(BIN)/pytest -m load
@@ -36,7 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.bench.plots
 
 # Pictures of every page at desktop and phone sizes, taken by the browser tests as they play.
-screenshots: $(STAMP)
+screenshots: $(STAMP) $(AXE)
 	REDDOG_SCREENSHOTS=docs/screenshots $(BIN)/pytest -q -p no:xdist -m browser tests/browser
 
 # The OpenAPI contract (docs/openapi.json), written again after a deliberate change to the API.
@@ -51,11 +60,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# Removes the environment and the default store's files (databases, their WAL files, the
+# Removes the environment (and the browser tests' node_modules) and the default store's files (databases, their WAL files, the
 # writers' turns file and the log's head, named one by one), never a chain key nor a backup:
 # tests/unit/test_make_clean.py.
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) tests/browser/node_modules
 	find var -maxdepth 1 -type f \( -name '*.sqlite3' -o -name '*.sqlite3-wal' \
 		-o -name '*.sqlite3-shm' -o -name '*.sqlite3-journal' -o -name '*.sqlite3-writers' \
 		-o -name '*.sqlite3.head' \) -delete 2>/dev/null || true

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from urllib.parse import quote
 from uuid import NAMESPACE_URL, uuid5
 
 import click
@@ -35,6 +36,14 @@ from ledger.rules import variants
 
 DEMO = uuid5(NAMESPACE_URL, "reddog-ledger:demo")
 DEMO_PLAYER = "demo-player"
+#: The demo's sign-in links, the player's first: role, player, the page it opens, what is there.
+DEMO_SIGN_INS = (
+    ("player", DEMO_PLAYER, "{casino}", "the demo player, at the demo casino table"),
+    ("operator", None, "/pages/cashier",
+     "the operator, at the cashier's console (players, grants, keys, tables)"),
+    ("auditor", None, "/pages/audit",
+     "the auditor, at the auditor's console (deals, disputes, reports, verification)"),
+)
 
 
 @click.group()
@@ -92,7 +101,8 @@ def serve(host: str, port: int, workers: int, threads: int, demo: bool,
         click.echo("Read models folded by " + ("this process" if workers == 1 else
                                                "the workers (one page at a time, each once)")
                    + " (REDDOG_PROJECTIONS=off to leave it to `reddog project --follow`)")
-    click.echo(f"Lobby: {base}/   Cashier: {base}/pages/cashier   Audit: {base}/pages/audit")
+    click.echo(f"Pages (sign in first): lobby {base}/   cashier {base}/pages/cashier   "
+               f"audit {base}/pages/audit")
     click.echo(f"API docs: {base}/docs   OpenAPI: {base}/openapi.json")
     if workers > 1:
         serve_in_workers(ledger, host, port, workers, threads)
@@ -136,19 +146,29 @@ def demo_setup(ledger: LedgerApplication, base: str) -> list[str]:
         ledger.deals.table(SYSTEM, table_id)
     except LedgerError:
         ledger.casino.open_casino_table(SYSTEM, wallet_id, client_seed="demo", table_id=table_id)
-    lines = [f"Demo wallet {base}/wallets/{wallet_id}", f"Demo table  {base}/tables/{table_id}"]
+    casino_page = f"/pages/casino?table={table_id}"
+    lines = [("Start here: open one of these sign-in links in a browser; each works once, "
+              "within the hour (one per tab, one role each):")]
+    for role, player, page, what in DEMO_SIGN_INS:
+        link, _ = ledger.keys.issue_key(role, player, label=f"demo sign-in link ({role})",
+                                        kind="link")
+        landing = page.format(casino=casino_page)
+        lines.append(f"  {role:9} {base}/sign-in?next={quote(landing, safe='')}#token={link}")
+        lines.append(f"  {'':9} {what}")
+    lines.append(f"Then find everything from the lobby, {base}/ (the page header has the links "
+                 "each role may use).")
+    lines.append("")
+    lines.append("API addresses, for scripts and curl with an API key (a browser without one is "
+                 "answered 401):")
+    lines += [f"Demo wallet {base}/wallets/{wallet_id}", f"Demo table  {base}/tables/{table_id}"]
     for role, player in (("operator", None), ("player", DEMO_PLAYER), ("auditor", None)):
-        key, _ = ledger.keys.issue_key(role, player, label="demo")
+        key, _ = ledger.keys.issue_key(role, player, label=f"demo {role} key")
         lines.append(f"{role:9} key: {key}")
-    lines.append(f"Demo casino page {base}/pages/casino?table={table_id}")
-    lines.append("One-time sign-in links (each works once, within the hour; open one per tab):")
-    for role, player in (("operator", None), ("auditor", None), ("player", DEMO_PLAYER)):
-        link, _ = ledger.keys.issue_key(role, player, label=f"demo sign-in link ({role})", kind="link")
-        lines.append(f"{role:9} sign-in: {base}/sign-in#token={link}")
     lines.append(
         f"Try: curl -H 'Authorization: Bearer <player key>' -H 'Content-Type: application/json' "
         f"-d '{{\"bet\": 100}}' {base}/tables/{table_id}/deals"
     )
+    lines.append("")
     return lines
 
 

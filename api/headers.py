@@ -1,8 +1,8 @@
 """The headers every answer carries: `X-Content-Type-Options: nosniff` on each one the app
 writes (JSON, problem+json, pages, scripts, CSS, the documents, `/metrics`) and on those the
 server writes itself (`api.edge`), so no browser reads an answer as another type than it says;
-and the pages' Content-Security-Policy on `/docs`, the Swagger UI page, whose one inline
-script is allowed by its hash and nothing else inline.
+and the pages' Content-Security-Policy on `/docs`, the Swagger UI page (made accessible by
+`api.docs_page` first), whose one inline script is allowed by its hash and nothing else inline.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ import hashlib
 import re
 
 from flask import Flask, Response, request
+
+from api import docs_page
 
 NOSNIFF = ("X-Content-Type-Options", "nosniff")
 #: No script, style or connection from anywhere but this server; no page may frame them.
@@ -51,6 +53,7 @@ def init_app(app: Flask) -> None:
     @app.after_request
     def headers(response: Response) -> Response:
         if request.endpoint == DOCS_ENDPOINT:
+            response.set_data(docs_page.accessible(response.get_data()))
             response.headers.update(PAGE_HEADERS)
             response.headers["Content-Security-Policy"] = docs_policy(response.get_data())
         return nosniff(response)

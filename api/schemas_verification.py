@@ -18,6 +18,12 @@ class VerifyArgs(Args):
 class RunSchema(Schema):
     id = fields.UUID()
     by = fields.String(metadata={"description": "The API key id that ran it, or `cli`"})
+    by_label = fields.String(allow_none=True, metadata={
+        "description": "Who ran it, as staff read it: the key's label (a sign-in link's "
+                       "session key: the link's label), `reddog verify on the server` for "
+                       "`cli`; null for a key not yet in the read models"})
+    by_role = fields.String(allow_none=True, metadata={
+        "description": "The role of the key that ran it (null for `cli`)"})
     scope = fields.String(metadata={"description": "`range` (API) or `whole log` (reddog verify)"})
     first = fields.Integer(metadata={"description": "First position checked"})
     last = fields.Integer(metadata={"description": "Last position checked"})

@@ -38,6 +38,7 @@ from ledger.core.errors import InvalidInput, RateLimited, Unavailable
 from ledger.domain.verification import VerificationRun
 from ledger.integrity.ranges import verify_range
 from ledger.integrity.verify import VerificationReport
+from ledger.readmodels.keys import key_holder
 from ledger.readmodels.verification import recent_checkpoints, recent_runs
 from ledger.store.runtime import Limit, RuntimeUnavailable, whole_seconds
 
@@ -65,8 +66,9 @@ class VerificationService:
         require(actor, Action.AUDIT)
         status = self.ledger.projection.status()
         runs = recent_runs(self.ledger.projection.store)
+        listed = [self._named(run) for run in runs["runs"]]
         checkpoints = recent_checkpoints(self.ledger.projection.store)
-        return {"last": runs["runs"][0] if runs["runs"] else None, "runs": runs["runs"],
+        return {"last": listed[0] if listed else None, "runs": listed,
                 "run_count": runs["count"], "checkpoints": checkpoints["checkpoints"],
                 "checkpoint_count": checkpoints["count"], "head": status["head"],
                 "max_positions": validation.MAX_VERIFY_POSITIONS, "projection": status}
@@ -89,10 +91,10 @@ class VerificationService:
             if newest is not None and newest.same_outcome(finished):
                 if command is not None:  # its answer is recorded
                     self._admit_run(actor, admitted)
-                return [], {**newest.summary(), "repeats": str(newest.id)}
+                return [], self._named({**newest.summary(), "repeats": str(newest.id)})
             self._admit_run(actor, admitted)
             run = VerificationRun.of_range(number + 1, **finished)
-            return [run], {**run.summary(), "repeats": None}
+            return [run], self._named({**run.summary(), "repeats": None})
 
         return self.unit.execute(command, decide)
 
@@ -104,6 +106,10 @@ class VerificationService:
             return [run], run.summary()
 
         return self.unit.execute(None, decide)
+
+    def _named(self, run: dict[str, Any]) -> dict[str, Any]:
+        """The run with who ran it in people's words (`by_label`, `by_role`) beside `by`."""
+        return {**run, **key_holder(self.ledger.projection.store, run.get("by"))}
 
     def _range(self, first: int | None, last: int | None) -> tuple[int, int]:
         """The positions a run checks: as asked, within the log and the most a run checks."""

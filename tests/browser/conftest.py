@@ -58,13 +58,15 @@ def browser() -> Iterator[Any]:
 
 
 class Server:
-    """A running `reddog serve --demo` on a SQLite file (`store`), and the operator key it
-    printed."""
+    """A running `reddog serve --demo` on a SQLite file (`store`), the operator key it
+    printed, and what it printed (`printed`: its lines so far)."""
 
-    def __init__(self, base: str, operator: str, store: str = "") -> None:
+    def __init__(self, base: str, operator: str, store: str = "",
+                 printed: list[str] | None = None) -> None:
         self.base = base
         self.operator = operator
         self.store = store
+        self.printed = printed if printed is not None else []
 
     def api(self, method: str, path: str, key: str | None = None, body: Any = None) -> Any:
         """One API call, asserting success; the answer's body."""
@@ -121,7 +123,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
                 if time.monotonic() > deadline:
                     pytest.fail(f"server not listening: {''.join(output)}")
                 time.sleep(0.05)
-        yield Server(base, operator, store)
+        yield Server(base, operator, store, output)
     finally:
         stop_process(process)
 

@@ -230,7 +230,19 @@ def test_a_table_as_it_stood_at_a_version_is_the_apis(open_page, server, size, p
     expect(seats).to_have_count(len(past["state"]["seats"]))
     assert [li.get_attribute("data-seat") for li in seats.all()] == [
         str(s["seat"]) for s in past["state"]["seats"]]
-    expect(page.locator("[data-fact=phase]")).to_have_text(past["state"]["phase"])
+    # Check the phase is said in words, and each seat with its hand and bet as the table page
+    # draws them (the deal's cards face down where nobody could see them then).
+    phase = page.locator("[data-fact=phase]")
+    expect(phase).to_have_attribute("data-phase", past["state"]["phase"])
+    expect(phase).not_to_have_text(past["state"]["phase"])
+    expect(page.locator("#table")).not_to_contain_text("_")
+    deal = past["state"]["current_deal"]
+    for li, seat in zip(seats.all(), past["state"]["seats"], strict=True):
+        expect(li).to_contain_text(f"Seat {seat['seat']}: {seat['player_id']}")
+        if deal:
+            hand = next((h for h in deal["hands"] if h["seat"] == seat["seat"]), None)
+            dealt = hand["cards_dealt"] if hand else 0
+            expect(li.locator(".hand .card")).to_have_count(max(dealt, len(hand["shown"]) if hand else 0))
     fits_without_sideways_scroll(page)
     # Check the same page answers for an instant (one after everything: the table as it is),
     # and links the table's deals.

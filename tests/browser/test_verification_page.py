@@ -4,6 +4,7 @@ a bad range is refused visibly; players get 403."""
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -71,12 +72,19 @@ def test_a_run_on_a_range_passes_with_its_figures_and_the_checkpoints_are_listed
     for field in ("positions", "events", "transfers", "deals_checked", "checkpoints"):
         expect(figures.locator(f"[data-field='{field}']")).to_have_text(f"{run[field]:,}")
     expect(page.locator("#runs tbody tr").first).to_have_attribute("data-run", run["id"])
+    # Check the run names who ran it by the key's label and role, and its time plainly: no key
+    # id, no fraction of a second.
+    assert (run["by_label"], run["by_role"]) == ("verification page", "auditor")
+    expect(figures.locator("[data-field='by']")).to_have_text("verification page (auditor)")
+    expect(figures.locator("[data-field='finished_at']")).to_have_text(
+        re.compile(r"^\d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d:\d\d \S+$"))
+    expect(page.locator("#limits")).not_to_contain_text("`")
     assert after["run_count"] == before["run_count"] + 1
     shoot(page, "verification", size)
     # The same range again finds the same: the page says so, and nothing new is recorded.
     page.get_by_role("button", name="Run verification").click()
     expect(page.locator("#status")).to_contain_text("nothing new was recorded")
-    expect(page.locator("#status")).to_contain_text(f"by {run['by']}")
+    expect(page.locator("#status")).to_contain_text("by verification page (auditor)")
     assert server.api("GET", "/verification", key)["run_count"] == after["run_count"]
     # A range past the log's end is refused with the limit named; nothing is recorded.
     page.get_by_label("To position").fill(str(after["head"] + 10))

@@ -55,6 +55,31 @@ def test_a_range_run_checks_its_deals_and_a_checkpoint_and_is_listed(app):
     assert state["head"] == head + 1  # the run itself is in the log
 
 
+def test_a_run_names_who_ran_it_by_the_label_and_role_of_their_key_never_its_id(app):
+    simulate_casino(app, 3, seed="1d" * 16, bet=20)
+    _, dana = app.keys.issue_key("auditor", label="Dana, floor auditor")
+    link, _ = app.keys.issue_key("operator", label="sign-in link for Sam", kind="link")
+    _, signed_in = app.signin.exchange_sign_in_link(link)
+    head = app.recorder.max_notification_id()
+    by_dana = app.verification.run_verification(
+        Principal(key_id=dana["key_id"], role=Role.AUDITOR), 1, head)
+    by_sam = app.verification.run_verification(
+        Principal(key_id=signed_in["key_id"], role=Role.OPERATOR), 1, head - 1)
+    # Check the answer names the key's holder at once, once the keys are folded.
+    app.project()
+    by_dana = app.verification.run_verification(
+        Principal(key_id=dana["key_id"], role=Role.AUDITOR), 1, head)
+    assert (by_dana["by_label"], by_dana["by_role"]) == ("Dana, floor auditor", "auditor")
+    # Check a sign-in session is named by the link it came from (whose it is), and the list too.
+    runs = {r["id"]: r for r in app.verification.verification(AUDITOR)["runs"]}
+    assert (runs[by_sam["id"]]["by_label"], runs[by_sam["id"]]["by_role"]) == (
+        "sign-in link for Sam", "operator")
+    assert runs[by_sam["id"]]["by"] == signed_in["key_id"]
+    # Check a key the read models do not know is named by nothing rather than guessed.
+    unknown = app.verification.run_verification(AUDITOR, 2, head)
+    assert (unknown["by_label"], unknown["by_role"]) == (None, None)
+
+
 def test_the_whole_log_as_ranges_passes_and_only_staff_run(app):
     play(app)
     head = app.recorder.max_notification_id()
@@ -130,6 +155,7 @@ def test_reddog_verify_records_its_run_over_the_whole_log(tmp_path):
         app.project()
         last = app.verification.verification(SYSTEM)["last"]
         assert (last["by"], last["scope"], last["ok"]) == ("cli", "whole log", True)
+        assert (last["by_label"], last["by_role"]) == ("reddog verify on the server", None)
         assert (last["first"], last["last"], last["positions"], last["deals_checked"]) == (
             1, summary["last"], summary["positions"], summary["deals_checked"]) == (
             1, summary["positions"], summary["positions"], 5)

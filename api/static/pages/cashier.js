@@ -59,7 +59,7 @@ async function statement(w) {
   render($("#detail"), html`<h3>Statement of ${w.player_id}</h3>
     <p>Opening ${chips(s.opening_balance)}, credits ${chips(s.credits)}, debits ${chips(s.debits)},
       closing <strong>${chips(s.closing_balance)}</strong></p>
-    <div class="scroll"><table><tr><th>Time (UTC)</th><th>What</th><th class="num">Amount</th><th class="num">Balance</th></tr>
+    <div class="scroll" tabindex="0" role="region" aria-label="Statement of ${w.player_id}"><table><tr><th>Time (UTC)</th><th>What</th><th class="num">Amount</th><th class="num">Balance</th></tr>
     ${s.transfers.map((t) => html`<tr><td>${t.time}</td><td>${t.type}</td>
       <td class="num">${chips(t.amount)}</td><td class="num">${chips(t.balance)}</td></tr>`)}</table></div>`);
 }
@@ -67,7 +67,7 @@ async function statement(w) {
 async function keys(w) {
   const list = await get(`/keys?player_id=${encodeURIComponent(w.player_id)}&include_inactive=true`);
   render($("#detail"), html`<h3>Keys of ${w.player_id}</h3>
-    <div class="scroll"><table id="keys"><tr><th>Key id</th><th>Kind</th><th>Label</th><th>Status</th><th>Expires</th><th></th></tr>
+    <div class="scroll" tabindex="0" role="region" aria-label="Keys of ${w.player_id}"><table id="keys"><tr><th>Key id</th><th>Kind</th><th>Label</th><th>Status</th><th>Expires</th><th></th></tr>
     ${list.keys.map((k) => html`<tr data-key="${k.key_id}"><td><code>${k.key_id.slice(0, 8)}</code></td>
       <td>${k.kind}</td><td>${k.label}</td><td class="key-status">${k.status}</td><td>${k.expires_at || "never"}</td>
       <td>${k.status === "active" ? html`<button type="button" class="danger" data-revoke="${k.key_id}">Revoke</button>` : ""}</td></tr>`)}

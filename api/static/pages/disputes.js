@@ -4,13 +4,13 @@
 // their wallet citing the dispute. A player sees their own disputes and the findings.
 import {$, $$, append, chips, confirmed, fail, get, html, param, post, render, replayHref, say, signedIn}
   from "/static/pages/common.js";
+import {timeView} from "/static/pages/words.js";
 
 let me = null;
 let status = "open";
 let next = null;
 
 const short = (id) => String(id).slice(0, 8);
-const when = (instant) => String(instant || "").replace("T", " ").replace(/\.\d+/, "").replace("+00:00", "");
 
 function outcomeText(d) {
   if (d.status === "open") return "open";
@@ -19,7 +19,7 @@ function outcomeText(d) {
 
 function row(d) {
   return html`<tr data-dispute="${d.dispute_id}">
-    <td>${when(d.opened_at)}</td><td>${d.player_id}</td>
+    <td>${timeView(d.opened_at)}</td><td>${d.player_id}</td>
     <td><a href="${replayHref(d.deal_id)}">deal ${short(d.deal_id)}</a></td>
     <td class="message">${d.message}</td><td class="dispute-status">${outcomeText(d)}</td>
     <td><button type="button" data-open="${d.dispute_id}">Open</button></td></tr>`;
@@ -59,12 +59,12 @@ function show(d) {
     <dl class="facts dispute">
       <div><dt>Player</dt><dd>${d.player_id}</dd></div>
       <div><dt>Deal</dt><dd><a id="replay-link" href="${replayHref(d.deal_id)}">Replay deal ${short(d.deal_id)} and check its fairness</a></dd></div>
-      <div><dt>Opened (UTC)</dt><dd>${when(d.opened_at)}</dd></div>
+      <div><dt>Opened</dt><dd>${timeView(d.opened_at)}</dd></div>
       <div><dt>Status</dt><dd id="dispute-status">${outcomeText(d)}</dd></div>
     </dl>
     <p><strong>The player says:</strong> <span id="dispute-message">${d.message}</span></p>
     ${d.status === "resolved" ? html`<dl class="facts"><div><dt>Finding</dt><dd id="dispute-finding">${d.finding}</dd></div>
-      <div><dt>Resolved (UTC)</dt><dd>${when(d.resolved_at)}</dd></div>${adjustment ? html`<div>${adjustment}</div>` : ""}</dl>` : ""}
+      <div><dt>Resolved</dt><dd>${timeView(d.resolved_at)}</dd></div>${adjustment ? html`<div>${adjustment}</div>` : ""}</dl>` : ""}
     ${resolveForm(d)}`);
   const form = $("#resolve");
   if (!form) return;

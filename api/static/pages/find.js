@@ -3,7 +3,8 @@
 // with its filters, each event shown as type, aggregate, time and transfers. The filters live in
 // the page's address, so a search can be linked: /pages/find?player=alice&disputed=true.
 import {$, $$, accountView, append, chips, documentedChoices, fillForm, formQuery, get, html,
-  joined, refused, render, replayHref, say, signedIn, when} from "/static/pages/common.js";
+  joined, refused, render, replayHref, say, signedIn} from "/static/pages/common.js";
+import {timeView} from "/static/pages/words.js";
 
 const DEAL_FIELDS = ["player", "table", "variant", "outcome", "since", "until", "disputed"];
 const EVENT_FIELDS = ["player", "table", "wallet", "type", "since", "until", "after"];
@@ -20,12 +21,12 @@ function dealHtml(d) {
       ${p.wallet_id ? html` <a href="/pages/wallet?id=${p.wallet_id}">wallet</a>` : ""}</li>`);
   return html`<li class="result" data-deal="${d.deal_id}">
     <div class="result-head"><strong>${d.variant}</strong>
-      <span>${when(d.finished_at)}</span>
+      <span>${timeView(d.finished_at)}</span>
       ${d.disputed ? html`<span class="badge disputed">disputed</span>` : ""}
       <a class="replay" href="${replayHref(d.deal_id)}">Replay</a></div>
     <dl class="facts">
       <div><dt>Table</dt><dd><a class="table-link" href="${findHref("table", d.table_id)}">${d.table_id.slice(0, 8)}</a></dd></div>
-      <div><dt>Started</dt><dd>${when(d.started_at)}</dd></div>
+      <div><dt>Started</dt><dd>${timeView(d.started_at)}</dd></div>
       ${d.handle === null ? "" : html`<div><dt>Handle</dt><dd>${chips(d.handle)}</dd></div>
         <div><dt>Net (bets − returned)</dt><dd>${chips(d.net)}</dd></div>`}
     </dl>
@@ -81,7 +82,7 @@ function eventHtml(e) {
   return html`<li class="result" data-position="${e.position}" data-type="${e.type}">
     <div class="result-head"><strong>${e.type}</strong>
       <span>${e.aggregate_type} <code>${e.aggregate_id.slice(0, 8)}</code> v${e.version}</span>
-      <span>${when(e.timestamp)}</span> <span class="muted">#${e.position}</span></div>
+      <span>${timeView(e.timestamp)}</span> <span class="muted">#${e.position}</span></div>
     ${facts ? html`<p class="muted">${facts}</p>` : ""}
     ${moves.length ? html`<ul class="transfers">${moves}</ul>` : ""}
     ${links.length ? html`<p class="links">${joined(links, " ")}</p>` : ""}</li>`;

@@ -2,13 +2,14 @@
 // disputes they may read, in #disputes.
 import {$, chips, errorText, fail, get, html, post, render, say} from "/static/pages/common.js";
 import {short} from "/static/pages/replay-words.js";
+import {timeView} from "/static/pages/words.js";
 
 function dispute(me, d) {
   const resolved = d.status === "resolved";
   const link = me.role === "player" ? "" : html` <a href="/pages/disputes?id=${encodeURIComponent(d.dispute_id)}">Open dispute ${short(d.dispute_id)}…</a>`;
   return html`<li class="dispute" data-dispute="${d.dispute_id}" data-status="${d.status}">
     <strong>${d.player_id}'s dispute is ${d.status}</strong>${link}
-    <br><span class="muted">“${d.message}”, opened ${d.opened_at}</span>
+    <br><span class="muted">“${d.message}”, opened ${timeView(d.opened_at)}</span>
     ${resolved ? html`<br>Finding: ${d.finding} (${d.upheld ? "upheld" : "not upheld"}${d.adjustment ? `, ${chips(d.adjustment.amount)} paid to the wallet` : ""})` : ""}</li>`;
 }
 

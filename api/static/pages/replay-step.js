@@ -3,6 +3,7 @@
 // table, the pot or bank, the stakes and each seat's balance after it.
 import {$, cardView, chips, html, render} from "/static/pages/common.js";
 import {short, words} from "/static/pages/replay-words.js";
+import {timeView} from "/static/pages/words.js";
 
 function facts(pairs) {
   return pairs.map(([key, label, value]) => html`<div><dt>${label}</dt><dd data-fact="${key}">${value}</dd></div>`);
@@ -21,7 +22,7 @@ export function showFacts(record) {
     ["variant", "Variant", html`${record.title}${record.title !== record.variant ? html` <small class="muted">(${record.variant})</small>` : ""}`],
     ["deal", "Deal", hex(record.deal_id)],
     ["table", "Table", hex(record.table_id)],
-    ["started", "Committed at", record.started],
+    ["started", "Committed at", timeView(record.started)],
     ["nonce", "Nonce", record.nonce],
     ["client_seed", "Client seed", hex(record.client_seed)],
     ["commitment", "Commitment (SHA-256 of the server seed)", hex(record.commitment)],
@@ -82,7 +83,7 @@ function table(record, name, frame, me) {
     const badges = [frame.dealer === s.seat ? "dealer" : "", me && me.role === "player" && s.player_id === me.player_id ? "you" : ""].filter(Boolean);
     return html`<article class="seat" data-seat="${s.seat}" aria-label="Seat ${s.seat}, ${s.player_id}">
       <h3>Seat ${s.seat}: ${s.player_id}${badges.map((b) => html`<span class="badge">${b}</span>`)}</h3>
-      <div class="hand" aria-label="Hand of seat ${s.seat}">${hand(frame.hands[s.seat])}</div>
+      <div class="hand" role="group" aria-label="Hand of seat ${s.seat}">${hand(frame.hands[s.seat])}</div>
       <p>Bet <strong class="seat-bet">${bet === undefined ? "–" : bet === null ? "sealed" : chips(bet)}</strong></p>
       <p>${balance(record, frame, s.seat)}</p></article>`;
   });
@@ -101,7 +102,7 @@ export function showStep(record, name, frames, at, me) {
   const e = frame.event;
   render($("#step"), html`<div class="step" data-step="${at + 1}" data-version="${e.version}" data-type="${e.type}">
     <p class="step-head"><span class="badge">v${e.version}</span> <strong>${words(e.type)}</strong>
-      <small class="muted">${e.timestamp}</small></p>
+      <small class="muted">${timeView(e.timestamp)}</small></p>
     <p class="operation" id="operation">${frame.words}</p>
     <h3>Chips moved</h3>${transfers(name, frame)}
     <h3>After this step</h3>${record.casino ? casino(record, frame) : table(record, name, frame, me)}</div>`);

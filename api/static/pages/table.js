@@ -60,7 +60,7 @@ function seatHtml(s, d) {
   return html`<article class="seat${you ? " you" : ""}${d && d.turn === s.seat ? " turn" : ""}"
       data-seat="${s.seat}" aria-label="Seat ${s.seat}, ${s.player_id}">
     <h3>Seat ${s.seat}: ${s.player_id}${badges.map((b) => html`<span class="badge">${b}</span>`)}</h3>
-    <div class="hand" aria-label="Hand of seat ${s.seat}">${handHtml(hand)}</div>
+    <div class="hand" role="group" aria-label="Hand of seat ${s.seat}">${handHtml(hand)}</div>
     <p>${s.balance === null || s.balance === undefined ? "" : html`Balance <strong class="seat-balance">${chips(s.balance)}</strong> · `}
       Bet <strong class="seat-bet">${bet === undefined ? "–" : bet === "sealed" ? "sealed" : chips(bet)}</strong></p>
   </article>`;

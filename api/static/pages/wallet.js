@@ -2,7 +2,8 @@
 // transfer's cause linked to its deal's replay (and an adjustment to its dispute), a page at a
 // time; and the wallet as it stood at a version or an instant.
 import {$, $$, accountView, append, chips, fillForm, formQuery, get, html, joined, param, refused,
-  render, replayHref, say, signedIn, when} from "/static/pages/common.js";
+  render, replayHref, say, signedIn} from "/static/pages/common.js";
+import {timeView} from "/static/pages/words.js";
 
 const id = param("id");
 let nextVersion = null;
@@ -18,7 +19,7 @@ function causeHtml(cause) {
 
 function rowHtml(t) {
   return html`<li class="result transfer-row" data-version="${t.version}" data-transfer="${t.transfer_id}">
-    <div class="result-head"><strong>${t.type}</strong> <span>${when(t.time)}</span>
+    <div class="result-head"><strong>${t.type}</strong> <span>${timeView(t.time)}</span>
       <span class="muted">v${t.version}</span></div>
     <dl class="facts">
       <div><dt>Amount</dt><dd class="amount ${t.amount < 0 ? "error" : "ok"}">${t.amount > 0 ? "+" : ""}${chips(t.amount)}</dd></div>
@@ -50,7 +51,7 @@ async function asOf() {
   try {
     const past = await get(`/wallets/${id}/as-of?${query}`);
     render($("#as-of-answer"), html`<div><dt>Version</dt><dd id="as-of-version">${past.as_of_version}</dd></div>
-      <div><dt>At</dt><dd>${when(past.as_of)}</dd></div>
+      <div><dt>At</dt><dd>${timeView(past.as_of)}</dd></div>
       <div><dt>Balance</dt><dd id="as-of-balance">${chips(past.state.balance)}</dd></div>
       <div><dt>Granted</dt><dd>${chips(past.state.granted)}</dd></div>`);
     say("");
