@@ -116,8 +116,8 @@ def test_staff_find_the_disputed_deal_of_each_family_from_the_players_name(
     results = page.locator("#deals > li")
     expect(results).to_have_count(2)
     assert [li.get_attribute("data-deal") for li in results.all()] == played["disputed"]
-    for li, deal, variant in zip(results.all(), played["disputed"], ("polish", "casino"),
-                                 strict=True):
+    for li, deal, variant in zip(results.all(), played["disputed"],
+                                 ("Polish Red Dog (Stitch)", "Casino Red Dog"), strict=True):
         assert li.locator("a.replay").get_attribute("href") == f"/pages/replay?deal={deal}"
         expect(li.locator(".result-head")).to_contain_text(variant)
         expect(li.locator(".badge.disputed")).to_be_visible()

@@ -6,6 +6,7 @@
 import {$, Intent, chips, confirmed, confirmedThen, fail, follow, get, html, linkTo, listAll, post, render, say,
   signedIn, whileInFlight} from "/static/pages/common.js";
 import {openTableForm} from "/static/pages/open-table.js";
+import {timeView} from "/static/pages/words.js";
 
 let wallets = [];
 const grants = new Map();  // wallet id → {amount, intent}: the grant being made there
@@ -21,7 +22,7 @@ function grantKey(walletId, amount) {
 function showLink(playerId, issued) {
   const url = `${location.origin}/sign-in#token=${issued.key}`;
   render($("#link"), html`<fieldset><legend>Sign-in link for ${playerId}</legend>
-    <p>Hand this to the player; it works once, until ${issued.expires_at}.</p>
+    <p>Hand this to the player; it works once, until ${timeView(issued.expires_at)}.</p>
     <p><code class="link" id="sign-in-link">${url}</code></p>
     <button type="button" id="copy-link">Copy link</button></fieldset>`);
   $("#copy-link").addEventListener("click", async () => {
@@ -59,8 +60,8 @@ async function statement(w) {
   render($("#detail"), html`<h3>Statement of ${w.player_id}</h3>
     <p>Opening ${chips(s.opening_balance)}, credits ${chips(s.credits)}, debits ${chips(s.debits)},
       closing <strong>${chips(s.closing_balance)}</strong></p>
-    <div class="scroll" tabindex="0" role="region" aria-label="Statement of ${w.player_id}"><table><tr><th>Time (UTC)</th><th>What</th><th class="num">Amount</th><th class="num">Balance</th></tr>
-    ${s.transfers.map((t) => html`<tr><td>${t.time}</td><td>${t.type}</td>
+    <div class="scroll" tabindex="0" role="region" aria-label="Statement of ${w.player_id}"><table><tr><th>Time</th><th>What</th><th class="num">Amount</th><th class="num">Balance</th></tr>
+    ${s.transfers.map((t) => html`<tr><td>${timeView(t.time)}</td><td>${t.type}</td>
       <td class="num">${chips(t.amount)}</td><td class="num">${chips(t.balance)}</td></tr>`)}</table></div>`);
 }
 
@@ -69,7 +70,7 @@ async function keys(w) {
   render($("#detail"), html`<h3>Keys of ${w.player_id}</h3>
     <div class="scroll" tabindex="0" role="region" aria-label="Keys of ${w.player_id}"><table id="keys"><tr><th>Key id</th><th>Kind</th><th>Label</th><th>Status</th><th>Expires</th><th></th></tr>
     ${list.keys.map((k) => html`<tr data-key="${k.key_id}"><td><code>${k.key_id.slice(0, 8)}</code></td>
-      <td>${k.kind}</td><td>${k.label}</td><td class="key-status">${k.status}</td><td>${k.expires_at || "never"}</td>
+      <td>${k.kind}</td><td>${k.label}</td><td class="key-status">${k.status}</td><td>${k.expires_at ? timeView(k.expires_at) : "never"}</td>
       <td>${k.status === "active" ? html`<button type="button" class="danger" data-revoke="${k.key_id}">Revoke</button>` : ""}</td></tr>`)}
     </table></div><p class="muted"><small>Listed from the projection (${list.projection.behind} events behind).</small></p>`);
 }

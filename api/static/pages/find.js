@@ -4,7 +4,7 @@
 // the page's address, so a search can be linked: /pages/find?player=alice&disputed=true.
 import {$, $$, accountView, append, chips, documentedChoices, fillForm, formQuery, get, html,
   joined, refused, render, replayHref, say, signedIn} from "/static/pages/common.js";
-import {timeView} from "/static/pages/words.js";
+import {timeView, variantName} from "/static/pages/words.js";
 
 const DEAL_FIELDS = ["player", "table", "variant", "outcome", "since", "until", "disputed"];
 const EVENT_FIELDS = ["player", "table", "wallet", "type", "since", "until", "after"];
@@ -20,7 +20,7 @@ function dealHtml(d) {
       ${p.bets === undefined ? "" : html`<span class="muted">bet ${chips(p.bets)}, back ${chips(p.returned)}</span>`}
       ${p.wallet_id ? html` <a href="/pages/wallet?id=${p.wallet_id}">wallet</a>` : ""}</li>`);
   return html`<li class="result" data-deal="${d.deal_id}">
-    <div class="result-head"><strong>${d.variant}</strong>
+    <div class="result-head"><strong>${variantName(d.variant)}</strong>
       <span>${timeView(d.finished_at)}</span>
       ${d.disputed ? html`<span class="badge disputed">disputed</span>` : ""}
       <a class="replay" href="${replayHref(d.deal_id)}">Replay</a></div>

@@ -2,7 +2,7 @@
 // and the wallet's balance before and after, each linked to its replay; disputes marked.
 import {$, cardView, chips, get, html, param, refused, render, replayHref, say, signedIn}
   from "/static/pages/common.js";
-import {timeView} from "/static/pages/words.js";
+import {timeView, variantName} from "/static/pages/words.js";
 
 function disputeHtml(d) {
   if (!d) return "";
@@ -14,7 +14,7 @@ function disputeHtml(d) {
 function dealHtml(d) {
   const cards = (d.cards || []).map((c) => cardView(c));
   return html`<li class="result" data-deal="${d.deal_id}">
-    <div class="result-head"><strong>${d.variant}</strong> <span>${timeView(d.ended)}</span>
+    <div class="result-head"><strong>${variantName(d.variant)}</strong> <span>${timeView(d.ended)}</span>
       <span class="badge verdict">${d.outcome || "no bet"}</span> ${disputeHtml(d.dispute)}
       <a class="replay" href="${replayHref(d.deal_id)}">Replay</a></div>
     <dl class="facts">

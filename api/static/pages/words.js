@@ -49,3 +49,17 @@ export function tableName(table) {
   if (!table) return "–";
   return table.name || table.title || `table ${String(table.id || table.table_id || "").slice(0, 8)}`;
 }
+
+/** The variants by the names people know them by. */
+export const VARIANTS = [
+  ["casino", "Casino Red Dog"], ["high_card_pool", "High Card Pool"],
+  ["banked_red_dog", "Banked Red Dog"], ["shoot", "Shoot"], ["slippery_sam", "Slippery Sam"],
+  ["fort_wayne", "Fort Wayne"], ["polish", "Polish Red Dog (Stitch)"], ["six_spot", "Six-Spot"],
+  ["six_spot_banking", "Six-Spot banking"],
+];
+const VARIANT_NAMES = new Map(VARIANTS);
+
+/** A variant's name as people know it (`six_spot` → `Six-Spot`). */
+export function variantName(variant) {
+  return VARIANT_NAMES.get(variant) || String(variant ?? "–");
+}
