@@ -134,13 +134,15 @@ function idempotencyKey() {
     .map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** Call the API; a POST carries a fresh Idempotency-Key. Throws ApiError with the problem. */
+/** Call the API; a POST carries a fresh Idempotency-Key unless `options.headers` gives one.
+ * Throws ApiError with the problem. */
 export async function api(method, path, body, options = {}) {
   const headers = {...(options.headers || {})};
   const key = heldKey();
   if (key) headers.Authorization = `Bearer ${key}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (method === "POST") headers["Idempotency-Key"] = idempotencyKey();
+  // One intended action, one key: a caller that may send it again passes its own.
+  if (method === "POST" && !headers["Idempotency-Key"]) headers["Idempotency-Key"] = idempotencyKey();
   const response = await fetch(path, {
     method, headers, cache: "no-store",
     body: body === undefined ? undefined : JSON.stringify(body),
