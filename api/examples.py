@@ -10,7 +10,8 @@ WALLET = "3f1e8c2a-9b4d-4e7f-a1c3-5d6e7f8a9b0c"
 EXAMPLES: dict[str, dict[str, Any]] = {
     "open_wallet": {"player_id": "alice"},
     "grant": {"amount": 1000},
-    "open_table": {"variant": "polish", "limits": {"min_bet": 10, "max_seats": 6}},
+    "open_table": {"variant": "polish", "limits": {"min_bet": 10, "max_seats": 6},
+                   "name": "Blue", "starts": "ready"},
     "seat": {"seat": 2, "wallet_id": WALLET},
     "deal": {"bet": 100},
     "next_deal": {},
@@ -18,6 +19,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "table_bet": {"seat": 2, "amount": 50},
     "buy_centre_card": {"seat": 2},
     "pass_turn": {"seat": 3},
+    "say_ready": {"seat": 1},
     "dealer_choice": {"choice": "deal_fourth"},
     "change_client_seed": {"client_seed": "my-own-luck-42"},
     "open_dispute": {"message": "The third card was shown before I chose to raise"},

@@ -11,7 +11,7 @@ from typing import Any
 TABLE_ACTIONS = {
     "deal": "next-deal", "fund_bank": "bank", "decline_bank": "bank/decline",
     "choose": "dealer-choice", "bet": "bets", "buy": "centre-card", "pass": "passes",
-    "split_pot": "pot-split", "close": "close",
+    "split_pot": "pot-split", "close": "close", "ready": "ready",
 }
 #: A casino deal's legal actions, under `/deals/{id}`.
 DEAL_ACTIONS = ("stand", "raise")

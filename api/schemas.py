@@ -13,6 +13,7 @@ from ledger.domain.wallet import MAX_GRANT
 from ledger.rules import variants
 from ledger.rules.casino import CHIP_GRID, MAX_OPENING_BET, MIN_BET
 from ledger.rules.highcard.limits import options_of
+from ledger.rules.highcard.starts import STARTS
 from ledger.rules.variants import VARIANTS
 
 #: What the game rules refuse whatever the table, documented where the schema does not check it
@@ -178,6 +179,14 @@ class TableOpenArgs(Args):
         load_default=False,
         metadata={"description": "Operator may supply server seeds (fairness.md)"},
     )
+    name = fields.String(validate=validate.Length(max=200), metadata={
+        "description": "Multi-seat only: the table's name, 1-40 printable characters once "
+                       "trimmed; without one, a colour and a number drawn from its id"})
+    starts = fields.String(validate=validate.OneOf(STARTS), metadata={
+        "description": "Multi-seat only: who starts the next deal (G11): `operator` (default; "
+                       "the dealer's player may too once drawn), `dealer` (the dealer's "
+                       "player, any seated player before the first draw), `ready` (when every "
+                       "seated player has said ready)"})
 
 
 class ClientSeedArgs(Args):
@@ -296,6 +305,15 @@ class TableSchema(Schema):
     id = fields.UUID()
     variant = fields.String(metadata={"enum": list(variants.VARIANT_NAMES)})
     title = fields.String()
+    name = fields.String(metadata={"description": "Multi-seat: the table's name"})
+    starts = fields.String(metadata={"description": "Multi-seat: who starts the next deal (G11)",
+                                     "enum": list(STARTS)})
+    ready = fields.List(fields.Integer(), metadata={
+        "description": "Multi-seat: the seats that said they are ready for the next deal (G11)"})
+    last_deal = fields.Dict(allow_none=True, metadata={
+        "description": "Multi-seat: each settled turn of the current or last deal (seat, "
+                       "player, outcome, stake, target, winnings, returned, cards shown), kept "
+                       "until the next deal starts"})
     family = fields.String(metadata={"description": "Rule family: C, H, S, SS, FW, P, X, XB",
                                      "enum": list(variants.FAMILIES)})
     wallet_id = fields.UUID()

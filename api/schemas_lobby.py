@@ -37,6 +37,10 @@ class TableSummarySchema(Schema):
     id = fields.UUID()
     variant = fields.String(metadata={"enum": list(variants.VARIANT_NAMES)})
     title = fields.String()
+    name = fields.String(metadata={"description": "The table's name (a casino table: its "
+                                                  "player's)"})
+    starts = fields.String(allow_none=True, metadata={
+        "description": "Multi-seat: who starts the next deal (G11); null at a casino table"})
     family = fields.String(metadata={"enum": list(variants.FAMILIES)})
     status = fields.String(metadata={"description": "open | closed", "enum": list(TABLE_STATUSES)})
     phase = fields.String(metadata={"enum": list(validation.TABLE_PHASES)})

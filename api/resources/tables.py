@@ -43,7 +43,7 @@ def open_table(args: dict) -> Any:
     table = ledger().deals.open_any_table(
         principal(), args["variant"], wallet_id=args.get("wallet_id"), limits=args.get("limits"),
         client_seed=args.get("client_seed"), accepts_supplied_seeds=args["accepts_supplied_seeds"],
-        command=command_key(args),
+        command=command_key(args), name=args.get("name"), starts=args.get("starts"),
     )
     return table, 201, _at_table(table["id"])
 
@@ -167,6 +167,16 @@ def next_deal(args: dict, table_id: UUID) -> Any:
     table = ledger().play.start_deal(principal(), table_id, server_seed=args.get("server_seed"),
                                 command=command_key(args))
     return table, 201, _at_table(table_id)
+
+
+@blp.route("/<uuid:table_id>/ready", methods=["POST"])
+@blp.arguments(SeatOnlyArgs)
+@blp.response(200, TableSchema)
+@command(blp)
+def say_ready(args: dict, table_id: UUID) -> dict:
+    """Say the seat's player is ready for the next deal, at a table whose deals start when
+    every seated player is (G11); the last to say so starts it, in this command."""
+    return ledger().play.say_ready(principal(), table_id, args["seat"], command=command_key(args))
 
 
 @blp.route("/<uuid:table_id>/bets", methods=["POST"])

@@ -188,8 +188,11 @@ class DealService:
         client_seed: str | None = None,
         accepts_supplied_seeds: bool = False,
         command: CommandKey | None = None,
+        name: str | None = None,
+        starts: str | None = None,
     ) -> dict[str, Any]:
-        """Open a casino table (one seat, `wallet_id`) or a multi-seat table (`limits`)."""
+        """Open a casino table (one seat, `wallet_id`) or a multi-seat table (`limits`, and
+        its `name` and who `starts` its deals, G11)."""
         require(actor, Action.OPEN_TABLE)
         if family_of(variant) is CASINO:
             if wallet_id is None:
@@ -199,6 +202,12 @@ class DealService:
                 option = next(iter(limits), "limits")
                 raise RuleViolation("C2", "Casino Red Dog takes no table options: its chips and "
                                     f"bet limits are fixed by its rules ({option})", field=option)
+            if name is not None:
+                raise InvalidInput("a casino table is known by its player; only multi-seat "
+                                   "tables take a name", field="name")
+            if starts is not None:
+                raise InvalidInput("a casino player starts each deal with their bet; only "
+                                   "multi-seat tables take starts", field="starts")
             return self.casino.open_casino_table(actor, wallet_id, client_seed, accepts_supplied_seeds,
                                           command)
         if wallet_id is not None:
@@ -206,7 +215,7 @@ class DealService:
                                field="wallet_id")
         # A variant of neither family is refused there.
         return self.tables.open_table(actor, variant, limits, client_seed, accepts_supplied_seeds,
-                                      command)
+                                      command, name=name, starts=starts)
 
     def table(self, actor: Principal, table_id: UUID) -> dict[str, Any]:
         """Read a table as its caller may see it, with the actions legal now."""

@@ -7,6 +7,7 @@ wallets it touched and any new sealed seeds in one `save`.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 from uuid import UUID, uuid5
@@ -16,15 +17,18 @@ from ledger.app.access import Action, Principal, require
 from ledger.app.base import StackedPacks
 from ledger.app.sealed import SealedBets, shown_balance
 from ledger.app.unit import CommandKey, Decision, UnitOfWork
-from ledger.core import fairness
+from ledger.core import fairness, validation
 from ledger.core.cards import CANONICAL_PACK, Card
-from ledger.core.errors import InvalidInput, RuleViolation
+from ledger.core.errors import Forbidden, InvalidInput, NotFound, RuleViolation
 from ledger.domain.casino import SealedSeed
-from ledger.domain.highcard import HighCardTable
+from ledger.domain.highcard import NO_DEAL, HighCardTable, default_name
 from ledger.domain.records import transfers_in
 from ledger.domain.wallet import Wallet
+from ledger.rules.highcard import starts as starting
 from ledger.rules.highcard.actions import Context, HighCardGame, Shuffle, verify_limits
+from ledger.rules.highcard.starts import DEFAULT, STARTS
 from ledger.rules.variants import VARIANTS
+from ledger.store.snapshots import events_after
 
 SeedSource = Callable[[], str]
 Do = Callable[[HighCardGame, Context, HighCardTable], None]
@@ -124,6 +128,7 @@ class TableEngine:
                            if info["player"] == actor.player_id), None)
         game = table.game()
         legal = game.legal_actions(dict(ctx.balances))
+        legal = starting_actions(table, legal)
         pack = ctx.shuffle.pack if ctx.shuffle is not None else None
         sealed = SealedBets(self.unit.repository, {str(table.id): table})
         shown, unshown = dict(ctx.balances), set()
@@ -135,8 +140,35 @@ class TableEngine:
                 unshown.add(seat)
         return views.high_card_table_view(
             table, viewer, shown, legal, pack=pack, game=game,
-            hide=actor.role.value == "player", unshown=unshown,
+            hide=actor.role.value == "player", unshown=unshown, results=self.results(table),
         )
+
+    def results(self, table: HighCardTable) -> dict[str, Any]:
+        """Each settled turn of the table's current or last deal. A table built from a snapshot
+        or a copy does not know them (they are not its state): its deal is replayed from the
+        state before the deal's commitment, its events stored and those of this command."""
+        known = table.deal_results
+        if known is None:
+            known = self._replayed_results(table)
+            table.keep_results(known)
+        return known
+
+    def _replayed_results(self, table: HighCardTable) -> dict[str, Any]:
+        pending = list(table.pending_events)
+        if table.state.nonce == 0:
+            return NO_DEAL
+        deal_id = uuid5(table.id, f"deal:{table.state.nonce}")
+        try:
+            start = self.unit.get(SealedSeed.create_id(deal_id), SealedSeed,
+                                  "sealed seed").table_version
+        except NotFound:  # the latest shuffle is this command's: a draw for the first dealer
+            return NO_DEAL
+        assert start is not None  # a table's shuffle
+        saved = table.version - len(pending)
+        before = copy.deepcopy(self.unit.repository.get(table.id, version=start - 1))
+        for event in [*events_after(self.unit.ledger, table.id, start - 1, lte=saved), *pending]:
+            before = event.mutate(before)
+        return before.deal_results or NO_DEAL
 
 
 class TableService:
@@ -156,17 +188,23 @@ class TableService:
         accepts_supplied_seeds: bool = False,
         command: CommandKey | None = None,
         table_id: UUID | None = None,
+        name: str | None = None,
+        starts: str | None = None,
     ) -> dict[str, Any]:
-        """Open a table of a high-card variant, its limits checked (G9 and the variant's own)."""
+        """Open a table of a high-card variant, its limits checked (G9 and the variant's own),
+        with its name (or one drawn from its id) and who starts its deals (G11)."""
         require(actor, Action.OPEN_TABLE)
         if variant not in VARIANTS:
             raise InvalidInput(f"variant must be casino or one of {sorted(VARIANTS)}",
                                field="variant")
         checked = verify_limits(VARIANTS[variant], limits or {})
+        given = validation.check_table_name(name) if name is not None else None
+        who = validation.check_choice(starts, STARTS, "starts") if starts is not None else DEFAULT
 
         def build(seed: str, new_id: UUID) -> Decision:
             table = HighCardTable(id=new_id, variant=variant, limits=checked, client_seed=seed,
-                                  accepts_supplied_seeds=accepts_supplied_seeds)
+                                  accepts_supplied_seeds=accepts_supplied_seeds,
+                                  name=given or default_name(new_id), starts=who)
             return [table], self.engine.answer(table, actor, Context(), {})
 
         return newtable.open_table(self.unit, client_seed, table_id, command, build)
@@ -272,6 +310,11 @@ class PlayService:
             seed_source = lambda: unused.pop() if unused else fairness.new_server_seed()
 
         def start(game: HighCardGame, ctx: Context, table: HighCardTable) -> None:
+            if actor.player_id is not None:  # a player: whom the table's option lets start (G11)
+                try:
+                    starting.verify_starter(table.who_starts, table.state, actor.player_id)
+                except RuleViolation as refusal:  # not this player's to do: 403, naming G11
+                    raise Forbidden(refusal.detail, rule=refusal.rule) from None
             if supplied and not table.accepts_supplied_seeds:
                 raise RuleViolation("G2", "this table draws its own server seeds",
                                     field="server_seed")
@@ -279,8 +322,22 @@ class PlayService:
                 unused[:] = [server_seed]
             game.start(ctx)
 
-        return self.engine.run(actor, table_id, (Action.PLAY, dealer_owner), start, command,
+        return self.engine.run(actor, table_id, (Action.PLAY, seated_players), start, command,
                               seed_source=seed_source)
+
+    def say_ready(
+        self, actor: Principal, table_id: UUID, seat: int, command: CommandKey | None = None
+    ) -> dict[str, Any]:
+        """A seated player says they are ready for the next deal (G11, `starts` ready); the
+        last of the seated players to say so starts it in the same command, when it may."""
+
+        def ready(game: HighCardGame, ctx: Context, table: HighCardTable) -> None:
+            starting.verify_ready(table.who_starts, table.state, table.ready_seats, seat)
+            table.say_ready(seat)
+            if starting.everyone_ready(table.state, table.ready_seats) and game.start.can(ctx):
+                game.start(ctx)
+
+        return self.engine.run(actor, table_id, (Action.PLAY, seat_owner(seat)), ready, command)
 
     def bet(
         self, actor: Principal, table_id: UUID, seat: int, amount: int,
@@ -310,6 +367,29 @@ class PlayService:
         """After three deals: pass now, or deal a fourth time (S6)."""
         return self.engine.run(actor, table_id, (Action.PLAY, dealer_owner),
                               lambda g, ctx, t: g.choose(dealer_seat(t), choice, ctx), command)
+
+
+def starting_actions(table: HighCardTable, legal: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The legal actions with the start of the next deal offered to whom the table's option
+    lets start it (G11): `deal` once for each such seat (or with no seat: an operator's), and
+    `ready` for each seat that may still say it is ready."""
+    if not any(action["action"] == "deal" for action in legal):
+        offered = []
+    else:
+        players = starting.starters(table.who_starts, table.state)
+        seats = [seat for seat, info in sorted(table.state.seats.items())
+                 if info["player"] in players]
+        offered = [{"action": "deal", "seat": seat, "starts": table.who_starts}
+                   for seat in seats] or [{"action": "deal", "seat": None,
+                                           "starts": table.who_starts}]
+    ready = table.ready_seats
+    for seat in sorted(table.state.seats):
+        if starting.can_ready(table.who_starts, table.state, ready, seat):
+            offered.append({"action": "ready", "seat": seat,
+                            "waiting_for": [s for s in sorted(table.state.seats)
+                                            if s not in ready and s != seat]})
+    others = [action for action in legal if action["action"] != "deal"]
+    return offered + others
 
 
 def seat_owner(seat: int) -> Callable[[HighCardTable], str | None]:

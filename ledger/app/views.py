@@ -160,12 +160,15 @@ def high_card_table_view(
     game: Any = None,
     hide: bool = False,
     unshown: set[int] | frozenset[int] = frozenset(),
+    results: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A multi-seat table as one caller may see it: face-up cards, shown hands, the pot, whose
     turn; a face-down hand only to its owner when the variant allows (H3, S2), sealed bets only
     to their maker (X4), and with `hide` only the caller's own balance. `balances` are as the
     caller may see them; the seats in `unshown` have a sealed bet the caller may not see, so
-    their actions carry no `max`, which their balance bounds."""
+    their actions carry no `max`, which their balance bounds. `results`: each settled turn of
+    the current or last deal (`HighCardTable.deal_results`), or None where not given."""
+    results = results or {"deal_id": None, "finished": False, "turns": []}
     state = table.state
     variant = state.variant
     deal = state.deal
@@ -177,6 +180,10 @@ def high_card_table_view(
         "id": state.table_id,
         "variant": state.variant_name,
         "title": variant.title,
+        "name": table.table_name,
+        "starts": table.who_starts,
+        "ready": table.ready_seats,
+        "last_deal": _results_view(results),
         "family": variant.family,
         "client_seed": getattr(table, "client_seed", None),
         "accepts_supplied_seeds": getattr(table, "accepts_supplied_seeds", None),
@@ -192,7 +199,7 @@ def high_card_table_view(
         "seats": [_seat_view(seat, info, balances, viewer, hide)
                   for seat, info in sorted(state.seats.items())],
         "current_deal": None if deal is None else _table_deal_view(
-            deal, variant, viewer, pack, game),
+            deal, variant, viewer, pack, game, results),
         "counters": counters,
         "legal_actions": [_action_view(action, state.seats, viewer, hide, unshown)
                           for action in legal],
@@ -207,8 +214,30 @@ def _seat_view(seat: int, info: dict[str, Any], balances: dict[int, int], viewer
             "balance": None if hide and seat != viewer else balances.get(seat)}
 
 
+def _results_view(results: dict[str, Any]) -> dict[str, Any] | None:
+    """Each settled turn of the current or last deal, kept until the next deal starts: what
+    the rules have shown already (a settled turn's target, stake, result and cards shown)."""
+    if results["deal_id"] is None:
+        return None
+    return {"deal_id": results["deal_id"], "finished": results["finished"],
+            "turns": [dict(turn, shown=list(turn["shown"])) for turn in results["turns"]]}
+
+
+def _target_seat(deal: Deal, variant: Any, results: dict[str, Any]) -> int | None:
+    """Whose the target card on the table is: the seat whose turn it was turned for (a new
+    one each turn: H6, S3, P4, FW2), or None where one card is everyone's (SS3, X3)."""
+    kind = variant.target.value
+    if kind == "centre":
+        return deal.current
+    if kind == "per_turn" and results.get("deal_id") == deal.id:
+        settled = [turn["seat"] for turn in results["turns"] if turn.get("target")]
+        return settled[-1] if settled else None
+    return None
+
+
 def _table_deal_view(deal: Deal, variant: Any, viewer: int | None,
-                     pack: list[Any] | None, game: Any) -> dict[str, Any]:
+                     pack: list[Any] | None, game: Any,
+                     results: dict[str, Any]) -> dict[str, Any]:
     hands = []
     for seat, positions in sorted(deal.hands.items()):
         visible = pack is not None and game is not None and game.may_see(viewer, seat)
@@ -228,6 +257,8 @@ def _table_deal_view(deal: Deal, variant: Any, viewer: int | None,
         "commitment": deal.commitment, "client_seed": deal.client_seed,
         "order": list(deal.order), "turn": turn if variant.betting.value != "sealed" else None,
         "acted": list(deal.acted), "target": None if deal.target is None else dict(deal.target),
+        "target_seat": None if deal.target is None else _target_seat(deal, variant, results),
+        "target_kind": variant.target.value,
         "hands": hands, "bets": bets,
         "centre_cards_bought": deal.buys, "cards_left": len(deal.pack),
     }
@@ -247,6 +278,7 @@ def casino_lobby_entry(table: CasinoTable, last: CasinoDeal | None) -> dict[str,
     """A casino table as the lobby lists it."""
     return {
         "id": str(table.id), "variant": "casino", "title": "Casino Red Dog", "family": "C",
+        "name": f"{table.player_id}'s table", "starts": None,
         "status": "open", "phase": "deciding" if last is not None and not last.finished
         else "ready",
         "limits": {"chips": list(casino.CHIPS), "min_bet": casino.MIN_BET,
@@ -265,6 +297,7 @@ def high_card_lobby_entry(table: Any) -> dict[str, Any]:
     dealer = state.seats.get(state.dealer) if state.dealer is not None else None
     return {
         "id": str(table.id), "variant": state.variant_name, "title": state.variant.title,
+        "name": table.table_name, "starts": table.who_starts,
         "family": state.variant.family,
         "status": "closed" if str(state.phase) == "closed" else "open",
         "phase": str(state.phase), "limits": dict(state.limits),

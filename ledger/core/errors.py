@@ -32,7 +32,12 @@ class Conflict(LedgerError):
 
 
 class Forbidden(LedgerError):
-    """The caller's role or identity may not do this."""
+    """The caller's role or identity may not do this; `rule`, where a game rule decides who
+    may (G11), is its ID."""
+
+    def __init__(self, detail: str, *, field: str | None = None, rule: str | None = None) -> None:
+        super().__init__(detail, field=field)
+        self.rule = rule
 
 
 class InvalidInput(LedgerError):

@@ -80,6 +80,10 @@ LABEL = Pattern("label", r"[^\x00-\x1f\x7f-\x9f|#]{0,100}",
 #: A dispute's message and its finding: printable text, not blank, no control characters.
 DISPUTE_TEXT = Pattern("message", r"(?=[^\x00-\x1f\x7f-\x9f]*\S)[^\x00-\x1f\x7f-\x9f]{1,1000}",
                        "1 to 1000 printable characters, not all spaces")
+#: A table's name, once trimmed: 1 to 40 printable characters, not starting or ending in a space.
+TABLE_NAME = Pattern("name", r"[^\x00-\x1f\x7f-\x9f\s](?:[^\x00-\x1f\x7f-\x9f]{0,38}"
+                             r"[^\x00-\x1f\x7f-\x9f\s])?",
+                     "1 to 40 printable characters once trimmed")
 #: An event type name, as the feed filters by it.
 EVENT_TYPE = Pattern("type", r"[A-Z][A-Za-z]{0,39}", "an event type name")
 #: Where a list of deals goes on from (`GET /deals`): the last deal's place and id.
@@ -157,6 +161,13 @@ def check_text(value: object, field: str) -> str:
     if not isinstance(value, str) or not is_text(value):
         raise InvalidInput(f"{field} must be {TEXT}", field=field)
     return value
+
+
+def check_table_name(value: object) -> str:
+    """A table's name trimmed of spaces at either end, 1 to 40 printable characters."""
+    if isinstance(value, str) and is_text(value):
+        value = value.strip()
+    return TABLE_NAME.check(value)
 
 
 def check_position(value: object, field: str) -> int:

@@ -18,6 +18,7 @@ from eventsourcing.persistence import Transcoding
 from ledger.core.digests import canonical_form
 from ledger.domain.base import LedgerAggregate, versioned
 from ledger.rules import operations
+from ledger.rules.highcard import starts as starting
 from ledger.rules.highcard.actions import Context, Emit, HighCardGame
 from ledger.rules.highcard.state import HighCardState
 
@@ -29,13 +30,27 @@ class HighCardTable(LedgerAggregate):
     the aggregate's `__dict__`: what the table records, pickles, snapshots and compares stays
     its state alone."""
 
-    __slots__ = ("_game",)
+    __slots__ = ("_game", "_results")
 
     class Opened(LedgerAggregate.Created):
+        """The table opened: its variant, limits, client seed, whether it takes supplied seeds,
+        its name and who starts its deals (G11). Version 2 added `name` and `starts`."""
+
         variant: str
         limits: dict[str, int]
         client_seed: str
         accepts_supplied_seeds: bool
+        name: str | None
+        starts: str | None
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            # A table opened before names and the option was given neither: it is known by the
+            # name drawn from its id, and an operator starts its deals (`table_name`,
+            # `who_starts`). Such a table keeps neither attribute, so its snapshots, taken
+            # before, are still its state replayed.
+            state.setdefault("name", None)
+            state.setdefault("starts", None)
 
     @event(Opened)
     def __init__(
@@ -45,11 +60,18 @@ class HighCardTable(LedgerAggregate):
         limits: dict[str, int],
         client_seed: str,
         accepts_supplied_seeds: bool,
+        name: str | None,
+        starts: str | None,
     ) -> None:
         self.variant = variant
         self.client_seed = client_seed
         self.accepts_supplied_seeds = accepts_supplied_seeds
+        if name is not None:
+            self.name = name
+        if starts is not None:
+            self.starts = starts
         self.state = HighCardState(str(id), variant, limits)
+        self._results = NO_DEAL
 
     def game(self) -> HighCardGame:
         """The engine, recording every operation it emits as an event of this table, with no
@@ -67,9 +89,50 @@ class HighCardTable(LedgerAggregate):
         game.out.ctx = Context()
         return game
 
-    def __getstate__(self) -> dict[str, Any]:
-        """What pickling and copying keep: the aggregate's `__dict__`, never its engine."""
-        return self.__dict__
+    def __getstate__(self) -> Any:
+        """What pickling and copying keep: the aggregate's `__dict__` and the results of its
+        last deal, never its engine. (A snapshot keeps the `__dict__` alone.)"""
+        results = getattr(self, "_results", None)
+        return self.__dict__ if results is None else (self.__dict__, {"_results": results})
+
+    # Read through these: a table opened before names and `starts` has neither attribute, and
+    # `ready` is there only while someone is ready (so its snapshots are its state replayed).
+    @property
+    def ready_seats(self) -> list[int]:
+        """The seats that said they are ready for the next deal (G11, `starts` ready)."""
+        return list(vars(self).get("ready", []))
+
+    @property
+    def table_name(self) -> str:
+        return vars(self).get("name") or default_name(self.id)
+
+    @property
+    def who_starts(self) -> str:
+        return vars(self).get("starts") or starting.DEFAULT
+
+    @property
+    def deal_results(self) -> dict[str, Any] | None:
+        """Each settled turn of the current or last deal, kept until the next deal starts; None
+        where this object cannot know them: built from a snapshot, which keeps the table's
+        state only (`ledger.app.tables.TableEngine.results` then replays the deal)."""
+        return getattr(self, "_results", None)
+
+    def keep_results(self, results: dict[str, Any]) -> None:
+        """Take the results of the current or last deal, replayed from its events."""
+        self._results = results
+
+    def say_ready(self, seat: int) -> None:
+        """A seated player said they are ready for the next deal (G11)."""
+        self._said_ready(seat)
+
+    class SaidReady(LedgerAggregate.Event):
+        """A seated player said they are ready for the next deal (G11)."""
+
+        seat: int
+
+    @event(SaidReady)
+    def _said_ready(self, seat: int) -> None:
+        self.ready = [*self.ready_seats, seat]
 
     def change_client_seed(self, client_seed: str) -> None:
         """Set the client seed used by the next shuffle."""
@@ -96,7 +159,9 @@ class HighCardTable(LedgerAggregate):
             return operations.operation_of(type(self).__name__, self.data)
 
         def apply(self, aggregate: HighCardTable) -> None:
-            aggregate.state.apply(self.operation)
+            operation = self.operation
+            aggregate.state.apply(operation)
+            _after(aggregate, operation)
 
     class Seated(Operation):
         """A player's wallet took a seat (G5)."""
@@ -195,6 +260,56 @@ class HighCardTable(LedgerAggregate):
         """The table closed; the pot went back to its owners (H10)."""
 
 
+#: Default table names: a colour and three digits, both drawn from the table's id.
+COLOURS = ("Blue", "Green", "Red", "Gold", "Silver", "Violet", "Orange", "Teal", "Amber", "Ivory")
+
+
+def default_name(table_id: UUID) -> str:
+    """The name of a table opened without one: a colour and a number drawn from its id, the
+    same every time (so an upcast first-release table has the one it is shown with)."""
+    number = table_id.int
+    return f"{COLOURS[number % len(COLOURS)]} {(number // len(COLOURS)) % 1000:03d}"
+
+
+#: The results of a table that has not dealt yet.
+NO_DEAL: dict[str, Any] = {"deal_id": None, "finished": False, "turns": []}
+
+
+def _after(table: HighCardTable, operation: operations.Operation) -> None:
+    """Readiness (G11), which seating, leaving and a start clear; and what the table keeps of
+    each settled turn until the next deal starts."""
+    if isinstance(operation, operations.Seated | operations.Unseated | operations.Committed):
+        vars(table).pop("ready", None)
+    if (isinstance(operation, operations.Committed)
+            and operation.purpose == operations.Committed.DEAL):
+        table._results = {"deal_id": operation.deal_id, "finished": False, "turns": []}
+        return
+    results = getattr(table, "_results", None)
+    if results is None or results["deal_id"] is None:
+        return
+    turn: dict[str, Any] | None = None
+    seat = getattr(operation, "seat", None)
+    info = table.state.seats.get(seat) if isinstance(seat, int) else None
+    player = info["player"] if info else None
+    if isinstance(operation, operations.PaidOut):  # PartiallyPaid is one too
+        deal = table.state.deal
+        shown = [c["card"] for c in deal.shown.get(operation.seat, [])] if deal else []
+        turn = {"seat": operation.seat, "player_id": player, "outcome": operation.outcome,
+                "stake": operation.stake, "target": operation.target,
+                "winnings": operation.winnings, "returned": operation.returned,
+                "winning_card": operation.winning_card, "shown": shown,
+                "partly_paid": isinstance(operation, operations.PartiallyPaid)}
+    elif isinstance(operation, operations.Passed | operations.TurnSkipped):
+        turn = {"seat": operation.seat, "player_id": player,
+                "outcome": "passed" if isinstance(operation, operations.Passed) else "skipped",
+                "stake": 0, "target": None, "winnings": 0, "returned": 0, "winning_card": None,
+                "shown": [], "partly_paid": False}
+    if turn is not None:
+        table._results = {**results, "turns": [*results["turns"], turn]}
+    elif isinstance(operation, operations.DealEnded):
+        table._results = {**results, "finished": True}
+
+
 def _recording_to(table: HighCardTable) -> Emit:
     """`table._record` for the table's own engine, which the table keeps: held weakly, so the
     table and its engine make no reference cycle and go when the table does."""
@@ -233,10 +348,11 @@ class HighCardStateAsDict(Transcoding):
 canonical_form(HighCardState, HighCardState.to_dict)
 
 # The version of every stored event class (docs/events.md): 1 until its shape changes.
+# Opened gained `name` and `starts` (G11) after the first release (version 2).
 versioned(
     HighCardTable,
-    Opened=1, ClientSeedChanged=1, Seated=1, Unseated=1, SatOut=1, SatIn=1, DealerChosen=1,
-    DealPassed=1, Committed=1, CardDealt=1, CardBurned=1, TargetTurned=1, CardDiscarded=1,
+    Opened=2, SaidReady=1, ClientSeedChanged=1, Seated=1, Unseated=1, SatOut=1, SatIn=1,
+    DealerChosen=1, DealPassed=1, Committed=1, CardDealt=1, CardBurned=1, TargetTurned=1, CardDiscarded=1,
     CardsReturned=1, HandShown=1, SeedRevealed=1, DealVoided=1, DealEnded=1, BankFunded=1,
     Anted=1, BetPlaced=1, BetsUnsealed=1, CentreBought=1, Passed=1, TurnSkipped=1, PaidOut=1,
     PartiallyPaid=1, BankEmptied=1, BankCollected=1, StitchDeclared=1, DealerChoiceNeeded=1,

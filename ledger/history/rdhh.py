@@ -45,7 +45,8 @@ CASINO_EVENTS: Mapping[str, type] = {get_topic(cls): cls for cls in (
     CasinoDeal.Committed, CasinoDeal.Wagered, CasinoDeal.CardDealt, CasinoDeal.Stood,
     CasinoDeal.Raised, CasinoDeal.Settled, CasinoDeal.SeedRevealed)}
 #: The events of a multi-seat table a deal's range may hold (not the table's opening).
-_TABLE_EVENT_CLASSES: tuple[type, ...] = (*EVENTS.values(), HighCardTable.ClientSeedChanged)
+_TABLE_EVENT_CLASSES: tuple[type, ...] = (*EVENTS.values(), HighCardTable.ClientSeedChanged,
+                                          HighCardTable.SaidReady)
 TABLE_EVENTS: Mapping[str, type] = {get_topic(cls): cls for cls in _TABLE_EVENT_CLASSES}
 #: The only class of `table-before`.
 SNAPSHOTS: Mapping[str, type] = {get_topic(Snapshot): Snapshot}

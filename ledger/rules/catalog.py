@@ -13,6 +13,7 @@ RULES: dict[str, str] = {
     "G8": "Refusal names the rule and records nothing",
     "G9": "Capacity: seats × cards per player ≤ 52",
     "G10": "Conservation at every position of the log",
+    "G11": "Who starts a deal: operator, dealer's player, or every seated player ready",
     "C1": "Play credits only, granted by an operator",
     "C2": "Opening bet: chips of 10-1,000, 10 to 5,000, within the wallet",
     "C3": "Two cards face up from a fresh pack",

@@ -175,7 +175,7 @@ def refused_commands(world: World) -> list[tuple[str, dict[str, Any]]]:
     done = [*deal.acted, *deal.bets] if deal else []
     seat = done[0] if done else 9  # a seat whose turn is over (or no seat at all)
     body_of = {"bets": {"seat": seat, "amount": 1_000_000}, "bank": {"amount": 1_000_000},
-               "centre-card": {"seat": seat}, "passes": {"seat": seat},
+               "centre-card": {"seat": seat}, "passes": {"seat": seat}, "ready": {"seat": seat},
                "dealer-choice": {"choice": "pass"}, "seats": {"seat": 9, "wallet_id": str(
                    wallet_id(OUTSIDER))}}
     commands = [(f"{table}/{name}", body) for name, body in body_of.items()]

@@ -58,7 +58,7 @@ def test_openapi_document_lists_every_api_route_and_method(app, spec):
     routes = [rule for rule in app.url_map.iter_rules()
               if rule.endpoint not in NOT_API
               and not rule.endpoint.startswith(("pages.", "problem_pages."))]
-    assert len(routes) == 64
+    assert len(routes) == 65
     for rule in routes:
         path = openapi_path(rule.rule)
         assert path in spec["paths"], f"{rule.rule} is not documented"
@@ -84,7 +84,7 @@ def test_openapi_document_is_well_formed(spec):
             names = declared | {p["name"] for p in operation.get("parameters", [])
                                 if p["in"] == "path"}
             assert names == set(re.findall(r"{([^}]+)}", path)), f"path parameters of {path}"
-    assert operations == 64
+    assert operations == 65
     for param in (p for item in spec["paths"].values() for p in item.get("parameters", [])):
         assert param["required"] is True and param["in"] == "path"
     for ref in refs(spec):
@@ -97,7 +97,7 @@ def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(sp
     # checked, and the same one kept once).
     commands = [(path, item["post"]) for path, item in spec["paths"].items()
                 if "post" in item and path not in ("/sign-in", "/log/cosignatures")]
-    assert len(commands) == 24
+    assert len(commands) == 25
     for path, operation in commands:
         headers = [p["name"] for p in operation.get("parameters", []) if p["in"] == "header"]
         assert "Idempotency-Key" in headers, path
@@ -112,7 +112,8 @@ def test_openapi_commands_document_idempotency_key_bodies_and_problem_answers(sp
                       "/tables/{table_id}/seats", "/tables/{table_id}/bank",
                       "/tables/{table_id}/next-deal", "/tables/{table_id}/bets",
                       "/tables/{table_id}/centre-card", "/tables/{table_id}/passes",
-                      "/tables/{table_id}/dealer-choice", "/deals/{deal_id}/disputes",
+                      "/tables/{table_id}/dealer-choice", "/tables/{table_id}/ready",
+                      "/deals/{deal_id}/disputes",
                       "/disputes/{dispute_id}/resolve", "/verification"}
     deal_body = spec["paths"]["/tables/{table_id}/deals"]["post"]["requestBody"]
     schema = resolve(spec, deal_body["content"]["application/json"]["schema"]["$ref"])

@@ -684,6 +684,8 @@ def test_X4_nothing_a_player_reads_depends_on_another_players_sealed_amount(
         for seat in replay["seats"]:
             seat.pop("balance_before")
         text = json.dumps(documents, sort_keys=True)
+        # Each twin is named for its own id, as its id differs (a name says nothing hidden).
+        text = text.replace(json.dumps(tables.view(table)["name"]), '"<name>"')
         return TIMES.sub("<time>", UUIDS.sub("<id>", text))
 
     assert normalised(first) == normalised(second)

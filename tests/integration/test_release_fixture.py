@@ -21,6 +21,7 @@ import pytest
 from ledger.app.access import SYSTEM
 from ledger.app.application import LedgerApplication
 from ledger.core.errors import Unauthenticated
+from ledger.domain.highcard import default_name
 from ledger.domain.records import kind_of as event_name
 from ledger.history.hands import export_history, import_history
 from ledger.integrity.verify import read_log, verify_store
@@ -91,6 +92,23 @@ def test_the_first_releases_store_replays_to_the_states_it_recorded(release):
         assert found["deals"][deal_id] == deal, deal_id
     assert found.keys() == expected.keys() and len(found["deals"]) == len(expected["deals"])
     assert all(d["fair"] for d in found["deals"].values() if d["finished"])
+
+
+def test_G11_the_first_releases_tables_upcast_to_their_drawn_names_started_by_an_operator(
+        release):
+    """Its tables were opened before names and `starts` (`HighCardTable.Opened` version 1),
+    given neither: each reads as a table named for its id and started by an operator, in the
+    lobby too."""
+    opened = [e for _position, e in read_log(release)
+              if type(e).__qualname__ == "HighCardTable.Opened"]
+    assert opened
+    for event in opened:
+        assert (event.name, event.starts) == (None, None)
+        name = default_name(event.originator_id)
+        table = release.deals.table(SYSTEM, event.originator_id)
+        assert (table["name"], table["starts"], table["ready"]) == (name, "operator", [])
+        entry = release.deals.lobby_entry(SYSTEM, event.originator_id)
+        assert entry is not None and (entry["name"], entry["starts"]) == (name, "operator")
 
 
 def test_the_first_releases_deals_export_and_import_to_the_same_replay(release):

@@ -144,15 +144,19 @@ export class Intent {
   renew() { this.#value = null; }
 }
 
-/** Call the API; a POST carries `options.idempotencyKey` (an Intent's value), else a fresh
- * Idempotency-Key. Throws ApiError with the problem; a request that got no answer (the network)
- * throws the browser's TypeError, and may have been applied: retry it with the same key. */
+/** Call the API; a POST carries `options.idempotencyKey` (an Intent's value) or the
+ * `Idempotency-Key` of `options.headers`, else a fresh one. Throws ApiError with the problem; a
+ * request that got no answer (the network) throws the browser's TypeError, and may have been
+ * applied: retry it with the same key. */
 export async function api(method, path, body, options = {}) {
   const headers = {...(options.headers || {})};
   const key = heldKey();
   if (key) headers.Authorization = `Bearer ${key}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (method === "POST") headers["Idempotency-Key"] = options.idempotencyKey || idempotencyKey();
+  // One intended action, one key: a caller that may send it again passes its own.
+  if (method === "POST") {
+    headers["Idempotency-Key"] = options.idempotencyKey || headers["Idempotency-Key"] || idempotencyKey();
+  }
   const response = await fetch(path, {
     method, headers, cache: "no-store",
     body: body === undefined ? undefined : JSON.stringify(body),

@@ -29,22 +29,27 @@ function tableHtml(t) {
   const page = t.variant === "casino" ? "/pages/casino" : "/pages/table";
   const taken = t.seats.map((s) => `${s.seat}: ${s.player_id}`).join(", ") || "none";
   const actions = [];
+  // Each link and button is named for its table, so a list of them reads apart.
+  const named = t.variant === "casino" ? `Casino Red Dog, ${t.name}` : `${t.title} table ${t.name}`;
   if (t.variant === "casino") {
-    actions.push(html`<a href="${page}?table=${t.id}">${me.role === "player" ? "Play" : "Watch"}</a>`);
+    actions.push(html`<a href="${page}?table=${t.id}">${me.role === "player" ? "Play" : "Watch"} ${named}</a>`);
   } else if (me.role === "player" && t.status === "open") {
     if (seat) {
-      actions.push(html`<a href="${page}?table=${t.id}">Go to seat ${seat.seat}</a>`);
-      actions.push(html`<button type="button" data-leave="${t.id}" data-seat="${seat.seat}">Leave seat ${seat.seat}</button>`);
+      actions.push(html`<a href="${page}?table=${t.id}">Play ${named} (seat ${seat.seat})</a>`);
+      actions.push(html`<button type="button" data-leave="${t.id}" data-seat="${seat.seat}">Leave seat ${seat.seat} at ${t.name}</button>`);
     } else if (t.seats_free > 0 && wallet) {
-      actions.push(html`<button type="button" class="primary" data-sit="${t.id}">Sit down</button>`);
+      actions.push(html`<button type="button" class="primary" data-sit="${t.id}">Sit down at ${named}</button>`);
     }
   } else if (me.role !== "player") {
-    actions.push(html`<a href="${page}?table=${t.id}">Watch</a>`);
+    actions.push(html`<a href="${page}?table=${t.id}">Watch ${named}</a>`);
   }
-  if (t.deals) actions.push(html`<a class="deals-link" href="/pages/find?table=${t.id}">Deals</a>`);
+  if (t.deals) actions.push(html`<a class="deals-link" href="/pages/find?table=${t.id}">Deals at ${t.name}</a>`);
+  const starts = {operator: "an operator or the dealer", dealer: "the dealer",
+    ready: "when every seated player is ready"}[t.starts];
   return html`<article class="table-card" data-table="${t.id}" data-variant="${t.variant}">
-    <h3>${t.title} <span class="badge">${t.status}</span></h3>
+    <h3>${t.name} <span class="muted">${t.variant === "casino" ? "" : t.title}</span> <span class="badge">${t.status}</span></h3>
     <dl>
+      ${starts ? html`<dt>Deals start</dt><dd class="starts">${t.starts === "ready" ? starts : `by ${starts}`}</dd>` : ""}
       <dt>Limits</dt><dd>${limitsText(t)}</dd>
       <dt>Seats</dt><dd><span class="seats-count">${t.seats.length} taken, ${t.seats_free} free</span>
         <br><small class="muted">${taken}</small></dd>

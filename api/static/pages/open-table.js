@@ -15,6 +15,12 @@ export function openTableForm(root, opened) {
     <label>Variant <select name="variant" id="ot-variant">${VARIANTS.map(([v, t]) =>
       html`<option value="${v}">${t}</option>`)}</select></label>
     <label class="casino-only">Player id (casino) <input name="player" id="ot-player" autocomplete="off"></label>
+    <label class="multi-only">Name <input name="name" id="ot-name" maxlength="40" autocomplete="off"
+      placeholder="a colour and a number"></label>
+    <label class="multi-only">Deals start <select name="starts" id="ot-starts">
+      <option value="operator">by an operator (or the dealer, once drawn)</option>
+      <option value="dealer">by the dealer</option>
+      <option value="ready">when every seated player is ready</option></select></label>
     <span class="multi-only">${LIMITS.map((l) => html`<label>${l.replace("_", " ")}
       <input name="${l}" id="ot-${l}" type="number" min="0" step="1" inputmode="numeric"
         placeholder="default" size="7"></label>`)}</span>
@@ -25,7 +31,7 @@ export function openTableForm(root, opened) {
   const show = () => {
     const casino = form.variant.value === "casino";
     $(".casino-only", form).hidden = !casino;
-    $(".multi-only", form).hidden = casino;
+    for (const part of form.querySelectorAll(".multi-only")) part.hidden = casino;
   };
   form.variant.addEventListener("change", show);
   show();
@@ -50,9 +56,12 @@ export function openTableForm(root, opened) {
           if (form[name].value !== "") limits[name] = Number(form[name].value);
         }
         if (Object.keys(limits).length) body.limits = limits;
+        const name = $("#ot-name", form).value.trim();
+        if (name) body.name = name;
+        body.starts = form.starts.value;
       }
       const table = await post("/tables", body);
-      say(`Opened ${table.title || "Casino Red Dog"} table ${table.id}`);
+      say(`Opened ${table.title || "Casino Red Dog"} table ${table.name || table.id}`);
       opened(table);
     } catch (error) { fail(error); }
   };

@@ -94,6 +94,7 @@ export function namer(record) {
       case "SatOut": return html`${cap(who)} sits out: ${p.reason}${rule(p)}.`;
       case "SatIn": return `${cap(who)} plays again.`;
       case "ClientSeedChanged": return html`The client seed becomes <code>${p.client_seed}</code>.`;
+      case "SaidReady": return `${cap(seat(p.seat))} is ready for the next deal.`;
       default: return `${words(event.type)}.`;
     }
   }
