@@ -112,13 +112,9 @@ def checked_signer(key_text: str, tree: Path | None, origin: str) -> str:
     except (ValueError, tlog.NoteError) as exc:
         raise BackupRefused(f"the signing key of {origin} is not a signer key: {exc}") from None
     latest = None if tree is None else latest_in_file(tree)
-    if latest is not None:
-        try:
-            tlog.open_checkpoint(latest.note, signer.verifier())
-        except tlog.NoteError:
-            raise BackupRefused(
-                f"the signing key of {origin} ({signer.verifier().text()}) did not sign the "
-                f"log's newest checkpoint, of {latest.size} events") from None
+    if latest is not None and not signing.signed_by(signer, latest):
+        raise BackupRefused(f"the signing key of {origin} ({signer.verifier().text()}) did not "
+                            f"sign the log's newest checkpoint, of {latest.size} events")
     return signer.verifier().text()
 
 

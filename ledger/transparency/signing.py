@@ -61,12 +61,18 @@ def find_signing_key(settings: Settings, store: StoreLocation, latest: Signed | 
     except (ValueError, tlog.NoteError) as exc:
         raise ConfigurationError(f"the signing key file {path} is not a signer key: {exc}"
                                  ) from None
-    if latest is not None:
-        try:
-            tlog.open_checkpoint(latest.note, signer.verifier())
-        except tlog.NoteError:
-            raise ConfigurationError(
-                f"the signing key at {path} ({signer.verifier().text()}) did not sign this log's "
-                f"checkpoints: its newest, of {latest.size} events, is signed by another key. "
-                "Point REDDOG_SIGNING_KEY_FILE at the key that signed them.") from None
+    if latest is not None and not signed_by(signer, latest):
+        raise ConfigurationError(
+            f"the signing key at {path} ({signer.verifier().text()}) did not sign this log's "
+            f"checkpoints: its newest, of {latest.size} events, is signed by another key. "
+            "Point REDDOG_SIGNING_KEY_FILE at the key that signed them.")
     return signer
+
+
+def signed_by(signer: tlog.Signer, checkpoint: Signed) -> bool:
+    """Whether `signer`'s key signed a checkpoint the tree records."""
+    try:
+        tlog.open_checkpoint(checkpoint.note, signer.verifier())
+    except tlog.NoteError:
+        return False
+    return True

@@ -54,6 +54,17 @@ def bet_until_the_deal_ends(tables: Tables, table: Table, view: dict[str, Any]) 
     raise AssertionError("the deal did not end in twenty bets")
 
 
+def polish_deal_under_way(tables: Tables) -> tuple[Table, str, str, dict[str, Any]]:
+    """A Polish table whose players start the deals: the first dealer drawn by a player, the
+    bank of 200 staked, the deal started; (the table, its path, the banker, the answer)."""
+    table = opened(tables, "polish", starts="dealer")
+    path = f"/tables/{table.id}"
+    drawn = tables.post(f"{path}/next-deal", {}, who="alice", status=201)
+    banker = table.player_at(drawn["dealer"])
+    tables.post(f"{path}/bank", {"amount": 200}, who=banker)
+    return table, path, banker, tables.post(f"{path}/next-deal", {}, who=banker, status=201)
+
+
 def offered(view: dict[str, Any], action: str) -> list[int | None]:
     return [a["seat"] for a in view["legal_actions"] if a["action"] == action]
 
@@ -254,12 +265,7 @@ def test_G11_two_players_saying_ready_at_the_same_moment_start_exactly_one_deal(
 
 # What stays of a deal.
 def test_P4_each_turns_target_stake_and_result_stay_until_the_next_deal_starts(tables):
-    table = opened(tables, "polish", starts="dealer")
-    path = f"/tables/{table.id}"
-    drawn = tables.post(f"{path}/next-deal", {}, who="alice", status=201)
-    banker = table.player_at(drawn["dealer"])
-    tables.post(f"{path}/bank", {"amount": 200}, who=banker)
-    view = tables.post(f"{path}/next-deal", {}, who=banker, status=201)
+    table, path, banker, view = polish_deal_under_way(tables)
     deal_id = view["current_deal"]["id"]
     assert view["last_deal"] == {"deal_id": deal_id, "finished": False, "turns": []}
     settled: list[dict[str, Any]] = []
@@ -297,12 +303,7 @@ def test_P4_each_turns_target_stake_and_result_stay_until_the_next_deal_starts(t
 
 
 def test_G2_what_stays_of_a_deal_shows_only_cards_the_rules_have_shown(tables):
-    table = opened(tables, "polish", starts="dealer")
-    path = f"/tables/{table.id}"
-    drawn = tables.post(f"{path}/next-deal", {}, who="alice", status=201)
-    banker = table.player_at(drawn["dealer"])
-    tables.post(f"{path}/bank", {"amount": 200}, who=banker)
-    view = tables.post(f"{path}/next-deal", {}, who=banker, status=201)
+    table, path, _banker, view = polish_deal_under_way(tables)
     while view["phase"] == "betting":
         public = tables.public_cards(table)
         for name in (*table.seats, "auditor"):
@@ -318,12 +319,7 @@ def test_P4_a_table_built_from_a_snapshot_replays_the_turns_it_keeps_during_and_
         tables):
     """What a table keeps of its deal's turns is not its state: a table built from a snapshot
     has none, and the engine replays the deal for it, to the same turns; a copy keeps them."""
-    table = opened(tables, "polish", starts="dealer")
-    path = f"/tables/{table.id}"
-    drawn = tables.post(f"{path}/next-deal", {}, who="alice", status=201)
-    banker = table.player_at(drawn["dealer"])
-    tables.post(f"{path}/bank", {"amount": 200}, who=banker)
-    view = tables.post(f"{path}/next-deal", {}, who=banker, status=201)
+    table, path, _banker, view = polish_deal_under_way(tables)
     engine = tables.ledger.tables.engine
     checked = 0
     while True:

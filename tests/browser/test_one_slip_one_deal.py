@@ -294,10 +294,14 @@ def test_double_and_triple_clicks_on_create_player_and_open_table_open_one_of_ea
     form = cashier.locator("#open-table")
     form.get_by_label("Variant").select_option("high_card_pool")
     for round_, way in enumerate(("triple", "rapid"), start=1):
-        tables = len(server.api("GET", "/tables?limit=500")["tables"])
+        tables = {t["id"] for t in server.api("GET", "/tables?limit=500")["tables"]}
         click(cashier, form.get_by_role("button", name="Open table"), way, held)
-        expect(cashier.locator("#status")).to_have_text(re.compile(r"^Opened .+ table [0-9a-f-]{36}$"))
+        expect(cashier.locator("#status")).to_have_text(re.compile(r"^Opened .+ table .+$"))
         expect(form.get_by_role("button", name="Open table")).to_be_enabled()
-        assert len(server.api("GET", "/tables?limit=500")["tables"]) == tables + 1
+        now = server.api("GET", "/tables?limit=500")["tables"]
+        opened = [t for t in now if t["id"] not in tables]
+        assert len(now) == len(tables) + 1 and len(opened) == 1
+        expect(cashier.locator("#status")).to_have_text(f"Opened {opened[0]['title']} table "
+                                                        f"{opened[0]['name']}")
         assert counted(cashier, r"POST /tables") == round_
     fits_without_sideways_scroll(cashier)

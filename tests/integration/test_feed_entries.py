@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from eventsourcing.persistence import StoredEvent
+from eventsourcing.utils import resolve_topic
 
 from ledger.app import views
 from ledger.app.access import SYSTEM
@@ -58,9 +59,13 @@ def test_X4_direct_entries_equal_the_domain_event_entries_for_every_listed_event
     listed = [n for n in app.recorder.select_notifications(start=1, limit=100_000)
               if listed_topic(n.topic)]
     sealed_bets = sealed_debits = 0
+    versioned = 0
     for stored in listed:
         direct = entries.entry(stored, gate)
-        assert direct is not None, stored.topic
+        if direct is None:  # only an event of a later class version goes the long way
+            assert resolve_topic(stored.topic).class_version > 1, stored.topic
+            versioned += 1
+            continue
         assert direct == through_the_domain_event(app, stored, gate), stored.topic
         if direct["type"] == "BetPlaced" and direct["payload"].get("sealed"):
             sealed_bets += 1
@@ -73,6 +78,7 @@ def test_X4_direct_entries_equal_the_domain_event_entries_for_every_listed_event
     assert sealed_debits == sealed_bets
     kinds = {(e["aggregate_type"], e["type"])
              for e in (entries.entry(n, gate) for n in listed) if e}
+    assert versioned == 4  # the four multi-seat tables' openings (HighCardTable.Opened v2)
     assert sealed_bets and len(kinds) > 25
     assert {"Wallet", "CasinoTable", "CasinoDeal", "HighCardTable", "VerificationRun"} <= {
         a for a, _ in kinds}

@@ -1,12 +1,7 @@
 // The staff's form to open a table of any variant with its options (POST /tables).
 import {$, fail, get, html, post, render, say, whileInFlight} from "/static/pages/common.js";
+import {VARIANTS} from "/static/pages/words.js";
 
-const VARIANTS = [
-  ["casino", "Casino Red Dog"], ["high_card_pool", "High Card Pool"],
-  ["banked_red_dog", "Banked Red Dog"], ["shoot", "Shoot"], ["slippery_sam", "Slippery Sam"],
-  ["fort_wayne", "Fort Wayne"], ["polish", "Polish Red Dog (Stitch)"], ["six_spot", "Six-Spot"],
-  ["six_spot_banking", "Six-Spot banking"],
-];
 const LIMITS = ["hand_size", "ante", "min_bet", "max_bet", "bank_min", "bank_max", "bank_fixed",
   "max_seats"];
 
