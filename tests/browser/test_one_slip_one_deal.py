@@ -15,8 +15,9 @@ import pytest
 from tests.browser.conftest import fits_without_sideways_scroll, followed_links
 
 pytestmark = pytest.mark.browser
-#: How many times each way of clicking is tried on each control.
-ROUNDS = 20
+#: How many times each way of clicking is tried on each control (30 multiple clicks a control:
+#: before the slip kept its key, 6 double-clicks in 30 dealt twice).
+ROUNDS = 10
 WAYS = ("double", "triple", "rapid")
 RESULT = re.compile(r"^(Win|Lose|Push): ")
 
