@@ -80,8 +80,10 @@ def test_a_dispute_opened_by_a_player_is_resolved_with_an_adjustment_by_an_opera
     staff.get_by_role("button", name="Resolve", exact=True).click()
     # It moves chips: the page asks first; Cancel leaves the dispute open.
     expect(staff.locator("#confirm-text")).to_contain_text(f"Pay {ADJUSTMENT} chips")
+    expect(staff.locator("#resolve-button")).to_be_disabled()  # held until it is answered
     staff.get_by_role("button", name="Cancel").click()
     expect(staff.locator("#dispute-status")).to_have_text("open")
+    expect(staff.locator("#resolve-button")).to_be_enabled()
     staff.get_by_role("button", name="Resolve", exact=True).click()
     staff.get_by_role("button", name="Confirm").click()
     expect(staff.locator("#dispute-status")).to_have_text(f"upheld, {ADJUSTMENT} paid")

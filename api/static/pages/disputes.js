@@ -2,8 +2,8 @@
 // its deal (replay and the in-browser fairness check are one link away) and, for operators, the
 // resolution: a finding and, where the ledger owes the player, an adjustment the house pays into
 // their wallet citing the dispute. A player sees their own disputes and the findings.
-import {$, $$, append, chips, confirmed, fail, get, html, param, post, render, replayHref, say, signedIn}
-  from "/static/pages/common.js";
+import {$, $$, Intent, append, chips, confirmedThen, fail, get, html, param, post, render, replayHref,
+  say, signedIn, whileInFlight} from "/static/pages/common.js";
 import {timeView} from "/static/pages/words.js";
 
 let me = null;
@@ -74,22 +74,28 @@ function show(d) {
     amount.disabled = !upheld.checked;
     if (!upheld.checked) amount.value = "0";
   });
-  form.addEventListener("submit", async (event) => {
+  const intent = new Intent();  // one resolution, one Idempotency-Key, however often it is sent
+  form.addEventListener("submit", (event) => {
     event.preventDefault();
     const adjustment = Number(amount.value || 0);
     if (!Number.isInteger(adjustment) || adjustment < 0) { say("The adjustment is a whole number of chips, 0 or more.", true); return; }
-    if (adjustment > 0 && !await confirmed(
-      `Pay ${chips(adjustment)} chips from the house into ${d.player_id}'s wallet, citing this dispute?`)) return;
-    try {
-      const resolved = await post(`/disputes/${d.dispute_id}/resolve`,
-        {finding: $("#finding").value, upheld: upheld.checked, adjustment});
-      say(`Dispute ${String(resolved.dispute_id).slice(0, 8)} resolved: ${outcomeText(resolved)}.`);
-      show(resolved);
-      await list();
-      // The queue is read from the read models, which may not have folded this resolution yet:
-      // the page does not list as open a dispute it has just resolved.
-      if (status === "open") $(`#disputes tr[data-dispute="${resolved.dispute_id}"]`)?.remove();
-    } catch (error) { fail(error); }
+    const resolve = () => post(`/disputes/${d.dispute_id}/resolve`,
+      {finding: $("#finding").value, upheld: upheld.checked, adjustment}, {idempotencyKey: intent.value});
+    // Taken once: Resolve is held until the answer, and a confirmed adjustment's dialog too.
+    whileInFlight([$("#resolve-button")], async () => {
+      try {
+        const resolved = adjustment > 0 ? await confirmedThen(
+          `Pay ${chips(adjustment)} chips from the house into ${d.player_id}'s wallet, citing this dispute?`,
+          resolve, `Paying ${chips(adjustment)} chips to ${d.player_id}…`) : await resolve();
+        if (!resolved) return;  // the adjustment was not confirmed
+        say(`Dispute ${String(resolved.dispute_id).slice(0, 8)} resolved: ${outcomeText(resolved)}.`);
+        show(resolved);
+        await list();
+        // The queue is read from the read models, which may not have folded this resolution yet:
+        // the page does not list as open a dispute it has just resolved.
+        if (status === "open") $(`#disputes tr[data-dispute="${resolved.dispute_id}"]`)?.remove();
+      } catch (error) { fail(error); }
+    }, {reason: "Resolving the dispute…"});
   });
 }
 
