@@ -45,12 +45,19 @@ def _browser_or_skip() -> None:
         pytest.skip(f"browser tests skipped: {missing}")
 
 
+#: How long an `expect` waits for its condition before it fails.
+EXPECT_MS = 15_000
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     """Chromium, headless, for the whole session of this worker."""
     _browser_or_skip()
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # What a test waits for (a condition, never a time) may take more than Playwright's 5 s on
+    # this two-core machine while two workers' browsers and servers run beside each other.
+    expect.set_options(timeout=EXPECT_MS)
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
         yield chromium

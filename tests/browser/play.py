@@ -15,15 +15,21 @@ ACTIONS = {"fund_bank": ("/bank", lambda a: {"amount": a["min"]}),
 CAUGHT_UP_SECONDS = 10
 
 
-def casino_deals(server: Any, player: dict[str, Any], count: int, bet: int = 10) -> str:
-    """Play `count` casino deals at a new table of the player's, standing when asked; the id."""
+def casino_table(server: Any, player: dict[str, Any]) -> str:
+    """A new casino table of the player's (an operator opens it); its id."""
     table = server.api("POST", "/tables", body={"variant": "casino",
                                                 "wallet_id": player["wallet"]["id"]})
+    return str(table["id"])
+
+
+def casino_deals(server: Any, player: dict[str, Any], count: int, bet: int = 10) -> str:
+    """Play `count` casino deals at a new table of the player's, standing when asked; the id."""
+    table = casino_table(server, player)
     for _ in range(count):
-        deal = server.api("POST", f"/tables/{table['id']}/deals", player["key"], {"bet": bet})
+        deal = server.api("POST", f"/tables/{table}/deals", player["key"], {"bet": bet})
         if deal.get("phase") == "deciding":
             server.api("POST", f"/deals/{deal['id']}/stand", player["key"])
-    return table["id"]
+    return table
 
 
 def banked_deals(server: Any, players: list[dict[str, Any]], variant: str, deals: int) -> str:

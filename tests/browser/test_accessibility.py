@@ -13,7 +13,7 @@ import pytest
 
 from tests.browser.a11y import accessible, axe_source
 from tests.browser.conftest import Server, fits_without_sideways_scroll
-from tests.browser.play import ACTIONS, banked_deals, caught_up
+from tests.browser.play import ACTIONS, banked_deals, casino_table, caught_up
 
 pytestmark = pytest.mark.browser
 #: The longest player id there is: 64 characters (`ledger.core.validation.PLAYER_ID`).
@@ -33,8 +33,7 @@ def _expect():
 
 def finished_casino_deal(server: Server, player: dict[str, Any]) -> str:
     """A finished casino deal of the player's (standing on a spread); its id."""
-    table = server.api("POST", "/tables", body={"variant": "casino",
-                                                "wallet_id": player["wallet"]["id"]})["id"]
+    table = casino_table(server, player)
     deal = server.api("POST", f"/tables/{table}/deals", player["key"], {"bet": 100})
     if deal["phase"] != "finished":
         deal = server.api("POST", f"/deals/{deal['id']}/stand", player["key"])
@@ -44,8 +43,7 @@ def finished_casino_deal(server: Server, player: dict[str, Any]) -> str:
 def mid_casino_deal(server: Server, player: dict[str, Any]) -> str:
     """A casino table of the player's whose deal waits for Stand or Raise (a spread); its id.
     Deals on a pair or consecutive cards end at once, so it deals until one waits."""
-    table = server.api("POST", "/tables", body={"variant": "casino",
-                                                "wallet_id": player["wallet"]["id"]})["id"]
+    table = casino_table(server, player)
     for _ in range(60):
         deal = server.api("POST", f"/tables/{table}/deals", player["key"], {"bet": 10})
         if deal["phase"] == "deciding":

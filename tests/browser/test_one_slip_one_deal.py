@@ -13,6 +13,7 @@ from uuid import uuid4
 import pytest
 
 from tests.browser.conftest import fits_without_sideways_scroll, followed_links
+from tests.browser.play import casino_table
 
 pytestmark = pytest.mark.browser
 #: How many times each way of clicking is tried on each control (30 multiple clicks a control:
@@ -104,9 +105,8 @@ def test_C2_C6_double_triple_and_rapid_clicks_on_bet_deal_and_raise_each_make_on
         open_page, server, size):
     expect = _expect()
     player = server.player(grant=50_000)
-    table = server.api("POST", "/tables", body={"variant": "casino",
-                                                "wallet_id": player["wallet"]["id"]})
-    page = open_counting(open_page, f"/pages/casino?table={table['id']}", player["key"])
+    table = casino_table(server, player)
+    page = open_counting(open_page, f"/pages/casino?table={table}", player["key"])
     held = Held(page, re.compile(r".*/(tables/[^/]+/(deals|bet-slip)|deals/[^/]+/(raise|stand))"
                                  r"(\?.*)?$"))
     deal_button, bet_button = page.locator("#deal"), page.locator("#bet")
@@ -124,15 +124,15 @@ def test_C2_C6_double_triple_and_rapid_clicks_on_bet_deal_and_raise_each_make_on
         expect(total).to_have_text("10")
         assert counted(page, r"GET .*/bet-slip\?.*action=add.*") == laid + 1
         # Check Deal, clicked by each way, deals once and takes one stake.
-        before = server.api("GET", f"/tables/{table['id']}", player["key"])
-        sent = counted(page, rf"POST /tables/{table['id']}/deals")
+        before = server.api("GET", f"/tables/{table}", player["key"])
+        sent = counted(page, rf"POST /tables/{table}/deals")
         click(page, deal_button, next(deal_ways), held)
         expect(page.locator("#outcome")).not_to_have_attribute(
             "data-deal", re.compile(f"^{before['current_deal']['id']} " if before["current_deal"]
                                     else "^$"))
-        after = server.api("GET", f"/tables/{table['id']}", player["key"])
+        after = server.api("GET", f"/tables/{table}", player["key"])
         assert after["deals"] == before["deals"] + 1, "one deal per click of any kind"
-        assert counted(page, rf"POST /tables/{table['id']}/deals") == sent + 1
+        assert counted(page, rf"POST /tables/{table}/deals") == sent + 1
         dealt = after["current_deal"]
         assert dealt["bet"] == 10 and dealt["stake"] in (10, 20)
         deals += 1
@@ -178,9 +178,8 @@ def test_C2_disabled_casino_controls_say_why_and_the_status_invites_only_what_is
         open_page, server, size):
     expect = _expect()
     player = server.player(grant=6_000)
-    table = server.api("POST", "/tables", body={"variant": "casino",
-                                                "wallet_id": player["wallet"]["id"]})
-    page = open_page(f"/pages/casino?table={table['id']}", player["key"])
+    table = casino_table(server, player)
+    page = open_page(f"/pages/casino?table={table}", player["key"])
     status, why = page.locator("#status"), page.locator("#why-not")
     expect(page.locator("#balance")).to_have_text("6,000")
     # Check a fresh slip: Deal, Undo, Double and Rebet say why; Bet asks for a chip first.
@@ -210,9 +209,8 @@ def test_C2_disabled_casino_controls_say_why_and_the_status_invites_only_what_is
     page.locator("#clear").click()
     expect(page.locator("#bet-total")).to_have_text("0")
     poorer = server.player(grant=120)
-    small = server.api("POST", "/tables", body={"variant": "casino",
-                                                "wallet_id": poorer["wallet"]["id"]})
-    short = open_page(f"/pages/casino?table={small['id']}", poorer["key"])
+    small = casino_table(server, poorer)
+    short = open_page(f"/pages/casino?table={small}", poorer["key"])
     short.get_by_role("button", name="100 chip", exact=True).click()
     short.locator("#bet").click()
     expect(short.locator("#bet-total")).to_have_text("100")
@@ -224,7 +222,7 @@ def test_C2_disabled_casino_controls_say_why_and_the_status_invites_only_what_is
     expect(short.locator("#chip-10")).to_be_enabled()
     expect(short.locator("#status")).to_have_text("Bet 100. Deal 100.")
     # Check a staff member watching sees why nothing is offered.
-    watching = open_page(f"/pages/casino?table={table['id']}", server.operator)
+    watching = open_page(f"/pages/casino?table={table}", server.operator)
     expect(watching.locator("#why-not")).to_contain_text(
         f"Only {player['player_id']} plays at this table")
     expect(watching.locator("#deal")).to_be_disabled()
