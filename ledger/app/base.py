@@ -21,7 +21,6 @@ from eventsourcing.utils import Environment, EnvType
 from ledger.app.telemetry import Telemetry
 from ledger.app.versions import Versions
 from ledger.core.cards import Card
-from ledger.core.digests import seal
 from ledger.core.fastjson import FastJSONTranscoder
 from ledger.domain.casino import CasinoTable
 from ledger.domain.checkpoint import Checkpoints
@@ -142,10 +141,9 @@ class LedgerBase(Application[UUID]):
         return recordings
 
     def _record(self, processing_event: ProcessingEvent[UUID]) -> list[Recording[UUID]]:
-        """Seal each new event with the digest its aggregate already linked it by (the next
-        event's `chain_prev`, or the aggregate's `chain_head` for its last), and record (`save`
-        then keeps what was recorded in the cache)."""
-        seal(self.chain.secret, processing_event)
+        """Record the save's events, each sealed by the mapper from the digest its aggregate
+        linked it by when it was created (`ledger.store.mapper`); `save` then keeps what was
+        recorded in the cache."""
         try:
             recordings = self.events.put(processing_event.events,
                                          tracking=processing_event.tracking,
