@@ -21,6 +21,7 @@ from eventsourcing.utils import Environment, EnvType
 from ledger.app.telemetry import Telemetry
 from ledger.app.versions import Versions
 from ledger.core.cards import Card
+from ledger.core.digests import recorded_digest
 from ledger.core.fastjson import FastJSONTranscoder
 from ledger.domain.casino import CasinoTable
 from ledger.domain.checkpoint import Checkpoints
@@ -152,9 +153,13 @@ class LedgerBase(Application[UUID]):
             self.repository.forget(processing_event.aggregates)
             raise
         self.repository.saw(r.notification.id for r in recordings)
-        self._written.wrote(r.notification for r in recordings)
+        # Each position's digest for checkpoints and the head, from what its event was sealed
+        # with (no second pass over the stored bytes).
+        written = [(r.notification.id, recorded_digest(r.notification.id, r.domain_event,
+                                                       r.notification)) for r in recordings]
+        self._written.wrote(written)
         if self._head_keeper is not None:
-            self._head_keeper.wrote(r.notification for r in recordings)
+            self._head_keeper.wrote(written)
         return recordings
 
     def construct_mapper(self) -> Any:

@@ -52,16 +52,20 @@ class TamperCheck:
         None when its bytes cannot be decoded. Answers its aggregate's id as text, written once
         for every check here and for the caller's own."""
         aggregate = id_text(stored.originator_id)
-        self.digests[position] = stored_digest(position, stored, aggregate)
-        if state is None:
-            self.fail(position, aggregate, "the stored event cannot be read: its bytes were altered")
+        if state is None or event is None:
+            self.digests[position] = stored_digest(position, stored, aggregate)
+            if state is None:
+                self.fail(position, aggregate,
+                          "the stored event cannot be read: its bytes were altered")
+            else:
+                self.fail(position, aggregate, "the stored event cannot be read as its class: a "
+                          "class renamed without its old topic, or no upcaster from its stored "
+                          "version")
             return aggregate
-        if event is None:
-            self.fail(position, aggregate, "the stored event cannot be read as its class: a class "
-                      "renamed without its old topic, or no upcaster from its stored version")
-            return aggregate
-        # The stored form from its bytes alone; the canonical form from its sealed state.
+        # The stored form from its bytes alone; the canonical form from its sealed state. The
+        # row's digest for the checkpoints is then taken from the event's.
         digest, sealed = stored_seal(self.key, self.mapper, stored, state, aggregate)
+        self.digests[position] = stored_digest(position, stored, aggregate, digest)
         if not sealed:
             self.fail(position, aggregate, "the event does not match its MAC: altered, or written "
                       "outside the application")

@@ -19,6 +19,8 @@ from eventsourcing import popo
 from eventsourcing.persistence import AggregateRecorder, ApplicationRecorder, StoredEvent
 from eventsourcing.popo import POPOAggregateRecorder, POPOApplicationRecorder, POPOProcessRecorder
 
+from ledger.core.ids import id_text
+
 
 class _IndexedReads:
     """`select_events` by bisection of each aggregate's versions, kept in order."""
@@ -31,7 +33,7 @@ class _IndexedReads:
                       ) -> Sequence[int] | None:
         ids = super()._update_table(stored_events, **kwargs)  # type: ignore[misc]
         for stored in stored_events:
-            versions = self._versions.setdefault(str(stored.originator_id), [])
+            versions = self._versions.setdefault(id_text(stored.originator_id), [])
             if not versions or stored.originator_version > versions[-1]:
                 versions.append(stored.originator_version)
             else:  # written out of order (a snapshot of an older version, say)
