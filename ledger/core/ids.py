@@ -11,10 +11,13 @@ _TEXT: dict[int, str] = {}
 
 
 def id_text(value: UUID | str) -> str:
-    """`str(value)`, remembered by the id's integer (a lookup that runs no Python code)."""
+    """`str(value)`: of a UUID, remembered by its integer (a lookup that runs no Python
+    code); text as it is."""
     if type(value) is str:
         return value
-    number = value.int  # type: ignore[union-attr]
+    if not isinstance(value, UUID):
+        return str(value)
+    number = value.int
     text = _TEXT.get(number)
     if text is None:
         if len(_TEXT) >= MOST:
