@@ -109,7 +109,7 @@ SEAL_MARK = "v2:"
 _MAC_MEMBER = b',"chain_mac":"' + SEAL_MARK.encode()
 #: The stored JSON's tail in the stored form: `,"chain_mac":"v2:` + 64 hex digits + `"}`.
 _TAIL = len(_MAC_MEMBER) + 64 + 2
-_HEADER = "reddog-event/2\n{}\n{}\n{}\n"
+_HEADER = "reddog-event/2\n%s\n%s\n%d\n"
 
 #: The JSON the mapper stores, written when a new event is created (`seal_new`): the library's
 #: transcoder with its own transcodings (ids, times, decimals), the only kinds events hold, in
@@ -123,14 +123,12 @@ for _transcoding in (UUIDAsHex(), DecimalAsStr(), DatetimeAsISO()):
 def seal_header(topic: str, originator: str, version: int) -> bytes:
     """What the stored form's digest binds beside the stored JSON: the event's topic, its
     aggregate's id as text and its version, each on a line after the form's name."""
-    return _HEADER.format(topic, originator, version).encode()
+    return (_HEADER % (topic, originator, version)).encode()
 
 
 def body_digest(topic: str, originator: str, version: int, body: bytes) -> str:
     """The stored form's digest: SHA-256 of the header and the stored JSON less its MAC."""
-    h = hashlib.sha256(seal_header(topic, originator, version))
-    h.update(body)
-    return h.hexdigest()
+    return hashlib.sha256((_HEADER % (topic, originator, version)).encode() + body).hexdigest()
 
 
 def stored_json(state: dict[str, Any], encode: Callable[[Any], bytes]) -> bytes | None:
