@@ -346,40 +346,35 @@ def stored_digest(position: int, stored: StoredEvent, originator: str | None = N
                   digest: str | None = None) -> str:
     """A short digest of one stored row of the log, for checkpoints and the log's head.
 
-    A row of the stored form: of its position, its digest (which binds its topic, aggregate,
-    version and JSON) and its MAC, so a process that wrote it digests it from what it sealed,
-    without a second pass over its bytes (`recorded_digest`); `digest`, where the caller
-    worked it out from these bytes already. Any other row: of its position, aggregate,
-    version, topic and stored bytes. `originator`: its aggregate id as text, when the caller
-    has written it already (a reader that checks every event writes it once for all its
-    checks)."""
+    A row of the stored form: its event's digest (which binds its topic, aggregate, version and
+    JSON; its MAC is checked with it, and its position by the order and runs a checkpoint
+    records), its first 32 hex digits: so a process that wrote it records what it sealed with no
+    second pass over its bytes (`recorded_digest`); `digest`, where the caller worked it out
+    from these bytes already. Any other row: of its position, aggregate, version, topic and
+    stored bytes, as the first release recorded. `originator`: its aggregate id as text, when
+    the caller has written it already (a reader that checks every event writes it once for all
+    its checks)."""
     if originator is None:
         originator = id_text(stored.originator_id)
     split = split_sealed(stored.state)
     if split is not None:
         if digest is None:
             digest = body_digest(stored.topic, originator, stored.originator_version, split[0])
-        return _sealed_row_digest(position, digest, split[1])
+        return digest[:32]
     h = hashlib.sha256()
     h.update(f"{position}|{originator}|{stored.originator_version}|{stored.topic}|".encode())
     h.update(stored.state)
     return h.hexdigest()[:32]
 
 
-def _sealed_row_digest(position: int, digest: str, mac: bytes) -> str:
-    return hashlib.sha256(f"reddog-row/2|{position}|{digest}|".encode() + mac).hexdigest()[:32]
-
-
 def recorded_digest(position: int, event: Any, stored: StoredEvent) -> str:
-    """`stored_digest` of a row this process just wrote, from the digest and MAC it sealed
-    the event with (no second pass over the stored bytes); the row itself where those are not
-    in hand (an event of the canonical form)."""
+    """`stored_digest` of a row this process just wrote, from the digest it sealed the event
+    with (no second pass over the stored bytes); of the row itself where that is not in hand
+    (an event of the canonical form, or bytes a cipher or compressor changed)."""
     kept = getattr(event, SEAL_SLOT, None)
-    mac = vars(event).get("chain_mac")
-    if (type(kept) is tuple and kept[0] is not None and type(mac) is str
-            and stored.state[-_TAIL:-_TAIL + len(_MAC_MEMBER)] == _MAC_MEMBER
-            and stored.state[-66:-2] == mac[len(SEAL_MARK):].encode()):
-        return _sealed_row_digest(position, kept[1], stored.state[-66:-2])
+    if (type(kept) is tuple and kept[0] is not None
+            and stored.state[-_TAIL:-_TAIL + len(_MAC_MEMBER)] == _MAC_MEMBER):
+        return kept[1][:32]  # type: ignore[no-any-return]
     return stored_digest(position, stored)
 
 
