@@ -21,7 +21,7 @@ from ledger.core.fastjson import FastJSONTranscoder
 from ledger.domain.wallet import Wallet
 from ledger.integrity.verify import verify_store
 from ledger.sim.bots import simulate_casino, simulate_table
-from ledger.store.snapshots import check_snapshots
+from ledger.store.snapshots import check_snapshots, stored_snapshots, verify_snapshot
 from tests.integration.test_release_fixture import open_copy
 
 TAIL = b',"chain_mac":"v2:'
@@ -90,11 +90,14 @@ def test_snapshots_sealed_in_the_middle_of_a_save_carry_their_versions_head(make
     app = make_app()
     simulate_table(app, "polish", 6, deals=6, seed="7d" * 16)
     checked, bad = check_snapshots(app)
-    assert checked >= 1 and bad == []
-    for snapshot in app.snapshots.recorder.select_events(  # type: ignore[union-attr]
-            next(e.originator_id for e in app.recorder.select_notifications(1, 100)
-                 if e.topic.endswith("HighCardTable.Opened"))):
-        assert snapshot.state[-83:-66] == TAIL  # sealed in the stored form
+    assert checked >= 3 and bad == []
+    table_id = next(e.originator_id for e in app.recorder.select_notifications(1, 100)
+                    if e.topic.endswith("HighCardTable.Opened"))
+    snapshots = list(stored_snapshots(app))
+    assert any(s.originator_id == table_id for s in snapshots)
+    for snapshot in snapshots:  # sealed in the stored form, its head the digest at its version
+        assert snapshot.state[-83:-66] == TAIL
+        assert verify_snapshot(app, snapshot)
 
 
 def test_a_chain_that_crosses_from_the_canonical_form_to_the_stored_form_verifies(
