@@ -38,7 +38,7 @@ class ChainedMapper(Mapper):
         kept = getattr(domain_event, SEAL_SLOT, None)
         if type(kept) is tuple:  # a new event of an aggregate, sealed when it was created
             body, digest = kept
-            if body is not None and not isinstance(self.transcoder, JSONTranscoder):
+            if body is not None and not self._writes_json():
                 raise TypeError("the stored form of an event is JSON: this mapper's "
                                 f"transcoder {type(self.transcoder).__name__} cannot read it")
         elif "chain_mac" in state:  # sealed already: stored as it is
@@ -64,10 +64,19 @@ class ChainedMapper(Mapper):
         return StoredEvent(originator_id=originator_id, originator_version=version, topic=topic,
                            state=data)
 
+    def _writes_json(self) -> bool:
+        """Whether this mapper's transcoder writes JSON (asked once: an `isinstance` of an ABC
+        costs more than the rest of a check, for every event stored)."""
+        writes = self.__dict__.get("_json_transcoder")
+        if writes is None or writes[0] is not self.transcoder:
+            writes = self.__dict__["_json_transcoder"] = (
+                self.transcoder, isinstance(self.transcoder, JSONTranscoder))
+        return bool(writes[1])
+
     def _body(self, domain_event: Any) -> bytes | None:
         """The JSON this mapper stores for an event, before its MAC; None when its transcoder
         does not write JSON (the canonical form then)."""
-        if not isinstance(self.transcoder, JSONTranscoder):
+        if not self._writes_json():
             return None
         state = dict(vars(domain_event))
         del state["originator_id"], state["originator_version"]
