@@ -21,7 +21,7 @@ from eventsourcing.utils import Environment, EnvType
 from ledger.app.telemetry import Telemetry
 from ledger.app.versions import Versions
 from ledger.core.cards import Card
-from ledger.core.digests import seal
+from ledger.core.digests import recorded_digest
 from ledger.core.fastjson import FastJSONTranscoder
 from ledger.domain.casino import CasinoTable
 from ledger.domain.checkpoint import Checkpoints
@@ -142,10 +142,9 @@ class LedgerBase(Application[UUID]):
         return recordings
 
     def _record(self, processing_event: ProcessingEvent[UUID]) -> list[Recording[UUID]]:
-        """Seal each new event with the digest its aggregate already linked it by (the next
-        event's `chain_prev`, or the aggregate's `chain_head` for its last), and record (`save`
-        then keeps what was recorded in the cache)."""
-        seal(self.chain.secret, processing_event)
+        """Record the save's events, each sealed by the mapper from the digest its aggregate
+        linked it by when it was created (`ledger.store.mapper`); `save` then keeps what was
+        recorded in the cache."""
         try:
             recordings = self.events.put(processing_event.events,
                                          tracking=processing_event.tracking,
@@ -154,9 +153,13 @@ class LedgerBase(Application[UUID]):
             self.repository.forget(processing_event.aggregates)
             raise
         self.repository.saw(r.notification.id for r in recordings)
-        self._written.wrote(r.notification for r in recordings)
+        # Each position's digest for checkpoints and the head, from what its event was sealed
+        # with (no second pass over the stored bytes).
+        written = [(r.notification.id, recorded_digest(r.notification.id, r.domain_event,
+                                                       r.notification)) for r in recordings]
+        self._written.wrote(written)
         if self._head_keeper is not None:
-            self._head_keeper.wrote(r.notification for r in recordings)
+            self._head_keeper.wrote(written)
         return recordings
 
     def construct_mapper(self) -> Any:

@@ -3,13 +3,23 @@
 - Every event carries `chain_prev`, the digest of its aggregate's previous event (or GENESIS),
   set when the event is created (`LedgerAggregate.Event.mutate`); so an aggregate's events form a
   hash chain, and a missing, reordered or altered event breaks it.
-- When stored, every event also gets `chain_mac`: an HMAC, under the ledger's secret chain key,
-  of its topic, aggregate, version and digest (`ChainedMapper`). Nobody without the key can
-  write an event that verifies, so an event appended outside the application is found.
+- Every stored event also carries `chain_mac`: an HMAC, under the ledger's secret chain key,
+  that binds its digest to its topic, aggregate and version (`ChainedMapper`). Nobody without
+  the key can write an event that verifies, so an event appended outside the application is
+  found.
+- An event's digest has two forms (docs/events.md, "The sealed form"). The stored form (seal
+  version 2, every event written since it was introduced): SHA-256 over a short header (topic,
+  aggregate id, version) and the very JSON the mapper stores, less its MAC, which is spliced in
+  as the last member, `"chain_mac":"v2:<64 hex>"`: the JSON is written once, when the event is
+  created, and a verifier digests the stored bytes with no decoding (`split_sealed`). The
+  canonical form (version 1, the first release's): SHA-256 over a second, canonical JSON of the
+  event's attributes (`canonical`), its MAC over topic, aggregate, version and digest. Readers
+  tell them apart by the stored bytes, and both verify and chain into each other.
 - Digests are of the event as it was sealed, never of the domain event a reader gets back: an
   upcaster (`upcast_vN_vN+1`, docs/events.md) changes the second and never the first. Readers of
-  the log check `stored_event_digest` (the stored state decoded, not upcast), and an aggregate
-  rebuilt from upcast events links its next event to what was stored (`sealed_digest`).
+  the log check `stored_event_digest` (the stored bytes, or the stored state decoded and not
+  upcast), and an aggregate rebuilt from upcast events links its next event to what was stored
+  (`sealed_digest`).
 - Checkpoints (`ledger.domain.checkpoint`) record the positions of the log and the digest of the
   event stored at each, chained to the previous checkpoint by MAC: a deletion, insertion or
   reordering of the global log inside a checkpointed range is found, and the first position that
@@ -22,16 +32,22 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import weakref
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.persistence import Mapper, StoredEvent
+from eventsourcing.persistence import (
+    DatetimeAsISO,
+    DecimalAsStr,
+    Mapper,
+    StoredEvent,
+    UUIDAsHex,
+)
 from eventsourcing.utils import get_topic
 
-from ledger.core.fastjson import canonical_json
+from ledger.core.fastjson import FastJSONTranscoder, canonical_json
+from ledger.core.ids import id_text
 
 GENESIS = "0" * 64
 _NOT_HASHED = frozenset({"chain_mac"})
@@ -77,8 +93,9 @@ def canonical(state: dict[str, Any]) -> bytes:
 
 
 def event_digest(event: Any) -> str:
-    """SHA-256 of a new event's canonical attributes (its chain link included), as the mapper
-    seals it: with `class_version` when above 1, as the library stores it."""
+    """SHA-256 of an event's canonical attributes (its chain link included): the canonical
+    form's digest (seal version 1), with `class_version` when above 1, as the library stores
+    it."""
     state = vars(event)
     class_version = getattr(type(event), "class_version", 1)
     if class_version > 1:
@@ -86,28 +103,126 @@ def event_digest(event: Any) -> str:
     return state_digest(state)
 
 
-def sealed_state(mapper: Mapper[UUID], stored: StoredEvent) -> dict[str, Any]:
-    """A stored event's state as it was sealed: decoded, never upcast (raises when the bytes
-    cannot be decoded)."""
+# The stored form (seal version 2).
+#: What marks a MAC of the stored form, and the last member of its stored JSON.
+SEAL_MARK = "v2:"
+_MAC_MEMBER = b',"chain_mac":"' + SEAL_MARK.encode()
+#: The stored JSON's tail in the stored form: `,"chain_mac":"v2:` + 64 hex digits + `"}`.
+_TAIL = len(_MAC_MEMBER) + 64 + 2
+_HEADER = "reddog-event/2\n%s\n%s\n%d\n"
+
+#: The JSON the mapper stores, written when a new event is created (`seal_new`): the library's
+#: transcoder with its own transcodings (ids, times, decimals), the only kinds events hold, in
+#: the bytes `FastJSONTranscoder` writes. A value it cannot write (a kind only a snapshot holds)
+#: leaves that event to the canonical form.
+_STORED = FastJSONTranscoder()
+for _transcoding in (UUIDAsHex(), DecimalAsStr(), DatetimeAsISO()):
+    _STORED.register(_transcoding)
+
+
+def seal_header(topic: str, originator: str, version: int) -> bytes:
+    """What the stored form's digest binds beside the stored JSON: the event's topic, its
+    aggregate's id as text and its version, each on a line after the form's name."""
+    return (_HEADER % (topic, originator, version)).encode()
+
+
+def body_digest(topic: str, originator: str, version: int, body: bytes) -> str:
+    """The stored form's digest: SHA-256 of the header and the stored JSON less its MAC."""
+    return hashlib.sha256((_HEADER % (topic, originator, version)).encode() + body).hexdigest()
+
+
+def stored_json(state: dict[str, Any], encode: Callable[[Any], bytes]) -> bytes | None:
+    """The JSON an event's stored form holds before its MAC (its attributes but its id, version
+    and MAC, with `class_version` where above 1, as the library writes them), or None where
+    `encode` cannot write it as one JSON object with members."""
+    try:
+        body = encode(state)
+    except Exception:  # noqa: BLE001 - a value the encoder refuses: the canonical form's
+        return None
+    if len(body) < 3 or body[:1] != b"{" or body[-1:] != b"}":
+        return None
+    return body
+
+
+def _state_to_store(event: Any) -> dict[str, Any]:
+    state = dict(vars(event))
+    del state["originator_id"], state["originator_version"]
+    state.pop("chain_mac", None)
+    class_version = getattr(type(event), "class_version", 1)
+    if class_version > 1:
+        state["class_version"] = class_version
+    return state
+
+
+def seal_new(event: Any) -> str:
+    """Digest a new event (its chain link set) and keep what its mapper needs on it: the stored
+    form (its JSON written here, once, and its digest), or where that JSON cannot be written
+    the canonical form's digest (`sealed_digest` answers it)."""
+    body = stored_json(_state_to_store(event), _STORED.encode)
+    if body is None:
+        digest = event_digest(event)
+    else:
+        digest = body_digest(get_topic(type(event)), id_text(event.originator_id),
+                             event.originator_version, body)
+    object.__setattr__(event, SEAL_SLOT, (body, digest))
+    return digest
+
+
+#: The slot of `LedgerAggregate.Event` (never one of its attributes, so never stored or
+#: compared) holding what sealing an event needs: for a new event (body or None, digest); for
+#: one read from the store its stored event, or its digest once worked out.
+SEAL_SLOT = "_seal"
+
+
+def split_sealed(data: bytes) -> tuple[bytes, bytes] | None:
+    """A stored JSON of the stored form taken apart without decoding it: (the JSON its digest
+    is of, its MAC's 64 hex digits); None for any other (the canonical form)."""
+    end = len(data) - _TAIL
+    if end < 2 or data[-2:] != b'"}' or data[end:end + len(_MAC_MEMBER)] != _MAC_MEMBER:
+        return None
+    return data[:end] + b"}", data[-66:-2]
+
+
+def sealed_json(body: bytes, mac: str) -> bytes:
+    """The stored JSON of the stored form: `body` with its MAC as the last member."""
+    return body[:-1] + _MAC_MEMBER + mac.encode() + b'"}'
+
+
+def plain_bytes(mapper: Mapper[UUID], stored: StoredEvent) -> bytes:
+    """A stored event's JSON, decrypted and decompressed where its mapper does either."""
     data = stored.state
     if mapper.cipher:
         data = mapper.cipher.decrypt(data)
     if mapper.compressor:
         data = mapper.compressor.decompress(data)
-    state: dict[str, Any] = mapper.transcoder.decode(data)
+    return data
+
+
+def sealed_state(mapper: Mapper[UUID], stored: StoredEvent) -> dict[str, Any]:
+    """A stored event's state as it was sealed: decoded, never upcast (raises when the bytes
+    cannot be decoded)."""
+    state: dict[str, Any] = mapper.transcoder.decode(plain_bytes(mapper, stored))
     state["originator_id"] = stored.originator_id
     state["originator_version"] = stored.originator_version
     return state
 
 
 def state_digest(state: dict[str, Any]) -> str:
-    """SHA-256 of a sealed state's `canonical` bytes."""
+    """SHA-256 of a sealed state's `canonical` bytes (the canonical form's digest)."""
     return hashlib.sha256(canonical(state)).hexdigest()
 
 
-def stored_event_digest(mapper: Mapper[UUID], stored: StoredEvent) -> str:
-    """The digest of a stored event as it was sealed: the same as `event_digest` gave when it
-    was written, whatever upcasters do to it since."""
+def stored_event_digest(mapper: Mapper[UUID], stored: StoredEvent,
+                        originator: str | None = None) -> str:
+    """The digest of a stored event as it was sealed, in its form: the same as it was linked
+    by when it was written, whatever upcasters do to it since (raises when the bytes of an
+    event of the canonical form cannot be decoded). `originator`: its aggregate id as text,
+    where the caller has it."""
+    data = plain_bytes(mapper, stored)
+    split = split_sealed(data)
+    if split is not None:
+        return body_digest(stored.topic, originator or id_text(stored.originator_id),
+                           stored.originator_version, split[0])
     return state_digest(sealed_state(mapper, stored))
 
 
@@ -138,31 +253,129 @@ def read_stored_event(mapper: Mapper[UUID], stored: StoredEvent
         return None, event
 
 
-_SEALED_DIGESTS: dict[int, str] = {}
-
-
 def sealed_digest(event: Any) -> str:
-    """The digest an event was sealed with: of its stored form for an event read back through
-    an upcaster (`ChainedMapper` remembers it), else of the event itself."""
-    return _SEALED_DIGESTS.get(id(event)) or event_digest(event)
+    """The digest an event was sealed with (what the next event of its aggregate links to): a
+    new event's, worked out when it was created (`seal_new`); one read from the store, from its
+    stored bytes (the mapper keeps them on it, `read_seal`); else (an event built some other
+    way) of the event itself, in the form its MAC says."""
+    kept = getattr(event, SEAL_SLOT, None)
+    if type(kept) is tuple:
+        return kept[1]  # type: ignore[no-any-return]
+    if type(kept) is str:
+        return kept
+    if kept is not None:  # the stored event it was read from, its bytes plain
+        split = split_sealed(kept.state)
+        if split is not None:
+            digest = body_digest(kept.topic, id_text(kept.originator_id),
+                                 kept.originator_version, split[0])
+        else:  # the canonical form, of a first-version class: the event is what was sealed
+            digest = event_digest(event)
+        object.__setattr__(event, SEAL_SLOT, digest)
+        return digest
+    if str(vars(event).get("chain_mac", "")).startswith(SEAL_MARK):
+        body = stored_json(_state_to_store(event), _STORED.encode)
+        if body is not None:
+            return body_digest(get_topic(type(event)), id_text(event.originator_id),
+                               event.originator_version, body)
+    return event_digest(event)
+
+
+def read_seal(mapper: Mapper[UUID], event: Any, stored: StoredEvent) -> None:
+    """Keep on an event just read from the store what its digest is worked out from, should its
+    aggregate need it: the stored event itself where its bytes are plain and its class reads it
+    as it was stored (a first version); else its digest, worked out now from what was stored
+    (an upcast event, or bytes a cipher or compressor changed)."""
+    if (getattr(type(event), "class_version", 1) == 1 and not mapper.cipher
+            and not mapper.compressor):
+        object.__setattr__(event, SEAL_SLOT, stored)
+    else:
+        object.__setattr__(event, SEAL_SLOT, stored_event_digest(mapper, stored))
+
+
+# MACs, of both forms.
+_PADS: dict[bytes, tuple[Any, Any]] = {}
+
+
+def _hmac_hex(key: bytes, message: bytes) -> str:
+    """HMAC-SHA-256 of `message` under `key`, in hex: the same as `hmac.new(...).hexdigest()`,
+    from the key's inner and outer hashes worked out once per key (a third of the cost)."""
+    pads = _PADS.get(key)
+    if pads is None:
+        block = hashlib.sha256(key).digest() if len(key) > 64 else key
+        block = block.ljust(64, b"\0")
+        pads = _PADS[key] = (hashlib.sha256(bytes(b ^ 0x36 for b in block)),
+                             hashlib.sha256(bytes(b ^ 0x5C for b in block)))
+    inner, outer = pads[0].copy(), pads[1].copy()
+    inner.update(message)
+    outer.update(inner.digest())
+    return outer.hexdigest()
+
+
+def seal_mac(key: bytes, digest: str) -> str:
+    """The stored form's MAC: of its digest alone (which binds its topic, aggregate and
+    version already), under a name of its own."""
+    return _hmac_hex(key, b"reddog-seal/2|" + digest.encode())
 
 
 def event_mac(key: bytes, topic: str, originator_id: Any, version: int, digest: str) -> str:
-    """The keyed MAC that says the application wrote this event at this place."""
-    message = f"{topic}|{originator_id}|{version}|{digest}".encode()
-    return hmac.digest(key, message, "sha256").hex()
+    """The canonical form's MAC: that the application wrote this event at this place."""
+    return _hmac_hex(key, f"{topic}|{originator_id}|{version}|{digest}".encode())
 
 
-def stored_digest(position: int, stored: StoredEvent, originator: str | None = None) -> str:
-    """A short digest of one stored row of the log, for checkpoints. `originator`: its
-    aggregate id as text, when the caller has written it already (a reader that checks every
-    event writes it once for all its checks)."""
+def stored_seal(key: bytes, mapper: Mapper[UUID], stored: StoredEvent,
+                state: dict[str, Any] | None = None, originator: str | None = None
+                ) -> tuple[str, bool]:
+    """A stored event's digest as it was sealed and whether its MAC holds under `key`, in its
+    form: of the stored form from its bytes alone (no decoding); of the canonical form from
+    its sealed state (`state`, decoded here when not given; raises when it cannot be).
+    `originator`: its aggregate id as text, where the caller has it."""
+    data = plain_bytes(mapper, stored)
+    originator = originator or id_text(stored.originator_id)
+    split = split_sealed(data)
+    if split is not None:
+        body, mac = split
+        digest = body_digest(stored.topic, originator, stored.originator_version, body)
+        return digest, hmac.compare_digest(mac, seal_mac(key, digest).encode())
+    if state is None:
+        state = sealed_state(mapper, stored)
+    digest = state_digest(state)
+    return digest, mac_matches(key, stored, state, digest, originator)
+
+
+def stored_digest(position: int, stored: StoredEvent, originator: str | None = None,
+                  digest: str | None = None) -> str:
+    """A short digest of one stored row of the log, for checkpoints and the log's head.
+
+    A row of the stored form: its event's digest (which binds its topic, aggregate, version and
+    JSON; its MAC is checked with it, and its position by the order and runs a checkpoint
+    records), its first 32 hex digits: so a process that wrote it records what it sealed with no
+    second pass over its bytes (`recorded_digest`); `digest`, where the caller worked it out
+    from these bytes already. Any other row: of its position, aggregate, version, topic and
+    stored bytes, as the first release recorded. `originator`: its aggregate id as text, when
+    the caller has written it already (a reader that checks every event writes it once for all
+    its checks)."""
     if originator is None:
-        originator = str(stored.originator_id)
+        originator = id_text(stored.originator_id)
+    split = split_sealed(stored.state)
+    if split is not None:
+        if digest is None:
+            digest = body_digest(stored.topic, originator, stored.originator_version, split[0])
+        return digest[:32]
     h = hashlib.sha256()
     h.update(f"{position}|{originator}|{stored.originator_version}|{stored.topic}|".encode())
     h.update(stored.state)
     return h.hexdigest()[:32]
+
+
+def recorded_digest(position: int, event: Any, stored: StoredEvent) -> str:
+    """`stored_digest` of a row this process just wrote, from the digest it sealed the event
+    with (no second pass over the stored bytes); of the row itself where that is not in hand
+    (an event of the canonical form, or bytes a cipher or compressor changed)."""
+    kept = getattr(event, SEAL_SLOT, None)
+    if (type(kept) is tuple and kept[0] is not None
+            and stored.state[-_TAIL:-_TAIL + len(_MAC_MEMBER)] == _MAC_MEMBER):
+        return kept[1][:32]  # type: ignore[no-any-return]
+    return stored_digest(position, stored)
 
 
 Ranges = list[list[int]]
@@ -198,8 +411,8 @@ def expand_ranges(ranges: Ranges) -> list[int]:
 
 def mac_matches(key: bytes, stored: StoredEvent, state: dict[str, Any], digest: str,
                 originator: str | None = None) -> bool:
-    """Whether a stored event's sealed state (of this digest) carries the MAC this key gives
-    it at its place (`originator`: as for `stored_digest`)."""
+    """Whether a stored event of the canonical form, of this sealed state and digest, carries
+    the MAC this key gives it at its place (`originator`: as for `stored_digest`)."""
     expected = event_mac(key, stored.topic,
                          stored.originator_id if originator is None else originator,
                          stored.originator_version, digest)
@@ -208,39 +421,4 @@ def mac_matches(key: bytes, stored: StoredEvent, state: dict[str, Any], digest: 
 
 def sealed_by(key: bytes, mapper: Mapper[UUID], stored: StoredEvent) -> bool:
     """Whether a stored event carries the MAC this key gives it (over its stored form)."""
-    state = sealed_state(mapper, stored)
-    return mac_matches(key, stored, state, state_digest(state))
-
-
-def seal(key: bytes, processing_event: Any) -> None:
-    """Give each new event of a save its MAC, from the digest its aggregate already linked it
-    by: the next event's `chain_prev`, or for its aggregate's last new event the aggregate's
-    `chain_head`. Each new event is then digested once (when it was applied), not again here.
-    An event whose digest is not in hand is left to the mapper, which digests it."""
-    events = processing_event.events
-    aggregates = processing_event.aggregates
-    for index, domain_event in enumerate(events):
-        state = vars(domain_event)
-        if "chain_mac" in state:
-            continue
-        originator_id, version = state["originator_id"], state["originator_version"]
-        following = vars(events[index + 1]) if index + 1 < len(events) else {}
-        if (following.get("originator_id") == originator_id
-                and following.get("originator_version") == version + 1
-                and "chain_prev" in following):
-            digest = following["chain_prev"]
-        else:
-            aggregate = aggregates.get(originator_id)
-            if aggregate is None or aggregate.version != version:
-                continue
-            digest = aggregate.chain_head
-        object.__setattr__(domain_event, "chain_mac", event_mac(
-            key, get_topic(type(domain_event)), originator_id, version, digest))
-
-
-def remember_sealed(domain_event: Any, digest: str) -> None:
-    """Remember the digest a domain event read from the store was sealed with (for an event
-    upcast on reading), for as long as the event lives: `sealed_digest` answers it."""
-    key = id(domain_event)
-    _SEALED_DIGESTS[key] = digest
-    weakref.finalize(domain_event, _SEALED_DIGESTS.pop, key, None)
+    return stored_seal(key, mapper, stored)[1]

@@ -1,10 +1,12 @@
 """JSON written by `orjson` (compiled), byte for byte as the standard `json` module writes it.
 
-Two places turn every new event into JSON: the digest of its canonical form
-(`ledger.core.digests.canonical`: `json` with sorted keys, compact, ASCII only) and the library's
-transcoder, which stores it (`json`, compact, UTF-8). Both are defined by what `json` writes:
-the digests stored since the first release, and an auditor's own recomputation with
-`json.dumps`, depend on those exact bytes. `orjson` writes the same bytes for the values events
+Two writers of JSON stand behind the seals of events (`ledger.core.digests`): the library's
+transcoder, which writes the JSON a new event is stored as, and digested in (`json`, compact,
+UTF-8), once, when the event is created; and the canonical JSON of an event of the first
+release's sealed form (`ledger.core.digests.canonical`: `json` with sorted keys, compact, ASCII
+only), which a verifier writes again to check it. Both are defined by what `json` writes: the
+digests stored since the first release, and an auditor's own recomputation with `json.dumps`,
+depend on those exact bytes. `orjson` writes the same bytes for the values events
 hold, several times faster, but not for every value: it writes some floats differently (`1e-05`
 as `0.00001`, NaN as `null`), text outside ASCII raw, an enum by its value, and it refuses
 integers past 64 bits and keys that are not text. So each writer here either writes exactly

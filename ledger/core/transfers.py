@@ -11,6 +11,8 @@ aggregates, reports, audit and verify all read transfers through it. Accounts ar
   table (`table_stake_account`);
 - `pot:<table id>`: a multi-seat table's pot or bank.
 
+Ids are written as text once each (`ledger.core.ids.id_text`): every chip movement names them.
+
 A transfer is recorded, identically, in the events of every aggregate whose account it touches.
 """
 
@@ -21,6 +23,7 @@ from typing import Any, NamedTuple, TypedDict, cast
 from uuid import UUID
 
 from ledger.core.errors import InvalidInput
+from ledger.core.ids import id_text
 
 OPERATOR = "operator"
 HOUSE = "house"
@@ -60,22 +63,22 @@ def parse_account(name: str) -> Account:
 
 def wallet_account(wallet_id: UUID | str) -> str:
     """Name the account of a wallet."""
-    return f"{WALLET}:{wallet_id}"
+    return f"{WALLET}:{id_text(wallet_id)}"
 
 
 def deal_stake_account(deal_id: UUID | str) -> str:
     """Name the account holding the chips in play on one casino deal."""
-    return f"{STAKE}:{deal_id}"
+    return f"{STAKE}:{id_text(deal_id)}"
 
 
 def table_stake_account(table_id: UUID | str) -> str:
     """Name the account holding the chips bet and not yet settled at a multi-seat table."""
-    return f"{STAKE}:{table_id}"
+    return f"{STAKE}:{id_text(table_id)}"
 
 
 def pot_account(table_id: UUID | str) -> str:
     """Name a multi-seat table's pot or bank."""
-    return f"{POT}:{table_id}"
+    return f"{POT}:{id_text(table_id)}"
 
 
 def wallet_of(account: str) -> str | None:
@@ -117,7 +120,7 @@ def make_transfer(
     if source == destination:
         raise InvalidInput("a transfer needs two different accounts", field="destination")
     return Transfer(
-        id=str(transfer_id), source=source, destination=destination, amount=amount, cause=cause
+        id=id_text(transfer_id), source=source, destination=destination, amount=amount, cause=cause
     )
 
 

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from eventsourcing.domain import Aggregate
 
 from ledger.core import clock
-from ledger.core.digests import GENESIS, sealed_digest
+from ledger.core.digests import GENESIS, SEAL_SLOT, seal_new, sealed_digest
 
 Upcast = Callable[[dict[str, Any]], None]
 
@@ -27,6 +27,10 @@ class LedgerAggregate(Aggregate):
     chain_head: str = GENESIS
 
     class Event(Aggregate.Event):
+        # What sealing the event needs (`ledger.core.digests.SEAL_SLOT`), kept beside its
+        # attributes rather than among them: never stored, compared, copied into a view.
+        __slots__ = (SEAL_SLOT,)
+
         #: The version of the event's shape, set by `versioned` (the library reads 1 when unset).
         class_version: ClassVar[int]
 
@@ -36,15 +40,20 @@ class LedgerAggregate(Aggregate):
 
         def mutate(self, aggregate: Any) -> Any:
             new = "chain_prev" not in vars(self)
-            if new:  # a new event: link it to its aggregate's chain
+            if new:  # a new event: link it to its aggregate's chain, and seal it (once)
                 head = aggregate.chain_head if aggregate is not None else GENESIS
                 object.__setattr__(self, "chain_prev", head)
+                digest = seal_new(self)
             result = super().mutate(aggregate)
             mutated = result if result is not None else aggregate
-            mutated.chain_head = sealed_digest(self)
+            mutated.chain_head = digest if new else sealed_digest(self)
             if new and (after := AFTER_NEW_EVENT.get()) is not None:
                 after(mutated)
             return result
+
+        def __getstate__(self) -> dict[str, Any]:
+            """Its attributes alone: a copy is sealed again from them where it needs to be."""
+            return self.__dict__
 
     class Created(Event, Aggregate.Created):
         pass

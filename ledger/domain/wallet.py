@@ -8,6 +8,7 @@ from uuid import UUID, uuid5
 from eventsourcing.domain import event
 
 from ledger.core.errors import RuleViolation
+from ledger.core.ids import id_text
 from ledger.core.transfers import OPERATOR, Transfer, make_transfer, wallet_account
 from ledger.domain.base import LedgerAggregate, versioned
 
@@ -57,7 +58,7 @@ class Wallet(LedgerAggregate):
         """Add play credits from the operator (C1): the only way chips enter the ledger."""
         transfer = make_transfer(
             uuid5(self.id, f"grant:{self.version + 1}"), OPERATOR, self.account, amount,
-            {"wallet": str(self.id), "event": Wallet.Granted.__name__, "by": granted_by},
+            {"wallet": id_text(self.id), "event": Wallet.Granted.__name__, "by": granted_by},
         )
         if amount > MAX_GRANT:
             raise RuleViolation("C1", f"one grant may not exceed {MAX_GRANT} chips", field="amount")

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import IntegrityError, Notification
+from eventsourcing.persistence import IntegrityError
 
 from ledger.core.background import Background
 from ledger.core.digests import checkpoint_mac, position_ranges, sealed_by, stored_digest
@@ -195,42 +195,46 @@ def _tail_problems(app: SealedLedger, kept: Head, path: Path, end: int) -> list[
 
 
 class RecentlyWritten:
-    """The stored events this process wrote since its last checkpoint, by position, so a
-    checkpoint whose every position this process wrote digests them without reading them back.
-    A checkpoint reads the log wherever any position of its range is not here (another process
-    wrote it, or it is a gap): what it digests is always every position of the log in its
-    range, and only positions. Thread-safe; holds `most` at most: past that (no checkpoint for
-    a while: saves outside commands, or another process checkpointing first), it keeps the
+    """The positions this process wrote since its last checkpoint, each with the digest a
+    checkpoint records of it, worked out when it was written from what its event was sealed
+    with (`ledger.core.digests.recorded_digest`): a checkpoint whose every position this
+    process wrote is made of those digests, neither reading the rows back nor digesting them
+    again. A checkpoint reads the log wherever any position of its range is not here (another
+    process wrote it, or it is a gap): what it digests is always every position of the log in
+    its range, and only positions. Thread-safe; holds `most` at most: past that (no checkpoint
+    for a while: saves outside commands, or another process checkpointing first), it keeps the
     newest half, so a save almost never pays for the pruning."""
 
     def __init__(self, most: int = 2 * CHECKPOINT_MOST) -> None:
         self.most = most
-        self._by_position: dict[int, Notification] = {}
+        self._by_position: dict[int, str] = {}
         self._lock = threading.Lock()
 
-    def wrote(self, notifications: Iterable[Notification]) -> None:
+    def wrote(self, digests: Iterable[tuple[int, str]]) -> None:
+        """Note positions written, with their digests."""
         with self._lock:
-            for notification in notifications:
-                self._by_position[notification.id] = notification
+            self._by_position.update(digests)
             if len(self._by_position) > self.most:
                 kept = sorted(self._by_position)[-(self.most // 2):]
                 self._by_position = {p: self._by_position[p] for p in kept}
 
-    def span(self, first: int, end: int, most: int) -> list[Notification] | None:
-        """Positions `first` to `end` (at most `most` of them) if this process wrote every one,
-        else None."""
+    def span(self, first: int, end: int, most: int) -> list[tuple[int, str]] | None:
+        """Positions `first` to `end` (at most `most` of them), with their digests, if this
+        process wrote every one, else None."""
         last = min(end, first + most - 1)
-        with self._lock:
-            found = [self._by_position.get(p) for p in range(first, last + 1)]
-        written = [n for n in found if n is not None]
-        if not found or len(written) < len(found):
+        if last < first:
             return None
-        return written
+        with self._lock:
+            found = self._by_position
+            try:
+                return [(p, found[p]) for p in range(first, last + 1)]
+            except KeyError:
+                return None
 
     def checkpointed(self, last: int) -> None:
         """Forget what a checkpoint up to `last` covered."""
         with self._lock:
-            self._by_position = {p: n for p, n in self._by_position.items() if p > last}
+            self._by_position = {p: d for p, d in self._by_position.items() if p > last}
 
 
 class DiffersFromHead(Exception):
@@ -252,15 +256,14 @@ def record_checkpoints(app: Application[Any], secret: bytes, written: RecentlyWr
     done = {"first": checkpoints.last_position + 1, "last": 0, "events": 0}
     while checkpoints.last_position < end:
         first = checkpoints.last_position + 1
-        page: Sequence[Notification] | None = written.span(first, end, CHECKPOINT_MOST)
+        page = written.span(first, end, CHECKPOINT_MOST)
         if page is None:
-            page = app.recorder.select_notifications(start=first, limit=CHECKPOINT_MOST,
-                                                     stop=end)
-        last = page[-1].id if len(page) == CHECKPOINT_MOST else end
-        digests = [stored_digest(n.id, n) for n in page]
-        _same_as_head(head, first, last, end, {n.id: d for n, d in zip(page, digests,
-                                                                      strict=True)})
-        ranges = position_ranges([n.id for n in page])
+            page = [(n.id, stored_digest(n.id, n)) for n in app.recorder.select_notifications(
+                start=first, limit=CHECKPOINT_MOST, stop=end)]
+        last = page[-1][0] if len(page) == CHECKPOINT_MOST else end
+        digests = [digest for _position, digest in page]
+        _same_as_head(head, first, last, end, dict(page))
+        ranges = position_ranges([position for position, _digest in page])
         mac = checkpoint_mac(secret, checkpoints.last_mac, first, last, digests, ranges)
         checkpoints.record(first, last, digests, mac, ranges)
         try:

@@ -5,7 +5,7 @@ newest events of a store (and the checkpoints among them, its newer snapshots an
 models) leaves a shorter log that is consistent in itself. So each store also keeps its *head*
 in a file of its own, beside the SQLite file or the chain key (`head_path`): every position the processes of this
 host wrote since the last checkpoint, with the digest of the stored event there (the digest a
-checkpoint records, `ledger.core.digests.stored_digest`), and how far the checkpoints have reached. Every
+checkpoint records, `ledger.core.digests.stored_digest`, noted when the event was written), and how far the checkpoints have reached. Every
 line carries a MAC under the chain key, so nobody without the key can write a head that says
 more, or other, than the service wrote.
 
@@ -311,16 +311,17 @@ class HeadKeeper(Background):
         super().__init__()
         self.head = head
         self._store_checkpoint = store_checkpoint
-        self._queued: list[tuple[int, Any]] = []
+        self._queued: list[tuple[int, str]] = []
         self._checkpoint: int | None = None
         self._lock = threading.Lock()
         self._writing = threading.Lock()  # one flush at a time: a flush returns once written
         self._since_short = 0
 
-    def wrote(self, notifications: Iterable[Any]) -> None:
-        """Queue the positions a save committed (its notifications)."""
+    def wrote(self, digests: Iterable[tuple[int, str]]) -> None:
+        """Queue the positions a save committed, each with its digest (`stored_digest`, worked
+        out when it was written: `ledger.core.digests.recorded_digest`)."""
         with self._lock:
-            self._queued.extend((n.id, n) for n in notifications)
+            self._queued.extend(digests)
         self.notify()
 
     def checkpointed(self, through: int) -> None:
@@ -336,14 +337,12 @@ class HeadKeeper(Background):
             self._flush()
 
     def _flush(self) -> None:
-        from ledger.core.digests import stored_digest
-
         with self._lock:
             queued, self._queued = self._queued, []
             through, self._checkpoint = self._checkpoint, None
         try:
             if queued:
-                self.head.append([(p, stored_digest(p, n)) for p, n in queued])
+                self.head.append(queued)
                 self._since_short += len(queued)
             if through is None and self._since_short > MOST_ENTRIES:
                 through = self._store_checkpoint()

@@ -1,7 +1,9 @@
 """Tamper evidence checked position by position: each event reads, its MAC holds, it extends
 its aggregate's hash chain, and each checkpoint's digests match the stored log (`ledger.core.digests`).
-Every digest, MAC and link is read from the event as it was stored (decoded, never upcast), so an
-upcaster cannot raise a false alarm and any change to the stored bytes still fails. Used over the whole log by `ledger.integrity.verify` and over a range by `ledger.integrity.ranges`."""
+Every digest, MAC and link is read from the event as it was stored (never upcast), so an
+upcaster cannot raise a false alarm and any change to the stored bytes still fails: an event of
+the stored form is digested from its stored bytes as they are (its MAC is the last member of
+its JSON), one of the canonical form from its state decoded and written canonically again. Used over the whole log by `ledger.integrity.verify` and over a range by `ledger.integrity.ranges`."""
 
 from __future__ import annotations
 
@@ -14,11 +16,11 @@ from ledger.core.digests import (
     GENESIS,
     checkpoint_mac,
     expand_ranges,
-    mac_matches,
     sealed_state,
-    state_digest,
     stored_digest,
+    stored_seal,
 )
+from ledger.core.ids import id_text
 from ledger.domain.checkpoint import Checkpoints
 
 
@@ -49,17 +51,22 @@ class TamperCheck:
         """Check one position whose sealed state the caller decoded (`read_stored_event`):
         None when its bytes cannot be decoded. Answers its aggregate's id as text, written once
         for every check here and for the caller's own."""
-        aggregate = str(stored.originator_id)
-        self.digests[position] = stored_digest(position, stored, aggregate)
-        if state is None:
-            self.fail(position, aggregate, "the stored event cannot be read: its bytes were altered")
+        aggregate = id_text(stored.originator_id)
+        if state is None or event is None:
+            self.digests[position] = stored_digest(position, stored, aggregate)
+            if state is None:
+                self.fail(position, aggregate,
+                          "the stored event cannot be read: its bytes were altered")
+            else:
+                self.fail(position, aggregate, "the stored event cannot be read as its class: a "
+                          "class renamed without its old topic, or no upcaster from its stored "
+                          "version")
             return aggregate
-        if event is None:
-            self.fail(position, aggregate, "the stored event cannot be read as its class: a class "
-                      "renamed without its old topic, or no upcaster from its stored version")
-            return aggregate
-        digest = state_digest(state)
-        if not mac_matches(self.key, stored, state, digest, aggregate):
+        # The stored form from its bytes alone; the canonical form from its sealed state. The
+        # row's digest for the checkpoints is then taken from the event's.
+        digest, sealed = stored_seal(self.key, self.mapper, stored, state, aggregate)
+        self.digests[position] = stored_digest(position, stored, aggregate, digest)
+        if not sealed:
             self.fail(position, aggregate, "the event does not match its MAC: altered, or written "
                       "outside the application")
         version, head = self.heads.get(aggregate, (0, GENESIS))

@@ -16,8 +16,16 @@ from typing import Any
 from uuid import UUID
 
 from eventsourcing import popo
-from eventsourcing.persistence import AggregateRecorder, ApplicationRecorder, StoredEvent
+from eventsourcing.persistence import (
+    AggregateRecorder,
+    ApplicationRecorder,
+    IntegrityError,
+    StoredEvent,
+    Tracking,
+)
 from eventsourcing.popo import POPOAggregateRecorder, POPOApplicationRecorder, POPOProcessRecorder
+
+from ledger.core.ids import id_text
 
 
 class _IndexedReads:
@@ -27,15 +35,35 @@ class _IndexedReads:
         super().__init__()
         self._versions: dict[str, list[int]] = {}
 
-    def _update_table(self, stored_events: Sequence[StoredEvent], **kwargs: Any
+    # POPO's checks and writes of a save, as POPO makes them (`popo.POPOAggregateRecorder`),
+    # each aggregate id written as text once (`id_text`) rather than by `str()` in each: what
+    # is stored and indexed, and what is refused, stays the same.
+    def _assert_uniqueness(self, stored_events: Sequence[StoredEvent], **_: Any) -> None:
+        index = self._stored_events_index  # type: ignore[attr-defined]
+        new = set()
+        for s in stored_events:
+            if s.originator_version in index[id_text(s.originator_id)]:
+                raise IntegrityError(f"Stored event already recorded: {s}")
+            new.add((s.originator_id, s.originator_version))
+        if len(new) < len(stored_events):
+            raise IntegrityError(f"Stored events are not unique: {stored_events}")
+
+    def _update_table(self, stored_events: Sequence[StoredEvent], **_: Any
                       ) -> Sequence[int] | None:
-        ids = super()._update_table(stored_events, **kwargs)  # type: ignore[misc]
-        for stored in stored_events:
-            versions = self._versions.setdefault(str(stored.originator_id), [])
-            if not versions or stored.originator_version > versions[-1]:
-                versions.append(stored.originator_version)
+        stored = self._stored_events  # type: ignore[attr-defined]
+        index = self._stored_events_index  # type: ignore[attr-defined]
+        ids = []
+        for event in stored_events:
+            originator = id_text(event.originator_id)
+            version = event.originator_version
+            stored.append(event)
+            index[originator][version] = len(stored) - 1
+            ids.append(len(stored))
+            versions = self._versions.setdefault(originator, [])
+            if not versions or version > versions[-1]:
+                versions.append(version)
             else:  # written out of order (a snapshot of an older version, say)
-                insort(versions, stored.originator_version)
+                insort(versions, version)
         return ids
 
     def select_events(
@@ -80,7 +108,21 @@ class IndexedApplicationRecorder(_IndexedReads, POPOApplicationRecorder):
 
 
 class IndexedProcessRecorder(_IndexedReads, POPOProcessRecorder):
-    """POPO process recorder with indexed reads."""
+    """POPO process recorder with indexed reads, its tracking checked and written as POPO's."""
+
+    def _assert_uniqueness(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
+        super()._assert_uniqueness(stored_events, **kwargs)
+        tracking: Tracking | None = kwargs.get("tracking")
+        if tracking:
+            self._assert_tracking_uniqueness(tracking)
+
+    def _update_table(self, stored_events: Sequence[StoredEvent], **kwargs: Any
+                      ) -> Sequence[int] | None:
+        ids = super()._update_table(stored_events, **kwargs)
+        tracking: Tracking | None = kwargs.get("tracking")
+        if tracking:
+            self._insert_tracking(tracking)
+        return ids
 
 
 class Factory(popo.POPOFactory):  # the one factory class this module may expose

@@ -56,10 +56,9 @@ from eventsourcing.persistence import (
 
 from ledger.core.digests import (
     canonical,
-    mac_matches,
     sealed_state,
-    state_digest,
     stored_event_digest,
+    stored_seal,
 )
 from ledger.domain.base import AFTER_NEW_EVENT
 from ledger.store.eventlog import as_uuid
@@ -205,7 +204,7 @@ def verify_snapshot(app: Snapshotting, stored: StoredEvent) -> bool:
     """Whether a stored snapshot is sealed by the application's chain key and continues its
     aggregate's hash chain: its `chain_head` is the digest of the event at its version."""
     state = sealed_state(app.mapper, stored)
-    if not mac_matches(app.chain_key, stored, state, state_digest(state)):
+    if not stored_seal(app.chain_key, app.mapper, stored, state)[1]:
         return False
     head = state["state"].get("chain_head")
     events = app.recorder.select_events(stored.originator_id, gt=stored.originator_version - 1,

@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, str]] = [
     ("ledger/core/fastjson.py", "JSON encoding and decoding"),
     ("/json/", "JSON encoding and decoding"),
     ("/uuid.py", "str(UUID) and uuid5"),
+    ("ledger/core/ids.py", "str(UUID) and uuid5"),
     ("ledger/core/fairness.py", "fair shuffle"),
     ("ledger/rules/", "rules"),
     ("ledger/domain/", "domain (aggregates and events)"),

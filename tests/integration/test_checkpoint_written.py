@@ -90,25 +90,27 @@ def test_after_another_processs_checkpoint_its_events_are_read(make_shared_app) 
     assert report.ok, report.failures[:3]
 
 
-class Stored:
-    """A stand-in for a stored event: its position is all `RecentlyWritten` looks at."""
-
-    def __init__(self, position: int) -> None:
-        self.id = position
-
-
 def test_recently_written_answers_only_a_whole_span_and_forgets_what_is_checkpointed() -> None:
     written = RecentlyWritten(most=10)
-    written.wrote(Stored(p) for p in (1, 2, 3, 5))
-    assert [n.id for n in written.span(1, 3, most=100)] == [1, 2, 3]
+    written.wrote((p, f"d{p}") for p in (1, 2, 3, 5))
+    assert written.span(1, 3, most=100) == [(1, "d1"), (2, "d2"), (3, "d3")]
     assert written.span(1, 5, most=100) is None  # 4 is not ours: the log must be read
-    assert [n.id for n in written.span(1, 5, most=2)] == [1, 2]  # a page of at most 2
+    assert written.span(1, 5, most=2) == [(1, "d1"), (2, "d2")]  # a page of at most 2
     written.checkpointed(3)
     assert written.span(1, 1, most=1) is None
-    assert [n.id for n in written.span(5, 5, most=1)] == [5]
-    written.wrote(Stored(p) for p in range(6, 30))
+    assert written.span(5, 5, most=1) == [(5, "d5")]
+    written.wrote((p, f"d{p}") for p in range(6, 30))
     assert written.span(5, 24, most=100) is None  # past 10, it kept the newest 5
-    assert [n.id for n in written.span(25, 29, most=100)] == list(range(25, 30))
+    assert [p for p, _d in written.span(25, 29, most=100) or []] == list(range(25, 30))
+
+
+def test_the_digests_written_are_those_the_rows_give_when_read_back(app) -> None:
+    """What a save notes of each position (from the seal it wrote) is what a reader of the
+    row works out from its bytes, for checkpoints and the head alike."""
+    simulate_casino(app, 3, seed="c7" * 16, bet=10)
+    head = app.recorder.max_notification_id()
+    assert app._written.span(1, head, most=head) == list(zip(
+        range(1, head + 1), digests_read_back(app, 1, head), strict=True))
 
 
 @pytest.mark.parametrize("end", [0, 3])
