@@ -149,14 +149,30 @@ class HighCardTable(LedgerAggregate):
         self.trigger_event(EVENTS[type(operation)], data=operation.to_data())
 
     class Operation(LedgerAggregate.Event):
-        """An operation of the engine, recorded under its name with its fields as `data`."""
+        """An operation of the engine, recorded under its name with its fields as `data`.
+
+        The typed operation is built from `data` once, when first read, and kept in a slot
+        beside the event's fields (never in its `__dict__`, which is what is stored, digested
+        and compared): applying the event, moving its chips and reading it after all read the
+        same one."""
+
+        __slots__ = ("_operation",)  # not annotated: an annotation would make it a field
 
         data: dict[str, Any]
 
         @property
         def operation(self) -> operations.Operation:
             """The typed operation this event records."""
-            return operations.operation_of(type(self).__name__, self.data)
+            built: operations.Operation | None = getattr(self, "_operation", None)
+            if built is None:
+                built = operations.operation_of(type(self).__name__, self.data)
+                object.__setattr__(self, "_operation", built)
+            return built
+
+        def __getstate__(self) -> dict[str, Any]:
+            """What pickling and copying keep: the event's fields, never the built operation
+            (a frozen event could not be given it back; it is built again when read)."""
+            return self.__dict__
 
         def apply(self, aggregate: HighCardTable) -> None:
             operation = self.operation

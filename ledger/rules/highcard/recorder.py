@@ -35,8 +35,11 @@ class Recorder:
     def emit(self, operation: Operation) -> None:
         """Record an operation (applied to the state at once) and move the seats' balances."""
         self._emit_to(operation)
+        moves = operation.moves()
+        if not moves:
+            return
         seat_of = {info["wallet"]: seat for seat, info in self.state.seats.items()}
-        for wallet, amount in wallet_movements(operation.moves()):
+        for wallet, amount in wallet_movements(moves):
             if wallet in seat_of:
                 seat = seat_of[wallet]
                 self.ctx.balances[seat] = self.ctx.balances.get(seat, 0) + amount
