@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 from uuid import UUID, uuid5
 
@@ -76,7 +77,7 @@ class SealedSeed(LedgerAggregate):
 
     @staticmethod
     def create_id(deal_id: UUID) -> UUID:
-        return uuid5(deal_id, "sealed-seed")
+        return _sealed_seed_id(deal_id)
 
     class Sealed(LedgerAggregate.Created):
         deal_id: UUID
@@ -104,7 +105,7 @@ class CasinoDeal(LedgerAggregate):
 
     @staticmethod
     def create_id(table_id: UUID, nonce: int) -> UUID:
-        return uuid5(table_id, f"deal:{nonce}")
+        return _deal_id(table_id, nonce)
 
     class Committed(LedgerAggregate.Created):
         table_id: UUID
@@ -150,9 +151,10 @@ class CasinoDeal(LedgerAggregate):
 
     @property
     def opening(self) -> Opening | None:
-        if len(self.cards) < 2:
+        cards = self.cards
+        if len(cards) < 2:
             return None
-        return casino.classify_opening(self.card(0), self.card(1))
+        return _opening_of(cards[0]["card"], cards[1]["card"])
 
     @property
     def finished(self) -> bool:
@@ -314,6 +316,26 @@ class CasinoDeal(LedgerAggregate):
     def opening_label(self) -> str | None:
         """Report bucket of the opening: consecutive, pair, trips or spread_N."""
         return casino.opening_label(self.opening, self.trips)
+
+
+# A deal's id and its sealed seed's are each asked for more than once in a command (when the
+# deal starts and when it is built; when the seed is sealed and when it is read back): each
+# `uuid5` is a SHA-1, so the last few are remembered. An id is a value: sharing one is safe.
+@functools.lru_cache(maxsize=256)
+def _deal_id(table_id: UUID, nonce: int) -> UUID:
+    return uuid5(table_id, f"deal:{nonce}")
+
+
+@functools.lru_cache(maxsize=256)
+def _sealed_seed_id(deal_id: UUID) -> UUID:
+    return uuid5(deal_id, "sealed-seed")
+
+
+@functools.cache
+def _opening_of(first: str, second: str) -> Opening:
+    """The opening two cards make, by their notation (at most 52 x 52 pairs are remembered);
+    a deal reads its opening several times a command."""
+    return casino.classify_opening(Card.parse(first), Card.parse(second))
 
 
 # The version of every stored event class (docs/events.md): 1 until its shape changes.
