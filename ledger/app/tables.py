@@ -383,8 +383,11 @@ def starting_actions(table: HighCardTable, legal: list[dict[str, Any]]) -> list[
                    for seat in seats] or [{"action": "deal", "seat": None,
                                            "starts": table.who_starts}]
     ready = table.ready_seats
-    for seat in sorted(table.state.seats):
-        if starting.can_ready(table.who_starts, table.state, ready, seat):
+    starts = table.who_starts
+    # A table whose players do not say they are ready offers no `ready` (`verify_ready`'s
+    # first refusal): its seats are not asked one by one.
+    for seat in sorted(table.state.seats) if starts == "ready" else ():
+        if starting.can_ready(starts, table.state, ready, seat):
             offered.append({"action": "ready", "seat": seat,
                             "waiting_for": [s for s in sorted(table.state.seats)
                                             if s not in ready and s != seat]})
