@@ -9,6 +9,7 @@ command see them. The decisions are `ledger.rules.highcard.actions` (player acti
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 from uuid import UUID, uuid5
@@ -22,6 +23,10 @@ from ledger.rules.highcard.state import HighCardState
 from ledger.rules.operations import Operation
 
 Emit = Callable[[Operation], None]
+
+#: The state keeps its table's id as text; every transfer's id is drawn from it as a `UUID`,
+#: parsed once per table (an id is a value, shared safely).
+_table_uuid = functools.lru_cache(maxsize=1024)(UUID)
 
 
 class Recorder:
@@ -55,7 +60,7 @@ class Recorder:
             why["deal"] = s.deal.id
         if sealed:
             why["sealed"] = True
-        return make_transfer(uuid5(UUID(s.table_id), f"transfer:{number}"), source,
+        return make_transfer(uuid5(_table_uuid(s.table_id), f"transfer:{number}"), source,
                              destination, amount, why)
 
     def deal(self) -> Deal:
