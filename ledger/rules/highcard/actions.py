@@ -507,6 +507,9 @@ class HighCardGame:
                 actions.append({"action": "choose", "seat": dealer, "choices": choices})
         deal = s.deal if phase is Phase.BETTING else None
         in_turn = self.variant.betting is not Betting.SEALED
+        # Only a centre card is bought (FW2); a turn is passed only there or covering (XB3).
+        centre = self.variant.target is Target.CENTRE
+        covers = self.variant.betting is Betting.COVER
         for seat in deal.order if deal is not None else ():
             if in_turn and deal is not None and seat != deal.current:
                 continue
@@ -517,9 +520,9 @@ class HighCardGame:
             if self.bet.can(seat, low, balance):
                 actions.append({"action": "bet", "seat": seat, "min": low,
                                 "max": min(high, balance)})
-            if self.buy.can(seat, balance):
+            if centre and self.buy.can(seat, balance):
                 actions.append({"action": "buy", "seat": seat, "price": centre_price(s)})
-            if self.pass_turn.can(seat):
+            if (centre or covers) and self.pass_turn.can(seat):
                 actions.append({"action": "pass", "seat": seat})
         if phase is Phase.READY and self.split_pot.can():
             actions.append({"action": "split_pot", "seat": None})
