@@ -303,9 +303,14 @@ def _after(table: HighCardTable, operation: operations.Operation) -> None:
     results = getattr(table, "_results", None)
     if results is None or results["deal_id"] is None:
         return
-    turn: dict[str, Any] | None = None
-    seat = getattr(operation, "seat", None)
-    info = table.state.seats.get(seat) if isinstance(seat, int) else None
+    if isinstance(operation, operations.DealEnded):
+        table._results = {**results, "finished": True}
+        return
+    if not isinstance(operation, operations.PaidOut | operations.Passed
+                      | operations.TurnSkipped):
+        return
+    turn: dict[str, Any]
+    info = table.state.seats.get(operation.seat)
     player = info["player"] if info else None
     if isinstance(operation, operations.PaidOut):  # PartiallyPaid is one too
         deal = table.state.deal
@@ -315,15 +320,12 @@ def _after(table: HighCardTable, operation: operations.Operation) -> None:
                 "winnings": operation.winnings, "returned": operation.returned,
                 "winning_card": operation.winning_card, "shown": shown,
                 "partly_paid": isinstance(operation, operations.PartiallyPaid)}
-    elif isinstance(operation, operations.Passed | operations.TurnSkipped):
+    else:
         turn = {"seat": operation.seat, "player_id": player,
                 "outcome": "passed" if isinstance(operation, operations.Passed) else "skipped",
                 "stake": 0, "target": None, "winnings": 0, "returned": 0, "winning_card": None,
                 "shown": [], "partly_paid": False}
-    if turn is not None:
-        table._results = {**results, "turns": [*results["turns"], turn]}
-    elif isinstance(operation, operations.DealEnded):
-        table._results = {**results, "finished": True}
+    table._results = {**results, "turns": [*results["turns"], turn]}
 
 
 def _recording_to(table: HighCardTable) -> Emit:
