@@ -8,6 +8,7 @@ wallets it touched and any new sealed seeds in one `save`.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from typing import Any
 from uuid import UUID, uuid5
@@ -31,6 +32,10 @@ from ledger.rules.variants import VARIANTS
 from ledger.store.snapshots import events_after
 
 SeedSource = Callable[[], str]
+
+#: A seat's wallet and a deal are kept as text in the engine's state and read as `UUID`s by
+#: every command on the table: each text is parsed once (an id is a value, shared safely).
+uuid_of = functools.lru_cache(maxsize=4096)(UUID)
 Do = Callable[[HighCardGame, Context, HighCardTable], None]
 
 
@@ -57,7 +62,7 @@ class TableEngine:
             if permission is not None:
                 action, owner = permission
                 require(actor, action, owner=owner(table))
-            wallets = {seat: self.unit.get(UUID(info["wallet"]), Wallet, "wallet")
+            wallets = {seat: self.unit.get(uuid_of(info["wallet"]), Wallet, "wallet")
                        for seat, info in table.state.seats.items()}
             sealed: list[SealedSeed] = []
             ctx = Context(
@@ -102,7 +107,7 @@ class TableEngine:
         deal = table.state.deal
         if deal is None:
             return None
-        deal_id = UUID(deal.id)
+        deal_id = uuid_of(deal.id)
         seed = self.unit.get(SealedSeed.create_id(deal_id), SealedSeed, "sealed seed").server_seed
         return Shuffle(str(deal_id), deal.nonce, deal.commitment, deal.client_seed, seed,
                        self._pack(table.id, seed, deal.client_seed, deal.nonce))
@@ -133,7 +138,7 @@ class TableEngine:
         sealed = SealedBets(self.unit.repository, {str(table.id): table})
         shown, unshown = dict(ctx.balances), set()
         for seat, info in table.state.seats.items():
-            wallet = wallets.get(seat) or self.unit.get(UUID(info["wallet"]), Wallet, "wallet")
+            wallet = wallets.get(seat) or self.unit.get(uuid_of(info["wallet"]), Wallet, "wallet")
             hidden = sealed.hidden(actor, wallet)
             if hidden:
                 shown[seat] = shown_balance(wallet.balance, hidden)
@@ -263,7 +268,7 @@ class TableService:
     def high_card_table(self, actor: Principal, table: HighCardTable) -> dict[str, Any]:
         """A table as the caller may see it: a player sees their own hand only when allowed."""
         require(actor, Action.READ_TABLE, owner=seated_players(table))
-        wallets = {seat: self.unit.get(UUID(info["wallet"]), Wallet, "wallet")
+        wallets = {seat: self.unit.get(uuid_of(info["wallet"]), Wallet, "wallet")
                    for seat, info in table.state.seats.items()}
         balances = {seat: wallet.balance for seat, wallet in wallets.items()}
         return self.engine.answer(
@@ -383,8 +388,11 @@ def starting_actions(table: HighCardTable, legal: list[dict[str, Any]]) -> list[
                    for seat in seats] or [{"action": "deal", "seat": None,
                                            "starts": table.who_starts}]
     ready = table.ready_seats
-    for seat in sorted(table.state.seats):
-        if starting.can_ready(table.who_starts, table.state, ready, seat):
+    starts = table.who_starts
+    # A table whose players do not say they are ready offers no `ready` (`verify_ready`'s
+    # first refusal): its seats are not asked one by one.
+    for seat in sorted(table.state.seats) if starts == "ready" else ():
+        if starting.can_ready(starts, table.state, ready, seat):
             offered.append({"action": "ready", "seat": seat,
                             "waiting_for": [s for s in sorted(table.state.seats)
                                             if s not in ready and s != seat]})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
+import operator
 import secrets
 import struct
 from collections.abc import Iterator
@@ -95,15 +96,67 @@ def _shuffled(server_seed: str, client_seed: str, nonce: int) -> tuple[tuple[Car
     play: a deal's every command needs its pack, and a table's deal lasts many commands. The
     places of the canonical pack are shuffled, so each card's notation is looked up, not
     written again."""
+    # `random_stream`'s words, its first blocks computed together: the 51 draws take seven
+    # blocks unless a word is drawn again (at most 51 in 2**32 each), and then more follow.
+    blocks = _Blocks(bytes.fromhex(server_seed), f"{client_seed}:{nonce}:")
+    words = blocks.words(_FIRST_BLOCKS)
     order = list(range(len(CANONICAL_PACK)))
-    stream = random_stream(server_seed, client_seed, nonce)
-    for i, limit in _DRAWS:
-        r = next(stream)
-        while r >= limit:
-            r = next(stream)
-        j = r % (i + 1)
-        order[i], order[j] = order[j], order[i]
-    return (tuple(CANONICAL_PACK[k] for k in order), tuple(_CARD_NAMES[k] for k in order))
+    if max(words[:len(_DRAWS)]) < _LOWEST_LIMIT:  # no word is drawn again: one word a place
+        for (i, _limit), r in zip(_DRAWS, words, strict=False):
+            j = r % (i + 1)
+            order[i], order[j] = order[j], order[i]
+    else:
+        at = 0
+        for i, limit in _DRAWS:
+            while True:
+                if at == len(words):
+                    words += blocks.words(1)
+                r = words[at]
+                at += 1
+                if r < limit:
+                    break
+            j = r % (i + 1)
+            order[i], order[j] = order[j], order[i]
+    place = operator.itemgetter(*order)
+    return place(CANONICAL_PACK), place(_CARD_NAMES)
+
+
+#: The blocks a shuffle computes at once: 56 words for its 51 draws.
+_FIRST_BLOCKS = 7
+#: Under this bound, a word is never drawn again at any place.
+_LOWEST_LIMIT = min(limit for _i, limit in _DRAWS)
+#: SHA-256's block size: HMAC pads its key to it (RFC 2104).
+_SHA256_BLOCK = 64
+#: HMAC's inner and outer pads, as tables that XOR each byte of the key with 0x36 or 0x5C.
+_INNER_PAD = bytes(b ^ 0x36 for b in range(256))
+_OUTER_PAD = bytes(b ^ 0x5C for b in range(256))
+
+
+class _Blocks:
+    """HMAC-SHA256 (RFC 2104) of `prefix + counter` under one key, for counters 0, 1, 2, ... in
+    turn: the same bytes as `hmac.digest` (`random_stream`), with the key's inner and outer
+    padded hashes taken once for all the blocks of a shuffle rather than once a block."""
+
+    def __init__(self, key: bytes, prefix: str) -> None:
+        if len(key) > _SHA256_BLOCK:
+            key = hashlib.sha256(key).digest()
+        key = key.ljust(_SHA256_BLOCK, b"\0")
+        self.inner = hashlib.sha256(key.translate(_INNER_PAD))
+        self.outer = hashlib.sha256(key.translate(_OUTER_PAD))
+        self.prefix = prefix
+        self.counter = 0
+
+    def words(self, blocks: int) -> tuple[int, ...]:
+        """The unsigned 32-bit big-endian words of the next `blocks` blocks."""
+        digests = []
+        for counter in range(self.counter, self.counter + blocks):
+            inner = self.inner.copy()
+            inner.update(f"{self.prefix}{counter}".encode("ascii"))
+            outer = self.outer.copy()
+            outer.update(inner.digest())
+            digests.append(outer.digest())
+        self.counter += blocks
+        return struct.unpack(f">{8 * blocks}I", b"".join(digests))
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 from uuid import UUID, uuid5
 
@@ -46,7 +47,8 @@ class CasinoTable(LedgerAggregate):
     def start_deal(self) -> int:
         """Take the next shuffle nonce (fairness.md) and record the deal as current."""
         nonce = self.nonce + 1
-        self._deal_started(CasinoDeal.create_id(self.id, nonce), nonce)
+        self.trigger_event(CasinoTable.DealStarted, deal_id=CasinoDeal.create_id(self.id, nonce),
+                           nonce=nonce)
         return nonce
 
     def change_client_seed(self, client_seed: str) -> None:
@@ -76,7 +78,7 @@ class SealedSeed(LedgerAggregate):
 
     @staticmethod
     def create_id(deal_id: UUID) -> UUID:
-        return uuid5(deal_id, "sealed-seed")
+        return _sealed_seed_id(deal_id)
 
     class Sealed(LedgerAggregate.Created):
         deal_id: UUID
@@ -104,7 +106,7 @@ class CasinoDeal(LedgerAggregate):
 
     @staticmethod
     def create_id(table_id: UUID, nonce: int) -> UUID:
-        return uuid5(table_id, f"deal:{nonce}")
+        return _deal_id(table_id, nonce)
 
     class Committed(LedgerAggregate.Created):
         table_id: UUID
@@ -150,9 +152,10 @@ class CasinoDeal(LedgerAggregate):
 
     @property
     def opening(self) -> Opening | None:
-        if len(self.cards) < 2:
+        cards = self.cards
+        if len(cards) < 2:
             return None
-        return casino.classify_opening(self.card(0), self.card(1))
+        return _opening_of(cards[0]["card"], cards[1]["card"])
 
     @property
     def finished(self) -> bool:
@@ -178,9 +181,9 @@ class CasinoDeal(LedgerAggregate):
         transfer = self._transfer("wager", wallet.account, self.stake_account, bet,
                                   CasinoDeal.Wagered)
         wallet.debit(transfer, rule="C2")
-        self._wagered(transfer)
-        self._card_dealt(str(pack[0]), 0, "player", True)
-        self._card_dealt(str(pack[1]), 1, "player", True)
+        self.trigger_event(CasinoDeal.Wagered, transfer=transfer)
+        self._deal_card(pack[0], 0)
+        self._deal_card(pack[1], 1)
 
     @property
     def needs_decision(self) -> bool:
@@ -193,7 +196,7 @@ class CasinoDeal(LedgerAggregate):
         casino.verify_stand(opening, self.phase)
         if self.stood or self.raised:
             raise RuleViolation("G8", "the player has already decided")
-        self._stood()
+        self.trigger_event(CasinoDeal.Stood)
 
     def raise_bet(self, wallet: Wallet) -> None:
         """Add exactly the opening bet to the stake (C6)."""
@@ -204,7 +207,7 @@ class CasinoDeal(LedgerAggregate):
         transfer = self._transfer("raise", wallet.account, self.stake_account, amount,
                                   CasinoDeal.Raised)
         wallet.debit(transfer, rule="C6")
-        self._raised(transfer)
+        self.trigger_event(CasinoDeal.Raised, transfer=transfer)
 
     def finish(self, wallet: Wallet, pack: list[Card], server_seed: str) -> Settlement:
         """Deal the third card when the rules call for one, settle, then reveal the seed."""
@@ -212,7 +215,7 @@ class CasinoDeal(LedgerAggregate):
         third: Card | None = None
         if opening.needs_third_card:
             third = pack[2]
-            self._card_dealt(str(third), 2, "player", True)
+            self._deal_card(third, 2)
         settlement = casino.settle_deal(self.card(0), self.card(1), third, self.stake)
         transfers: list[Transfer] = []
         if settlement.winnings:
@@ -230,14 +233,19 @@ class CasinoDeal(LedgerAggregate):
                 self._transfer("loss", self.stake_account, HOUSE, settlement.house_takes,
                                CasinoDeal.Settled)
             )
-        self._settled(
-            str(settlement.outcome), settlement.odds, settlement.trips, settlement.returned, transfers
+        self.trigger_event(
+            CasinoDeal.Settled, outcome=str(settlement.outcome), odds=settlement.odds,
+            trips=settlement.trips, returned=settlement.returned, transfers=transfers,
         )
         for transfer in transfers:
             if transfer["destination"] == wallet.account:
                 wallet.credit(transfer)
-        self._seed_revealed(server_seed)
+        self.trigger_event(CasinoDeal.SeedRevealed, server_seed=server_seed)
         return settlement
+
+    def _deal_card(self, card: Card, position: int) -> None:
+        self.trigger_event(CasinoDeal.CardDealt, card=str(card), position=position, to="player",
+                           face_up=True)
 
     def _require_opening(self) -> Opening:
         opening = self.opening
@@ -252,7 +260,10 @@ class CasinoDeal(LedgerAggregate):
             {"table": str(self.table_id), "deal": str(self.id), "event": cause.__name__},
         )
 
-    # Events: apply only; they run again on every replay.
+    # Events: apply only; they run again on every replay. The commands above trigger them by
+    # class with their fields by name (`trigger_event`), which records exactly what calling the
+    # decorated method would, without the decorator matching arguments to parameters again for
+    # every event.
     class Wagered(LedgerAggregate.Event):
         transfer: Transfer
 
@@ -314,6 +325,26 @@ class CasinoDeal(LedgerAggregate):
     def opening_label(self) -> str | None:
         """Report bucket of the opening: consecutive, pair, trips or spread_N."""
         return casino.opening_label(self.opening, self.trips)
+
+
+# A deal's id and its sealed seed's are each asked for more than once in a command (when the
+# deal starts and when it is built; when the seed is sealed and when it is read back): each
+# `uuid5` is a SHA-1, so the last few are remembered. An id is a value: sharing one is safe.
+@functools.lru_cache(maxsize=256)
+def _deal_id(table_id: UUID, nonce: int) -> UUID:
+    return uuid5(table_id, f"deal:{nonce}")
+
+
+@functools.lru_cache(maxsize=256)
+def _sealed_seed_id(deal_id: UUID) -> UUID:
+    return uuid5(deal_id, "sealed-seed")
+
+
+@functools.cache
+def _opening_of(first: str, second: str) -> Opening:
+    """The opening two cards make, by their notation (at most 52 x 52 pairs are remembered);
+    a deal reads its opening several times a command."""
+    return casino.classify_opening(Card.parse(first), Card.parse(second))
 
 
 # The version of every stored event class (docs/events.md): 1 until its shape changes.

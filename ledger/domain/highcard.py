@@ -149,14 +149,30 @@ class HighCardTable(LedgerAggregate):
         self.trigger_event(EVENTS[type(operation)], data=operation.to_data())
 
     class Operation(LedgerAggregate.Event):
-        """An operation of the engine, recorded under its name with its fields as `data`."""
+        """An operation of the engine, recorded under its name with its fields as `data`.
+
+        The typed operation is built from `data` once, when first read, and kept in a slot
+        beside the event's fields (never in its `__dict__`, which is what is stored, digested
+        and compared): applying the event, moving its chips and reading it after all read the
+        same one."""
+
+        __slots__ = ("_operation",)  # not annotated: an annotation would make it a field
 
         data: dict[str, Any]
 
         @property
         def operation(self) -> operations.Operation:
             """The typed operation this event records."""
-            return operations.operation_of(type(self).__name__, self.data)
+            built: operations.Operation | None = getattr(self, "_operation", None)
+            if built is None:
+                built = operations.operation_of(type(self).__name__, self.data)
+                object.__setattr__(self, "_operation", built)
+            return built
+
+        def __getstate__(self) -> dict[str, Any]:
+            """What pickling and copying keep: the event's fields, never the built operation
+            (a frozen event could not be given it back; it is built again when read)."""
+            return self.__dict__
 
         def apply(self, aggregate: HighCardTable) -> None:
             operation = self.operation
@@ -287,9 +303,14 @@ def _after(table: HighCardTable, operation: operations.Operation) -> None:
     results = getattr(table, "_results", None)
     if results is None or results["deal_id"] is None:
         return
-    turn: dict[str, Any] | None = None
-    seat = getattr(operation, "seat", None)
-    info = table.state.seats.get(seat) if isinstance(seat, int) else None
+    if isinstance(operation, operations.DealEnded):
+        table._results = {**results, "finished": True}
+        return
+    if not isinstance(operation, operations.PaidOut | operations.Passed
+                      | operations.TurnSkipped):
+        return
+    turn: dict[str, Any]
+    info = table.state.seats.get(operation.seat)
     player = info["player"] if info else None
     if isinstance(operation, operations.PaidOut):  # PartiallyPaid is one too
         deal = table.state.deal
@@ -299,15 +320,12 @@ def _after(table: HighCardTable, operation: operations.Operation) -> None:
                 "winnings": operation.winnings, "returned": operation.returned,
                 "winning_card": operation.winning_card, "shown": shown,
                 "partly_paid": isinstance(operation, operations.PartiallyPaid)}
-    elif isinstance(operation, operations.Passed | operations.TurnSkipped):
+    else:
         turn = {"seat": operation.seat, "player_id": player,
                 "outcome": "passed" if isinstance(operation, operations.Passed) else "skipped",
                 "stake": 0, "target": None, "winnings": 0, "returned": 0, "winning_card": None,
                 "shown": [], "partly_paid": False}
-    if turn is not None:
-        table._results = {**results, "turns": [*results["turns"], turn]}
-    elif isinstance(operation, operations.DealEnded):
-        table._results = {**results, "finished": True}
+    table._results = {**results, "turns": [*results["turns"], turn]}
 
 
 def _recording_to(table: HighCardTable) -> Emit:

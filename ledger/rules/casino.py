@@ -92,12 +92,15 @@ class Settlement:
 
 def classify_opening(first: Card, second: Card) -> Opening:
     """Classify two cards: consecutive (C4), pair (C5) or a spread of ranks between (C6)."""
-    gap = abs(int(first.rank) - int(second.rank))
-    if gap == 0:
-        return Opening(OpeningKind.PAIR)
-    if gap == 1:
-        return Opening(OpeningKind.CONSECUTIVE)
-    return Opening(OpeningKind.SPREAD, spread=gap - 1)
+    return _OPENINGS[abs(int(first.rank) - int(second.rank))]
+
+
+#: The opening of each gap between two ranks, 0 (a pair) to 12 (two and ace): an opening is
+#: a value, so every deal with the same gap shares one.
+_OPENINGS: tuple[Opening, ...] = (
+    Opening(OpeningKind.PAIR), Opening(OpeningKind.CONSECUTIVE),
+    *(Opening(OpeningKind.SPREAD, spread=gap - 1) for gap in range(2, 13)),
+)
 
 
 def spread_odds(spread: int) -> int:

@@ -37,16 +37,16 @@ class Operation:
     def to_data(self) -> dict[str, Any]:
         """The operation as stored in its event's `data` (a field marked `OMITTED` is left out
         while it holds its default, as the first release stored it)."""
+        shape = _SHAPES.get(type(self))
+        if shape is None:
+            shape = _SHAPES[type(self)] = _shape_of(type(self))
         data = {}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if f.metadata.get(OMITTED) and value == (
-                    f.default_factory() if callable(f.default_factory) else f.default):
+        values = vars(self)
+        for name, default in shape:
+            value = values[name]
+            if default is not None and value == default():
                 continue
-            data[f.name] = _plain(value)
-        for moved in ("transfer", "transfers"):  # the chips last, as the first release had them
-            if moved in data:
-                data[moved] = data.pop(moved)
+            data[name] = list(value) if isinstance(value, tuple) else value
         return data
 
     def moves(self) -> list[Transfer]:
@@ -383,7 +383,21 @@ def operation_of(kind: str, data: dict[str, Any]) -> Operation:
     return cls(**(upcast(dict(data)) if upcast else data))
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return list(value)
-    return value
+#: Each kind's fields as `to_data` writes them: the chips last, as the first release had them,
+#: and for a field marked `OMITTED`, what makes its default (None for every other field).
+_SHAPES: dict[type[Operation], tuple[tuple[str, Callable[[], Any] | None], ...]] = {}
+
+
+def _shape_of(cls: type[Operation]) -> tuple[tuple[str, Callable[[], Any] | None], ...]:
+    fields = dataclasses.fields(cls)
+    chips = ("transfer", "transfers")
+    ordered = [f for f in fields if f.name not in chips] + [
+        f for name in chips for f in fields if f.name == name]
+    return tuple((f.name, _default_of(f) if f.metadata.get(OMITTED) else None) for f in ordered)
+
+
+def _default_of(f: dataclasses.Field[Any]) -> Callable[[], Any]:
+    if callable(f.default_factory):
+        return f.default_factory
+    default = f.default
+    return lambda: default

@@ -307,13 +307,18 @@ class RuleTally:
 
     def add(self, event: Any) -> None:
         record = record_of(event)
-        if not isinstance(record, op.Operation):
+        kind = type(record)
+        named = _NAMED.get(kind)
+        if named is None:
+            named = _NAMED[kind] = _named_by(kind)
+        if named is _NOT_AN_OPERATION:
             return
         reached, count = self.reached, self.reached.counts
         rule = getattr(record, "rule", None)  # a plain field: what `to_data` would store
         if isinstance(rule, str):
             reached.rules.add(rule)
-        reached.rules.update(r for kind, r in NAMED_BY_EVENT.items() if isinstance(record, kind))
+        if named:
+            reached.rules.update(named)
         if isinstance(record, op.BankFunded):
             self.bank = record.transfer["amount"]
         elif isinstance(record, op.Committed):
@@ -328,6 +333,8 @@ class RuleTally:
             count["second_centre_cards"] += self.buys == 2
         elif isinstance(record, op.Passed | op.TurnSkipped | op.PaidOut):
             self.buys = 0
+        if not isinstance(record, _COUNTED):  # most records: none of the rarer steps below
+            return
         if isinstance(record, op.TurnSkipped):
             count["turns_skipped"] += 1
             count["turns_skipped_covered"] += "covered" in record.reason
@@ -338,6 +345,20 @@ class RuleTally:
         count["dealer_choices"] += isinstance(record, op.DealerChose)
         count["fourth_deals"] += (isinstance(record, op.DealerChose)
                                   and record.choice == "deal_fourth")
+
+
+#: What `RuleTally.add` has worked out about each kind of record: the rules it names by being
+#: that kind (`NAMED_BY_EVENT`), or `_NOT_AN_OPERATION`.
+_NAMED: dict[type, tuple[str, ...]] = {}
+_NOT_AN_OPERATION: tuple[str, ...] = ("not an operation",)
+#: The kinds `RuleTally.add` counts under a name of their own (the rarer steps).
+_COUNTED = (op.TurnSkipped, op.Passed, op.Anted, op.SatOut, op.BankCollected, op.DealerChose)
+
+
+def _named_by(kind: type) -> tuple[str, ...]:
+    if not issubclass(kind, op.Operation):
+        return _NOT_AN_OPERATION
+    return tuple(rule for named, rule in NAMED_BY_EVENT.items() if issubclass(kind, named))
 
 
 def _extremes(kind: str, amount: int, action: dict[str, Any]) -> Counter[str]:

@@ -11,6 +11,7 @@ from ledger.app.access import SYSTEM, Principal
 from ledger.app.unit import CommandKey
 from ledger.core.errors import Conflict, Forbidden, InvalidInput, NotFound, RuleViolation
 from ledger.core.fairness import commitment, shuffled_pack
+from ledger.domain import casino as casino_domain
 from ledger.domain.access import Role
 from ledger.domain.casino import SealedSeed
 from ledger.integrity.verify import verify_store
@@ -325,7 +326,7 @@ def test_verify_fails_when_an_amount_is_changed_in_the_store(tmp_path):
 def test_an_answer_classifies_the_casino_deals_opening_once(app, monkeypatch):
     """A deal's answer, and a table's holding it, read the opening's kind and label, whether
     the deal waits for the player and whether a raise is legal from one classification of
-    its two cards."""
+    its two cards (counted with nothing remembered: the domain keeps each pair's opening)."""
     _wallet, table_id = open_table(app)
     deal = deal_with(app, table_id, 100, opening(OpeningKind.SPREAD, spread=5))
     assert deal["legal_actions"] == ["stand", "raise"] and deal["awaiting"] == "player"
@@ -334,8 +335,13 @@ def test_an_answer_classifies_the_casino_deals_opening_once(app, monkeypatch):
     classify = casino.classify_opening
     monkeypatch.setattr(casino, "classify_opening",
                         lambda *cards: calls.append(cards) or classify(*cards))
+    casino_domain._opening_of.cache_clear()
     assert app.deals.deal_state(SYSTEM, UUID(deal["id"])) == deal
     assert len(calls) == 1
     calls.clear()
+    casino_domain._opening_of.cache_clear()
     assert app.deals.table(SYSTEM, table_id)["current_deal"] == deal
     assert len(calls) == 1
+    calls.clear()
+    assert app.deals.table(SYSTEM, table_id)["current_deal"] == deal
+    assert calls == []  # remembered

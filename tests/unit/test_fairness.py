@@ -1,7 +1,12 @@
 """The provably fair shuffle against the test vectors of fairness.md (G1, G2)."""
 
+import hashlib
+import hmac
+import struct
+
 import pytest
 
+from ledger.core import fairness
 from ledger.core.cards import Card, canonical_pack, format_cards
 from ledger.core.errors import InvalidInput
 from ledger.core.fairness import (
@@ -128,3 +133,49 @@ def test_G3_burned_cards_go_to_the_bottom_and_a_skipped_card_is_caught():
     skipped = [PackStep("take", 1, pack[1], 2)]
     report = verify_deal(steps=skipped, **kwargs)
     assert not report.fair and "top of the pack is 0" in report.failures()[0]
+
+
+def stream_shuffle(server_seed, client_seed, nonce, draws):
+    """docs/fairness.md's shuffle written plainly over `random_stream` (the reference)."""
+    order = list(range(52))
+    stream = fairness.random_stream(server_seed, client_seed, nonce)
+    for i, limit in draws:
+        r = next(stream)
+        while r >= limit:  # drawn again
+            r = next(stream)
+        j = r % (i + 1)
+        order[i], order[j] = order[j], order[i]
+    return [str(canonical_pack()[k]) for k in order]
+
+
+def test_G2_the_shuffle_is_the_stream_shuffle_for_many_seeds():
+    for n in range(1, 300):
+        server_seed = hashlib.sha256(f"seed {n}".encode()).hexdigest()
+        assert shuffled_notation(server_seed, "many", n) == stream_shuffle(
+            server_seed, "many", n, fairness._DRAWS)
+
+
+def test_G2_a_word_drawn_again_takes_the_next_words_of_the_stream(monkeypatch):
+    # Real draws redraw a word about once in 2**32 / 51 shuffles: halving the bounds makes
+    # about half the words drawn again, past the blocks computed first.
+    halved = tuple((i, 2**31) for i, _limit in fairness._DRAWS)
+    monkeypatch.setattr(fairness, "_DRAWS", halved)
+    monkeypatch.setattr(fairness, "_LOWEST_LIMIT", 2**31)
+    fairness._shuffled.cache_clear()
+    try:
+        for n in range(1, 40):
+            server_seed = hashlib.sha256(f"redraw {n}".encode()).hexdigest()
+            assert shuffled_notation(server_seed, "again", n) == stream_shuffle(
+                server_seed, "again", n, halved)
+    finally:
+        fairness._shuffled.cache_clear()
+
+
+@pytest.mark.parametrize("key_size", [0, 32, 64, 65, 100])
+def test_G2_the_shuffles_blocks_are_hmac_sha256(key_size):
+    key = bytes(range(key_size))
+    blocks = fairness._Blocks(key, "c:3:")
+    words = blocks.words(2) + blocks.words(1)
+    expected = b"".join(hmac.digest(key, f"c:3:{counter}".encode(), "sha256")
+                        for counter in range(3))
+    assert words == struct.unpack(">24I", expected)

@@ -484,11 +484,16 @@ class HighCardGame:
     def legal_actions(self, balances: dict[int, int]) -> list[dict[str, Any]]:
         """Which actions are legal now, and for whom."""
         s = self.state
+        # Each action's `can` is asked only in the phase its check lets through first (deal,
+        # split: ready; stake, decline: funding; choose: choice; a turn: betting, and in turn
+        # order only the current seat's): in any other its `verify` refuses at once, and
+        # raising those refusals was most of the cost of an answer.
+        phase = s.phase
         actions: list[dict[str, Any]] = []
-        if self.start.can(Context(balances=balances)):
+        if phase is Phase.READY and self.start.can(Context(balances=balances)):
             actions.append({"action": "deal", "seat": s.dealer})
         dealer = s.dealer
-        if dealer is not None:
+        if dealer is not None and phase is Phase.FUNDING:
             low, high = self.bank_range()
             balance = balances.get(dealer, 0)
             if self.fund.can(dealer, low, balance):
@@ -496,10 +501,18 @@ class HighCardGame:
                                 "max": min(high, balance) if high else balance})
             if self.decline.can(dealer):
                 actions.append({"action": "decline_bank", "seat": dealer})
+        if dealer is not None and phase is Phase.CHOICE:
             choices = [choice for choice in CHOICES if self.choose.can(dealer, choice)]
             if choices:
                 actions.append({"action": "choose", "seat": dealer, "choices": choices})
-        for seat in s.deal.order if s.deal is not None else ():
+        deal = s.deal if phase is Phase.BETTING else None
+        in_turn = self.variant.betting is not Betting.SEALED
+        # Only a centre card is bought (FW2); a turn is passed only there or covering (XB3).
+        centre = self.variant.target is Target.CENTRE
+        covers = self.variant.betting is Betting.COVER
+        for seat in deal.order if deal is not None else ():
+            if in_turn and deal is not None and seat != deal.current:
+                continue
             if not self.turn.can(seat):
                 continue
             balance = balances.get(seat, 0)
@@ -507,13 +520,13 @@ class HighCardGame:
             if self.bet.can(seat, low, balance):
                 actions.append({"action": "bet", "seat": seat, "min": low,
                                 "max": min(high, balance)})
-            if self.buy.can(seat, balance):
+            if centre and self.buy.can(seat, balance):
                 actions.append({"action": "buy", "seat": seat, "price": centre_price(s)})
-            if self.pass_turn.can(seat):
+            if (centre or covers) and self.pass_turn.can(seat):
                 actions.append({"action": "pass", "seat": seat})
-        if self.split_pot.can():
+        if phase is Phase.READY and self.split_pot.can():
             actions.append({"action": "split_pot", "seat": None})
-        if self.close.can():
+        if phase not in (Phase.BETTING, Phase.CLOSED) and self.close.can():
             actions.append({"action": "close", "seat": None})
         return actions
 

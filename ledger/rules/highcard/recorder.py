@@ -9,6 +9,7 @@ command see them. The decisions are `ledger.rules.highcard.actions` (player acti
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 from uuid import UUID, uuid5
@@ -23,6 +24,10 @@ from ledger.rules.operations import Operation
 
 Emit = Callable[[Operation], None]
 
+#: The state keeps its table's id as text; every transfer's id is drawn from it as a `UUID`,
+#: parsed once per table (an id is a value, shared safely).
+_table_uuid = functools.lru_cache(maxsize=1024)(UUID)
+
 
 class Recorder:
     """One table's operations out and inputs in, for the command under way (`ctx`)."""
@@ -35,8 +40,11 @@ class Recorder:
     def emit(self, operation: Operation) -> None:
         """Record an operation (applied to the state at once) and move the seats' balances."""
         self._emit_to(operation)
+        moves = operation.moves()
+        if not moves:
+            return
         seat_of = {info["wallet"]: seat for seat, info in self.state.seats.items()}
-        for wallet, amount in wallet_movements(operation.moves()):
+        for wallet, amount in wallet_movements(moves):
             if wallet in seat_of:
                 seat = seat_of[wallet]
                 self.ctx.balances[seat] = self.ctx.balances.get(seat, 0) + amount
@@ -52,7 +60,7 @@ class Recorder:
             why["deal"] = s.deal.id
         if sealed:
             why["sealed"] = True
-        return make_transfer(uuid5(UUID(s.table_id), f"transfer:{number}"), source,
+        return make_transfer(uuid5(_table_uuid(s.table_id), f"transfer:{number}"), source,
                              destination, amount, why)
 
     def deal(self) -> Deal:
