@@ -252,15 +252,17 @@ def _verify(app: SealedLedger, progress: Callable[[int], None] | None,
     report = VerificationReport()
     balances: dict[str, int] = defaultdict(int)
     first_copy: dict[str, Transfer] = {}
-    recorded_by: dict[str, set[str]] = defaultdict(set)
+    #: The aggregates a transfer touches that have not recorded it yet, by transfer id.
+    unrecorded: dict[str, set[str]] = {}
     deal_events: dict[str, list[Any]] = defaultdict(list)
     adjustments: dict[str, tuple[int, str, Transfer]] = {}
-    last_position = 0
+    last_position = positions = events = transfers = deals_checked = 0
 
     def fail(position: int, aggregate_id: Any, problem: str) -> None:
         report.failures.append(Failure(position, str(aggregate_id), problem))
 
     tamper = TamperCheck(app.chain_key, app.mapper, fail)
+    check_decoded = tamper.check_decoded
     wallets = _Wallets()
     head = app.head.read() if app.head is not None else None  # before the log: never ahead
     for page in read_pages(app):
@@ -268,61 +270,67 @@ def _verify(app: SealedLedger, progress: Callable[[int], None] | None,
             comparison.close()
         else:
             comparison.fold(page)
+        positions += len(page)
         for position, stored, state, event in page:
-            report.positions += 1
-            last_position = position
-            aggregate_id = tamper.check_decoded(position, stored, state, event)
+            aggregate_id = check_decoded(position, stored, state, event)
             if event is None:
                 wallets.unreadable.setdefault(aggregate_id, position)
                 continue
-            report.events += 1
+            events += 1
             if isinstance(event, Wallet.Event):
                 wallets.apply(aggregate_id, event)
             record = record_of(event)  # an operation is built once per event
             if isinstance(event, Dispute.Resolved) and event.adjustment:
                 adjustments[event.adjustment["id"]] = (position, aggregate_id, event.adjustment)
             for transfer in transfers_in(event, record):
-                problem = _shape_problem(transfer)
-                if problem:
+                amount, transfer_id = transfer.get("amount"), transfer.get("id")
+                source, destination = transfer.get("source"), transfer.get("destination")
+                if ((type(amount) is not int or amount <= 0 or not transfer_id
+                        or source == destination)
+                        and (problem := _shape_problem(transfer))):  # the rare case, in full
                     fail(position, aggregate_id, problem)
                     continue
-                source, destination = transfer["source"], transfer["destination"]
-                if aggregate_id not in (owner_of(source), owner_of(destination)):
+                owners = owner_of(source), owner_of(destination)
+                if aggregate_id not in owners:
                     fail(position, aggregate_id,
-                         f"transfer {transfer['id']} recorded by an aggregate it does not touch")
-                recorded_by[transfer["id"]].add(aggregate_id)
-                earlier = first_copy.get(transfer["id"])
+                         f"transfer {transfer_id} recorded by an aggregate it does not touch")
+                earlier = first_copy.get(transfer_id)
                 if earlier is not None:
+                    if (waiting := unrecorded.get(transfer_id)) is not None:
+                        waiting.discard(aggregate_id)
                     if earlier != transfer:
                         fail(position, aggregate_id,
-                             f"transfer {transfer['id']} differs from its first record: "
+                             f"transfer {transfer_id} differs from its first record: "
                              f"{earlier['amount']} {earlier['source']}->{earlier['destination']}"
-                             f" vs {transfer['amount']} {source}->{destination}")
+                             f" vs {amount} {source}->{destination}")
                     continue
-                first_copy[transfer["id"]] = transfer
-                report.transfers += 1
-                amount = transfer["amount"]
+                first_copy[transfer_id] = transfer
+                if (owners[0] and owners[0] != aggregate_id) or (
+                        owners[1] and owners[1] != aggregate_id):
+                    unrecorded[transfer_id] = {o for o in owners if o and o != aggregate_id}
+                transfers += 1
                 balances[source] -= amount
                 balances[destination] += amount
                 for account in (source, destination):
-                    if account not in UNBOUNDED_ACCOUNTS and balances[account] < 0:
+                    if balances[account] < 0 and account not in UNBOUNDED_ACCOUNTS:
                         fail(position, aggregate_id,
                              f"{account} went below zero ({balances[account]})")
-            deal_id = _deal_of(event, record)
+            deal_id = _deal_of(event, record, aggregate_id)
             if deal_id is not None:
                 deal_events[deal_id].append(event)
                 if isinstance(record, REVEALS):
                     _check_deal(deal_id, deal_events.pop(deal_id), balances, position, fail)
-                    report.deals_checked += 1
+                    deals_checked += 1
+        last_position = page[-1][0]
         if progress is not None:
             progress(len(page))
+    report.positions, report.events = positions, events
+    report.transfers, report.deals_checked = transfers, deals_checked
 
-    for deal_id, events in deal_events.items():
-        if any(isinstance(e, CasinoDeal.Settled) for e in events):
+    for deal_id, events_of_deal in deal_events.items():
+        if any(isinstance(e, CasinoDeal.Settled) for e in events_of_deal):
             fail(last_position, deal_id, "deal settled but its seed was never revealed (G2)")
-    for transfer_id, transfer in first_copy.items():
-        holders = {o for o in (owner_of(transfer["source"]), owner_of(transfer["destination"])) if o}
-        missing = holders - recorded_by[transfer_id]
+    for transfer_id, missing in unrecorded.items():
         if missing:
             fail(last_position, ",".join(sorted(missing)),
                  f"transfer {transfer_id} is not recorded by {sorted(missing)}")
@@ -361,11 +369,12 @@ def _shape_problem(transfer: Transfer) -> str | None:
     return None
 
 
-def _deal_of(event: Any, record: Any) -> str | None:
+def _deal_of(event: Any, record: Any, aggregate_id: str | None = None) -> str | None:
     """The deal an event belongs to: a casino deal's own id, or a table operation's deal_id
-    (`record`: the event's `record_of`)."""
+    (`record`: the event's `record_of`; `aggregate_id`: its aggregate's id as text, when the
+    caller has written it already)."""
     if isinstance(event, CasinoDeal.Event):
-        return str(event.originator_id)
+        return aggregate_id if aggregate_id is not None else str(event.originator_id)
     return record.deal_id if isinstance(record, op.DealStep) else None
 
 
