@@ -266,3 +266,53 @@ def test_the_wallets_are_rebuilt_from_the_events_verify_reads_not_loaded_again(
     report = verify_store(app, read_models=False)
     assert report.ok, report.failures[:3]
     assert sum(1 for account in report.balances if account.startswith("wallet:")) >= 4
+
+
+def test_every_kind_of_transfer_failure_is_named_at_its_position(app):
+    """Transfers recorded through the application (sealed, so only the transfer checks can
+    object): one its other holder never records, one paid out of a stake that never held the
+    chips, a second copy that differs, one recorded by an aggregate it does not touch, and
+    amounts that are not positive whole numbers. Each is named where it is recorded."""
+    from uuid import uuid4
+
+    from ledger.core.transfers import Transfer, deal_stake_account, make_transfer
+    from ledger.domain.wallet import Wallet
+    from ledger.integrity.verify import verify_store
+
+    a, b, c = (Wallet(id=uuid4(), player_id=f"p{n}") for n in range(3))
+    a.grant(100, granted_by="test")
+    app.save(a, b, c)
+    deal = str(uuid4())
+    stake = deal_stake_account(deal)
+    a.debit(make_transfer("bet", a.account, stake, 30, {}), "C2")
+    b.credit(make_transfer("overpaid", stake, b.account, 50, {}))
+    moved = make_transfer("moved", a.account, b.account, 10, {})
+    a.debit(moved, "C2")
+    b.credit({**moved, "amount": 11})
+    c._credited(make_transfer("elsewhere", a.account, b.account, 5, {}))
+    zero: Transfer = {"id": "zero", "source": a.account, "destination": c.account, "amount": 0,
+                      "cause": {}}
+    c._credited(zero)
+    c._credited({**zero, "id": "yes", "amount": True})  # type: ignore[typeddict-item]
+    at = {}
+    for name, wallet in (("a", a), ("b", b), ("c", c)):
+        at[name] = [r.notification.id for r in app.save(wallet)]
+    report = verify_store(app, read_models=False)
+    last = at["c"][-1]
+    found = [(f.position, f.aggregate_id, f.problem) for f in report.failures]
+    ids = {"a": str(a.id), "b": str(b.id), "c": str(c.id)}
+    moved_copies = f"10 {a.account}->{b.account} vs 11 {a.account}->{b.account}"
+    assert found == [
+        (at["b"][0], ids["b"], f"{stake} went below zero (-20)"),
+        (at["b"][1], ids["b"], f"transfer moved differs from its first record: {moved_copies}"),
+        (at["c"][0], ids["c"], "transfer elsewhere recorded by an aggregate it does not touch"),
+        (at["c"][1], ids["c"], "transfer zero amount 0 is not a positive whole number (G4)"),
+        (at["c"][2], ids["c"], "transfer yes amount True is not a positive whole number (G4)"),
+        (last, deal, "transfer bet is not recorded by ['" + deal + "']"),
+        (last, deal, "transfer overpaid is not recorded by ['" + deal + "']"),
+        (last, ",".join(sorted((ids["a"], ids["b"]))),
+         f"transfer elsewhere is not recorded by {sorted((ids['a'], ids['b']))}"),
+        # Rebuilt, a holds all but the transfer c recorded; b has the second copy's 11.
+        (last, a.account, said(100 - 30 - 10, 100 - 30 - 10 - 5)),
+        (last, b.account, said(50 + 11, 50 + 10 + 5)),
+    ]  # c is in no transfer that passed the shape checks: no balance to hold it to
