@@ -213,8 +213,8 @@ def verify_store(
     more) and `read_models`, the comparison runs in a worker process beside the other checks
     (`ledger.integrity.jobs`); without `read_models` there is nothing for a second one to do.
     The findings are the same whatever the number (on a log nobody writes to meanwhile)."""
-    with _fewer_collections(), _comparison(app, jobs, read_models) as comparison:
-        return _verify(app, progress, comparison)
+    with _fewer_collections() as kept, _comparison(app, jobs, read_models) as comparison:
+        return _verify(app, progress, comparison, kept)
 
 
 @contextlib.contextmanager
@@ -233,22 +233,34 @@ def _comparison(app: SealedLedger, jobs: int, read_models: bool) -> Iterator[_Co
 
 
 @contextlib.contextmanager
-def _fewer_collections() -> Iterator[None]:
+def _fewer_collections() -> Iterator[Callable[[], None]]:
     """Run Python's cycle collector less often (every `YOUNG_COLLECTION` allocations, not
     every 700), then as before: verification keeps much of what it reads (transfers, deals in
     play, fresh read models), and each collection of the older generations walks all of it
-    again. That was a tenth of its time; its findings are the same either way."""
+    again. That was a tenth of its time; its findings are the same either way. Yields what to
+    call after each page: it sets what is still alive aside (`gc.freeze`), so that no later
+    collection walks it again (5% of the time, measured), and all of it is handed back
+    (`gc.unfreeze`) at the end; unless the process had frozen objects of its own before, which
+    are not this run's to hand back: then it does nothing. (Verification makes no reference
+    cycles, so nothing is kept longer for it.)"""
     thresholds = gc.get_threshold()
     gc.set_threshold(max(thresholds[0], YOUNG_COLLECTION), *thresholds[1:])
+    freezing = gc.get_freeze_count() == 0
     try:
-        yield
+        yield gc.freeze if freezing else _nothing
     finally:
+        if freezing:
+            gc.unfreeze()
         gc.set_threshold(*thresholds)
 
 
+def _nothing() -> None:
+    """Nothing."""
+
+
 def _verify(app: SealedLedger, progress: Callable[[int], None] | None,
-            comparison: _Comparison) -> VerificationReport:
-    """`verify_store` itself."""
+            comparison: _Comparison, kept: Callable[[], None]) -> VerificationReport:
+    """`verify_store` itself (`kept`: called after each page, `_fewer_collections`)."""
     report = VerificationReport()
     balances: dict[str, int] = defaultdict(int)
     first_copy: dict[str, Transfer] = {}
@@ -322,6 +334,7 @@ def _verify(app: SealedLedger, progress: Callable[[int], None] | None,
                     _check_deal(deal_id, deal_events.pop(deal_id), balances, position, fail)
                     deals_checked += 1
         last_position = page[-1][0]
+        kept()
         if progress is not None:
             progress(len(page))
     report.positions, report.events = positions, events
