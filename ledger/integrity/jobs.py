@@ -1,7 +1,8 @@
 """The read models' comparison for `reddog verify`, in a process of its own when asked.
 
-Verification ends by comparing the kept read models with a fold of the log from the start
-(`Projection.differences_from_a_rebuild`), and that fold is close to half of its work. It needs
+Verification asked to compare the read models (`verify_store(read_models=True)`, `reddog verify
+--read-models`) ends by comparing the kept read models with a fold of the log from the start
+(`Projection.differences_from_a_rebuild`), and that fold is more than half of its work. It needs
 nothing the other checks find, so with two jobs, on a store another process can open (SQLite,
 PostgreSQL), a worker process opens the store, folds and compares while this one reads and
 checks the log. With one job (the default), or a store in this process's memory, the fold goes

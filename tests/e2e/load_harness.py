@@ -740,9 +740,11 @@ def group_commit_figures(base: str, key: str) -> dict[str, float]:
 
 
 def verify(store: str, env: dict[str, str], cwd: Path) -> tuple[int, dict[str, Any], str]:
-    """`reddog verify --json` on the store: (exit code, its JSON summary, its output)."""
-    done = subprocess.run([*reddog_command(), "verify", "--json", "--store", store], env=env,
-                          check=False, cwd=cwd, capture_output=True, text=True, timeout=300)
+    """`reddog verify --read-models --json` on the store (the read models compared with a fresh
+    fold of the log too): (exit code, its JSON summary, its output)."""
+    done = subprocess.run([*reddog_command(), "verify", "--read-models", "--json", "--store",
+                           store], env=env, check=False, cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
     try:
         summary = json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):

@@ -5,7 +5,7 @@ up wallets and tables through the API, and then runs playing clients and readers
 (`tests/e2e/load_client.py`), each recording every request and its answer. Afterwards it checks
 the records (no 5xx; every 409 a conflict problem and no command lost; every casino wallet
 holding what its clients' own answers say, every table dealing as many deals as were answered)
-and the store (`reddog verify --json`, once the read models have caught up).
+and the store (`reddog verify --read-models --json`, once the read models have caught up).
 
 The sizes are parameters: REDDOG_LOAD_PLAYERS, REDDOG_LOAD_READERS, REDDOG_LOAD_ROUNDS (casino
 rounds per player), REDDOG_LOAD_STEPS (actions per multi-seat table), REDDOG_LOAD_KILLS,
@@ -265,11 +265,12 @@ class Load:
         return {"projection": projection, "catch_up_s": round(time.monotonic() - started, 2)}
 
     def verify(self) -> dict[str, Any]:
-        """`reddog verify --json` passes: tamper evidence, conservation, fairness, and read
-        models equal to a fresh fold."""
+        """`reddog verify --read-models --json` passes: tamper evidence, conservation,
+        fairness, and read models equal to a fresh fold."""
         started = time.monotonic()
         code, summary, output = verify(self.store, self.env, self.tmp_path)
         assert code == 0 and summary.get("ok"), f"reddog verify failed:\n{output[-4000:]}"
+        assert summary["read_models_compared"], "reddog verify did not compare the read models"
         return {"verify_s": round(time.monotonic() - started, 2),
                 "positions": summary["positions"], "deals_checked": summary["deals_checked"]}
 

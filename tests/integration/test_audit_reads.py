@@ -145,6 +145,7 @@ def test_verify_still_finds_a_kept_read_model_that_differs_from_a_fresh_fold(app
     chips = app.projection.store.read("c|chips")
     chips["house"] += 1
     doctor(app.projection.store, "c|chips", chips)
+    assert verify_store(app, read_models=False).ok  # the log itself still verifies
     report = verify_store(app)
     assert not report.ok
     assert [str(f).split(": ", 1)[1] for f in report.failures] == [

@@ -194,7 +194,7 @@ def test_a_failing_log_is_folded_no_further_than_the_page_of_its_first_failure(
         fold(self, page)
 
     monkeypatch.setattr(verify._Rebuild, "fold", counted)
-    report = verify_fresh(make_shared_app)
+    report = verify_store(make_shared_app(head="report"), read_models=True)
     assert report.failures[0].position == position, report.failures[:3]
     assert "MAC" in report.failures[0].problem
     assert position <= folded[-1] < max(raw.positions())
@@ -217,8 +217,8 @@ def test_two_jobs_find_what_one_finds(session, make_shared_app, monkeypatch):
     app.write_head()  # else the head may reach the newest save between the two verifies
 
     def both() -> dict:  # type: ignore[type-arg]
-        one = verify_store(make_shared_app(), jobs=1).summary()
-        assert verify_store(make_shared_app(), jobs=2).summary() == one
+        one = verify_store(make_shared_app(), jobs=1, read_models=True).summary()
+        assert verify_store(make_shared_app(), jobs=2, read_models=True).summary() == one
         return one
 
     assert both()["ok"]

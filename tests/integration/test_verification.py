@@ -169,11 +169,150 @@ def test_reddog_verify_with_two_jobs_says_what_one_job_says(tmp_path):
     assert runner.invoke(main, ["simulate", "--deals", "5", "--store", store]).exit_code == 0
     said = []
     for jobs in ("1", "2"):
-        result = runner.invoke(main, ["verify", "--store", store, "--json", "--jobs", jobs])
+        result = runner.invoke(main, ["verify", "--store", store, "--json", "--read-models",
+                                      "--jobs", jobs])
         assert result.exit_code == 0, result.output
         said.append(json.loads(result.stdout))
     # The first run recorded itself in the log: the second has one more position to read.
     assert said[1]["positions"] == said[1]["last"] == said[0]["last"] + 1
     same = ("ok", "transfers", "deals_checked", "granted", "checkpointed_up_to", "failures")
     assert [said[1][k] for k in same] == [said[0][k] for k in same] and said[0]["ok"]
+    assert said[0]["read_models_compared"] and said[1]["read_models_compared"]
     assert runner.invoke(main, ["verify", "--store", store, "--jobs", "0"]).exit_code == 2
+
+
+def test_reddog_verify_compares_the_read_models_only_when_asked(tmp_path):
+    """A kept read model changed behind the projection's back leaves the log intact: `reddog
+    verify` passes and says it did not compare them; `--read-models` (one job or two) fails,
+    naming the read model."""
+    from ledger.app.application import LedgerApplication
+    from ledger.settings import Settings
+    from tests.integration.test_audit_reads import doctor
+
+    store = f"sqlite:///{tmp_path}/v.sqlite3"
+    runner = CliRunner()
+    assert runner.invoke(main, ["simulate", "--deals", "5", "--store", store]).exit_code == 0
+    app = LedgerApplication(Settings(store=store))
+    try:
+        app.project()
+        chips = app.projection.store.read("c|chips")
+        doctor(app.projection.store, "c|chips", {**chips, "house": chips["house"] + 1})
+    finally:
+        app.close()
+    result = runner.invoke(main, ["verify", "--store", store])
+    assert result.exit_code == 0, result.output
+    assert "read models: not compared" in result.stdout
+    summary = json.loads(runner.invoke(main, ["verify", "--store", store, "--json"]).stdout)
+    assert summary["ok"] and not summary["read_models_compared"]
+    for jobs in ("1", "2"):
+        result = runner.invoke(main, ["verify", "--store", store, "--json", "--read-models",
+                                      "--jobs", jobs])
+        assert result.exit_code == 1, result.output
+        summary = json.loads(result.stdout)
+        assert summary["read_models_compared"]
+        assert [f.split(": ", 1)[1] for f in summary["failures"]] == [
+            "the read model differs from a fresh replay of the log"]
+        assert "(aggregate c|chips)" in summary["failures"][0]
+
+
+def test_a_wallet_whose_events_rebuild_to_another_balance_than_its_transfers_is_found(
+        app, monkeypatch):
+    """Each wallet is rebuilt from its own events with the aggregate's own code: one that
+    credits a chip more than its transfer says holds more than the transfers say, and verify
+    names it (and finds nothing else: every transfer, copy and sum is as recorded)."""
+    from ledger.core.transfers import wallet_account
+    from ledger.domain.wallet import Wallet
+    from ledger.integrity.verify import read_log, verify_store
+
+    simulate_casino(app, 12, seed="1e" * 16, bet=20)
+    report = verify_store(app, read_models=False)
+    assert report.ok, report.failures[:3]
+    credits: dict[str, int] = {}
+    for _position, event in read_log(app):
+        if isinstance(event, Wallet.Credited):
+            account = wallet_account(event.originator_id)
+            credits[account] = credits.get(account, 0) + 1
+    assert credits
+    apply = Wallet.Credited.apply
+
+    def a_chip_more(self, aggregate):  # type: ignore[no-untyped-def]
+        apply(self, aggregate)
+        aggregate.balance += 1
+
+    monkeypatch.setattr(Wallet.Credited, "apply", a_chip_more)
+    failures = verify_store(app, read_models=False).failures
+    assert sorted((f.aggregate_id, f.problem) for f in failures) == sorted(
+        (account, said(report.balances[account] + count, report.balances[account]))
+        for account, count in credits.items())
+
+
+def said(rebuilt: int, transfers: int) -> str:
+    """What verify says of a wallet that rebuilds to another balance than its transfers."""
+    return f"wallet rebuilt from its events holds {rebuilt}, its transfers say {transfers}"
+
+
+def test_the_wallets_are_rebuilt_from_the_events_verify_reads_not_loaded_again(
+        app, monkeypatch):
+    """Verify reads and decodes the log once: no wallet is loaded through the repository."""
+    from ledger.integrity.verify import verify_store
+
+    simulate_casino(app, 6, seed="1f" * 16, bet=20)
+    simulate_table(app, "polish", 3, deals=2, seed="2a" * 16)
+
+    def loaded(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("an aggregate was loaded through the repository")
+
+    monkeypatch.setattr(app.repository, "get", loaded)
+    report = verify_store(app, read_models=False)
+    assert report.ok, report.failures[:3]
+    assert sum(1 for account in report.balances if account.startswith("wallet:")) >= 4
+
+
+def test_every_kind_of_transfer_failure_is_named_at_its_position(app):
+    """Transfers recorded through the application (sealed, so only the transfer checks can
+    object): one its other holder never records, one paid out of a stake that never held the
+    chips, a second copy that differs, one recorded by an aggregate it does not touch, and
+    amounts that are not positive whole numbers. Each is named where it is recorded."""
+    from uuid import uuid4
+
+    from ledger.core.transfers import Transfer, deal_stake_account, make_transfer
+    from ledger.domain.wallet import Wallet
+    from ledger.integrity.verify import verify_store
+
+    a, b, c = (Wallet(id=uuid4(), player_id=f"p{n}") for n in range(3))
+    a.grant(100, granted_by="test")
+    app.save(a, b, c)
+    deal = str(uuid4())
+    stake = deal_stake_account(deal)
+    a.debit(make_transfer("bet", a.account, stake, 30, {}), "C2")
+    b.credit(make_transfer("overpaid", stake, b.account, 50, {}))
+    moved = make_transfer("moved", a.account, b.account, 10, {})
+    a.debit(moved, "C2")
+    b.credit({**moved, "amount": 11})
+    c._credited(make_transfer("elsewhere", a.account, b.account, 5, {}))
+    zero: Transfer = {"id": "zero", "source": a.account, "destination": c.account, "amount": 0,
+                      "cause": {}}
+    c._credited(zero)
+    c._credited({**zero, "id": "yes", "amount": True})  # type: ignore[typeddict-item]
+    at = {}
+    for name, wallet in (("a", a), ("b", b), ("c", c)):
+        at[name] = [r.notification.id for r in app.save(wallet)]
+    report = verify_store(app, read_models=False)
+    last = at["c"][-1]
+    found = [(f.position, f.aggregate_id, f.problem) for f in report.failures]
+    ids = {"a": str(a.id), "b": str(b.id), "c": str(c.id)}
+    moved_copies = f"10 {a.account}->{b.account} vs 11 {a.account}->{b.account}"
+    assert found == [
+        (at["b"][0], ids["b"], f"{stake} went below zero (-20)"),
+        (at["b"][1], ids["b"], f"transfer moved differs from its first record: {moved_copies}"),
+        (at["c"][0], ids["c"], "transfer elsewhere recorded by an aggregate it does not touch"),
+        (at["c"][1], ids["c"], "transfer zero amount 0 is not a positive whole number (G4)"),
+        (at["c"][2], ids["c"], "transfer yes amount True is not a positive whole number (G4)"),
+        (last, deal, "transfer bet is not recorded by ['" + deal + "']"),
+        (last, deal, "transfer overpaid is not recorded by ['" + deal + "']"),
+        (last, ",".join(sorted((ids["a"], ids["b"]))),
+         f"transfer elsewhere is not recorded by {sorted((ids['a'], ids['b']))}"),
+        # Rebuilt, a holds all but the transfer c recorded; b has the second copy's 11.
+        (last, a.account, said(100 - 30 - 10, 100 - 30 - 10 - 5)),
+        (last, b.account, said(50 + 11, 50 + 10 + 5)),
+    ]  # c is in no transfer that passed the shape checks: no balance to hold it to
