@@ -88,6 +88,18 @@ class ResourceBlueprint(Blueprint):
 
         return decorate
 
+    def alt_response(self, status_code: Any, *args: Any, **kwargs: Any) -> Callable:
+        """Document another answer as flask-smorest does, on the view itself rather than on a
+        wrapper of it: a view documents up to nine (`problems`, `BODY_PROBLEMS`), and a wrapper
+        is a call through `ensure_sync` for each, on every request."""
+        document = super().alt_response(status_code, *args, **kwargs)
+
+        def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
+            view._apidoc = document(view)._apidoc  # type: ignore[attr-defined]
+            return view
+
+        return decorate
+
     def response(self, status_code: Any, schema: Any = None, **kwargs: Any) -> Callable:
         document = super().response(status_code, schema, **kwargs)
         if schema is None or not answers.is_fast(schema):
