@@ -17,6 +17,7 @@ The bytes are compact JSON with a final newline, as Flask writes; text is UTF-8 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -91,11 +92,17 @@ def dump(schema: Schema | type[Schema], answer: dict[str, Any]) -> dict[str, Any
 
 
 def encode(dumped: Any, *options: int) -> bytes:
-    """Compact JSON of a dumped answer, with a final newline (`options`: orjson's, added)."""
+    """Compact JSON of a dumped answer, with a final newline (`options`: orjson's, added). What
+    orjson refuses (an integer past 64 bits) is written by `json` instead, never a 500."""
     flags = _OPTIONS
     for option in options:
         flags |= option
-    return orjson.dumps(dumped, option=flags)
+    try:
+        return orjson.dumps(dumped, option=flags)
+    except orjson.JSONEncodeError:
+        text = json.dumps(dumped, separators=(",", ":"), ensure_ascii=False, default=str,
+                          sort_keys=bool(flags & orjson.OPT_SORT_KEYS))
+        return (text + "\n").encode()
 
 
 def respond(dumped: Any) -> Response:
