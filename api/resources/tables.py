@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 from uuid import UUID
 
-from flask import Response, current_app, request, url_for
+import orjson
+from flask import Response, request, url_for
 
+from api import answers
 from api.auth import command_key, ledger, principal
 from api.resources import command, location, problems, resource_blueprint
 from api.schemas import (
@@ -77,12 +78,12 @@ def list_tables(args: dict) -> dict:
 def read_table(table_id: UUID) -> Any:
     """Read a table as its player may see it, with the actions legal now. With If-None-Match
     naming the ETag of the last answer, 304 while nothing this caller sees has changed."""
-    view = TABLE.dump(ledger().deals.table(principal(), table_id))  # dumped once, for both uses
-    etag = hashlib.sha256(json.dumps(view, sort_keys=True).encode()).hexdigest()[:32]
+    view = answers.dump(TABLE, ledger().deals.table(principal(), table_id))  # once, for both uses
+    etag = hashlib.sha256(answers.encode(view, orjson.OPT_SORT_KEYS)).hexdigest()[:32]
     headers = {"ETag": f'"{etag}"', "Cache-Control": "private, no-cache"}
     if etag in request.if_none_match:
         return Response(status=304, headers=headers)
-    answer = current_app.json.response(view)  # what the response schema would have written
+    answer = answers.respond(view)  # what the response schema would have written
     answer.headers.update(headers)
     return answer
 

@@ -3,9 +3,14 @@
 The application's `keys` service. A key is shown once, when issued; only its SHA-256 is stored, and
 no answer here ever carries the key or its hash again.
 
-Authentication loads the key's aggregate from the event store on every request (the
-repository's cache fast-forwards to the newest events), so a key revoked by any process is
-refused by every process from the next request on, and an expired one from its expiry on.
+Authentication reads the key as the log has it now: each request looks at the log (once: the
+same look serves the request's command or read, `ledger.store.repository`), and the look evicts
+the cached state of any key another process has changed since. What a request needs of a key
+(its id, role, player, kind, expiry, revocation and rate) is kept by the service, by the key's
+hash, beside the version it was read at, and used while the repository still holds the key at
+that version: until the log says the key changed, no request loads it again. So a key revoked
+by any process is refused by every process from the next request on, and an expired one from
+its expiry on.
 
 What is not audited lives in the runtime store (`ledger.store.runtime`): each key's rate-limit state,
 taken atomically once per request and shared by every process on the store, and when it was
@@ -22,6 +27,7 @@ import logging
 import math
 import secrets
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
@@ -53,6 +59,28 @@ KINDS = ("api", "link")
 #: How long a sign-in link lasts unless told (and at most `MAX_LINK_TTL`).
 LINK_TTL = timedelta(hours=1)
 MAX_LINK_TTL = timedelta(days=1)
+#: Keys whose authentication a process keeps (`_Known`); past this, it begins again.
+KNOWN_KEYS = 10_000
+
+
+@dataclass(frozen=True)
+class _Known:
+    """What authentication needs of a key, read from its aggregate at `version`."""
+
+    key_id: UUID
+    version: int
+    principal: Principal
+    kind: str
+    revoked: bool
+    expires: datetime | None
+    rate_limit: float | None
+
+    @classmethod
+    def of(cls, api_key: ApiKey) -> _Known:
+        return cls(api_key.id, api_key.version, _principal(api_key),
+                   getattr(api_key, "kind", "api"), api_key.revoked,
+                   None if api_key.expires_at is None else parse_instant(api_key.expires_at),
+                   api_key.rate_limit)
 
 
 class KeyService:
@@ -61,6 +89,8 @@ class KeyService:
     def __init__(self, unit: UnitOfWork, ledger: LedgerBase) -> None:
         self.unit = unit
         self.ledger = ledger
+        #: What authentication read of each key, by the key's hash (module doc).
+        self._known: dict[str, _Known] = {}
 
     # Issue.
     def issue_key(
@@ -128,13 +158,15 @@ class KeyService:
         Nothing is counted or noted: see `admit` for a request."""
         return _principal(self.authentic(key, clock.utcnow()))
 
-    def admit(self, key: str | None) -> Principal:
+    def admit(self, key: str | None, looked: bool = False) -> Principal:
         """Authenticate one request: who holds the key, if its rate limit lets this request
-        through (RateLimited otherwise); notes the key's use."""
+        through (RateLimited otherwise); notes the key's use. `looked`: the caller looked at
+        the log for this request a moment ago (`LedgerRepository.begin_unit(now=True)`), so
+        the key is read as of that look; else this looks now."""
         now = clock.utcnow()
-        api_key = self.authentic(key, now)
-        key_id = str(api_key.id)
-        limit = self.limit_of(api_key)
+        known = self._known_key(key, now, looked)
+        key_id = str(known.key_id)
+        limit = self._limit(known.rate_limit)
         if limit is not None:
             try:
                 wait = self.ledger.runtime.admit(key_id, limit, now.timestamp())
@@ -150,11 +182,42 @@ class KeyService:
             self.ledger.runtime.used(key_id, now.timestamp())
         except RuntimeUnavailable as error:
             log.warning("last use of key %s not noted: %s", key_id, error)
-        return _principal(api_key)
+        return known.principal
+
+    def _known_key(self, key: str | None, now: datetime, looked: bool) -> _Known:
+        """What authentication needs of a Bearer key, checked as `authentic` checks it: kept
+        from an earlier request while the repository holds the key at the version it was read
+        at (after this request's look at the log), else read from the key's aggregate."""
+        if not key:
+            raise Unauthenticated("send an API key as 'Authorization: Bearer <key>'")
+        if not validation.is_text(key):  # never a key, and its hash cannot be taken
+            raise Unauthenticated("unknown API key")
+        key_hash = hash_key(key)
+        repository = self.unit.repository
+        known = self._known.get(key_hash)
+        if known is not None and repository.held is not None:
+            if not looked:
+                repository.sync()
+            try:
+                current = repository.held.get(known.key_id).version == known.version
+            except KeyError:  # evicted: changed in the log, or pushed out of the cache
+                current = False
+            if current:
+                _check(known.kind, known.revoked, known.expires, now)
+                return known
+        api_key = self.authentic(key, now)
+        known = _Known.of(api_key)
+        if len(self._known) >= KNOWN_KEYS:
+            self._known.clear()
+        self._known[key_hash] = known
+        return known
 
     def limit_of(self, api_key: ApiKey) -> Limit | None:
         """The key's rate limit: its own, else the service's; None when there is none (0)."""
-        rate = api_key.rate_limit if api_key.rate_limit is not None else self.ledger.settings.rate_limit
+        return self._limit(api_key.rate_limit)
+
+    def _limit(self, own: float | None) -> Limit | None:
+        rate = own if own is not None else self.ledger.settings.rate_limit
         if not rate or rate <= 0:
             return None
         return Limit(rate=float(rate), burst=max(int(self.ledger.settings.rate_burst), 1))
@@ -172,14 +235,9 @@ class KeyService:
         if not isinstance(api_key, ApiKey) or not secrets.compare_digest(api_key.key_hash,
                                                                          key_hash):
             raise Unauthenticated("unknown API key")
-        what = "sign-in link" if kind == "link" else "API key"
-        if getattr(api_key, "kind", "api") != kind:
-            raise Unauthenticated("a sign-in link is exchanged at POST /sign-in, not sent as a "
-                                  "key" if kind == "api" else "not a sign-in link")
-        if api_key.revoked:
-            raise Unauthenticated(f"this {what} was " + ("used" if kind == "link" else "revoked"))
-        if api_key.expired(now):
-            raise Unauthenticated(f"this {what} has expired")
+        _check(getattr(api_key, "kind", "api"), api_key.revoked,
+               None if api_key.expires_at is None else parse_instant(api_key.expires_at), now,
+               kind)
         return api_key
 
     # List and read.
@@ -319,6 +377,20 @@ def _status(revoked: bool, expires_at: str | None, now: datetime) -> str:
     if expires_at is not None and parse_instant(expires_at) <= now:
         return "expired"
     return "active"
+
+
+def _check(key_kind: str, revoked: bool, expires: datetime | None, now: datetime,
+           kind: str = "api") -> None:
+    """Unauthenticated unless a key of `key_kind` is of the `kind` asked for, not revoked and
+    not expired at `now`."""
+    what = "sign-in link" if kind == "link" else "API key"
+    if key_kind != kind:
+        raise Unauthenticated("a sign-in link is exchanged at POST /sign-in, not sent as a "
+                              "key" if kind == "api" else "not a sign-in link")
+    if revoked:
+        raise Unauthenticated(f"this {what} was " + ("used" if kind == "link" else "revoked"))
+    if expires is not None and expires <= now:
+        raise Unauthenticated(f"this {what} has expired")
 
 
 def _principal(api_key: ApiKey) -> Principal:

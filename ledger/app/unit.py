@@ -8,10 +8,11 @@ key saves its answer in that same transaction, so a retry finds the answer and r
 
 An answer is built once, by the command's decision, and shares no list or dict with the
 aggregates it was built from (`ledger.app.views`), which later commands change in place: the
-caller has it as it is. A command with a key records a copy of its own (`_own_copy`: new dicts
-and lists, nothing else to copy in a JSON-ready answer), and a repeat of the key is answered
-with another, so no holder of an answer can change the one recorded, which the cache may keep
-live for the next repeat.
+caller has it as it is, and the record of an Idempotency-Key holds that same object (the
+event's JSON is written from it in the save), with no copy. So an answer is read, never
+changed, by whoever holds it (the API dumps it into a new dict, `api.answers`). A repeat of the
+key is answered with a copy of the recorded answer (`_own_copy`: new dicts and lists), so that
+its holder cannot change the record, which the cache may keep live for the next repeat.
 """
 
 from __future__ import annotations
@@ -118,12 +119,12 @@ class UnitOfWork:
                         return first
                     self.ledger.telemetry.command("refused")
                     raise
-                # The answer shares nothing with the aggregates this attempt hands over (module
-                # doc); the record keeps a copy of its own, which the caller never holds.
+                # The answer shares nothing with the aggregates this attempt hands over, and
+                # nobody changes it (module doc): the record keeps the answer the caller gets.
                 if command is not None:
                     aggregates.append(CommandRecord(
                         principal=command.principal, key=command.key,
-                        fingerprint=command.fingerprint, answer=_own_copy(answer),
+                        fingerprint=command.fingerprint, answer=answer,
                     ))
                 try:  # a decision that records nothing (a repeated verification run) saves nothing
                     recordings = self.ledger.save(*aggregates) if aggregates else []

@@ -173,15 +173,20 @@ class _SqlRuntimeStore(RuntimeStore):
             raise RuntimeUnavailable(str(error)) from error
         return [row_tuple(r) for r in rows]
 
-    def admit(self, bucket: str, limit: Limit, now: float) -> float:
+    def _take(self, params: Sequence[Any]) -> bool:
+        """Run the admitting statement (`admit`): whether it moved the TAT."""
+        return bool(self._run(self._admit_sql(), params))
+
+    def _admit_sql(self) -> str:
         g = self.greatest
-        admitted = self._run(
-            f"INSERT INTO {self.limits} AS r (bucket, tat) VALUES (?, ?) "
-            f"ON CONFLICT (bucket) DO UPDATE SET tat = {g}(r.tat, ?) + ? "
-            f"WHERE {g}(r.tat, ?) + ? <= ? RETURNING tat",
-            (bucket, now + limit.interval, now, limit.interval, now, limit.interval,
-             now + limit.tolerance))
-        if admitted:
+        return (f"INSERT INTO {self.limits} AS r (bucket, tat) VALUES (?, ?) "
+                f"ON CONFLICT (bucket) DO UPDATE SET tat = {g}(r.tat, ?) + ? "
+                f"WHERE {g}(r.tat, ?) + ? <= ? RETURNING tat")
+
+    def admit(self, bucket: str, limit: Limit, now: float) -> float:
+        interval = limit.interval
+        if self._take((bucket, now + interval, now, interval, now, interval,
+                       now + limit.tolerance)):
             return 0.0
         rows = self._run(f"SELECT tat FROM {self.limits} WHERE bucket = ?", (bucket,))
         return wait_after_refusal(rows[0][0] if rows else None, now, limit)
@@ -217,11 +222,20 @@ class SQLiteRuntimeStore(_SqlRuntimeStore):
         self.path = path
         # Operational state: a crash may lose the last writes, never the file's consistency.
         self.connections = ThreadConnections(path, busy_seconds, "OFF", self.SCHEMA)
+        self._admit = self._admit_sql()
 
     @contextmanager
     def _cursor(self) -> Iterator[Any]:
         with self.connections.cursor() as cursor:
             yield cursor
+
+    def _take(self, params: Sequence[Any]) -> bool:
+        # Every request runs it: on this thread's connection, without a cursor's context or
+        # the statement rewritten each time (a third of its CPU time).
+        try:
+            return bool(self.connections.connection().execute(self._admit, params).fetchall())
+        except sqlite3.Error as error:
+            raise RuntimeUnavailable(str(error)) from error
 
     def close(self) -> None:
         self.connections.close()

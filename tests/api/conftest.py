@@ -6,6 +6,7 @@ and PostgreSQL. Note that `app` is overridden here: in the API tests it is the F
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ import pytest
 from flask import Flask, request, request_finished
 from flask.testing import FlaskClient
 
-from api import create_app
+from api import answers, create_app
 from ledger.app.application import LedgerApplication
 from ledger.core.cards import Card
 from ledger.rules.casino import Opening
@@ -59,6 +60,24 @@ def answers_are_documented() -> Iterator[None]:
         operation = _DOCUMENT["paths"][path][method.lower()]
         assert str(status) in operation["responses"], (
             f"{method} {path} answered {status}, which its document does not declare")
+
+
+@pytest.fixture(autouse=True)
+def fast_answers_are_the_schemas_dump(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every answer an API test gets that orjson writes (`api.answers`) is exactly what its
+    response schema's marshmallow dump would have written: the same fields in the same order,
+    the same values (and nothing the schema leaves out)."""
+    plan = answers.Plan.__call__
+
+    def checked(self: answers.Plan, answer: dict[str, Any]) -> dict[str, Any]:
+        fast = plan(self, answer)
+        expected = self.schema.dump(answer)
+        assert json.dumps(fast, default=str) == json.dumps(expected, default=str), (
+            f"{type(self.schema).__name__}: orjson's answer is not the schema's dump")
+        assert answers.encode(fast) == answers.encode(expected)
+        return fast
+
+    monkeypatch.setattr(answers.Plan, "__call__", checked)
 
 
 @pytest.fixture

@@ -349,6 +349,31 @@ def test_a_revocation_or_expiry_seen_by_one_application_is_seen_by_another_at_on
         second.keys.admit(expired)
 
 
+def test_a_key_is_read_once_until_the_log_says_it_changed(make_shared_app, monkeypatch) -> None:
+    """Authentication keeps what it read of a key while the repository holds the key at that
+    version: other writes to the log load it no more; a change by another application (an
+    event of the key) is seen at the next request, which reads the key again."""
+    first, second = make_shared_app(), make_shared_app()
+    key, record = first.keys.issue_key("player", "p-cached", rate_limit=0)
+    loads: list[object] = []
+    get = second.repository.get
+
+    def counted(aggregate_id, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if str(aggregate_id) == record["key_id"]:
+            loads.append(aggregate_id)
+        return get(aggregate_id, *args, **kwargs)
+
+    monkeypatch.setattr(second.repository, "get", counted)
+    for _ in range(3):
+        assert second.keys.admit(key).key_id == record["key_id"]
+        first.wallets.open_wallet(SYSTEM, "p-other")  # other events in the log
+    assert len(loads) == 1
+    first.keys.revoke_key(SYSTEM, record["key_id"])
+    with pytest.raises(Unauthenticated, match="revoked"):
+        second.keys.admit(key)
+    assert len(loads) == 2
+
+
 def test_last_use_is_written_at_most_once_a_minute_per_key_and_process(app, monkeypatch):
     key, record = app.keys.issue_key("auditor")
     writes: list[float] = []

@@ -1,7 +1,7 @@
 """The aggregate cache (`ledger.store.repository`): private copies, written through on save, kept true
 to the log across applications on one store, and untouched by refused or losing commands. A
 command's aggregates are handed over to the next command that loads them, not copied; its
-answer is its caller's own, which later commands never change."""
+answer is its caller's and its record's (no copy), which later commands never change."""
 
 from __future__ import annotations
 
@@ -16,10 +16,12 @@ import pytest
 from eventsourcing.domain import Snapshot
 
 from api import create_app
+from ledger.app import unit
 from ledger.app.access import SYSTEM
 from ledger.app.unit import CommandKey
 from ledger.core.errors import LedgerError
 from ledger.domain import highcard
+from ledger.domain.access import CommandRecord
 from ledger.domain.wallet import Wallet
 from ledger.integrity.verify import verify_store
 from ledger.sim.bots import simulate_table
@@ -100,11 +102,12 @@ def test_a_retried_key_is_answered_as_the_first_time_after_later_commands(
         first for _command, first in kept]
 
 
-def test_a_callers_answer_is_its_own_and_no_holder_changes_the_recorded_one(
+def test_a_callers_answer_is_the_recorded_one_and_a_repeats_holder_cannot_change_it(
         app, monkeypatch) -> None:
-    """The caller has the answer its command built, with nothing pickled on the way; what the
-    caller does to it changes neither the record of its key nor a repeat's answer, which is
-    the repeat's own."""
+    """The caller has the answer its command built, with nothing pickled or copied on the way:
+    the record of its key holds that same object (nobody changes an answer: the API dumps it
+    into a dict of its own). A repeat's answer is the repeat's own: what its holder does to it
+    changes neither the record nor the next repeat's answer."""
     table_id = UUID(app.tables.open_table(SYSTEM, "high_card_pool", {})["id"])
     for seat in (1, 2, 3):  # the table and the wallets handed over to the cache
         app.tables.seat_player(SYSTEM, table_id, seat, open_wallet(app, 500))
@@ -115,14 +118,20 @@ def test_a_callers_answer_is_its_own_and_no_holder_changes_the_recorded_one(
 
     monkeypatch.setattr(pickle, "dumps", refused)
     monkeypatch.setattr(pickle, "loads", refused)
+    copied: list[object] = []
+    copy = unit._own_copy
+    monkeypatch.setattr(unit, "_own_copy", lambda answer: (copied.append(answer), copy(answer))[1])
     first = app.tables.unseat_player(SYSTEM, table_id, 3, command=command)
+    assert copied == []  # the first answer is not copied
+    held = app.repository.held.get(CommandRecord.create_id(command.principal, command.key))
+    assert held.live.answer is first  # the record holds the caller's answer itself
     kept = deepcopy(first)
-    first["seats"].clear()
-    first["legal_actions"].append({"action": "changed"})
-    first["version"] = -1
     again = app.tables.unseat_player(SYSTEM, table_id, 3, command=command)
-    assert again == kept
-    again["seats"][0]["player_id"] = "someone else"
+    assert again == kept and again is not first
+    again["seats"].clear()
+    again["legal_actions"].append({"action": "changed"})
+    again["version"] = -1
+    assert app.tables.unseat_player(SYSTEM, table_id, 3, command=command) == kept
     monkeypatch.undo()  # a load outside a command is a copy: pickled, as ever
     assert app.unit.recorded_answer(command) == kept
 
