@@ -84,6 +84,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="admin URL of a PostgreSQL database the bench makes schemas in")
     parser.add_argument("--quick", action="store_true",
                         help="smaller runs (a smoke test of the bench itself, not figures)")
+    parser.add_argument("--full", action="store_true",
+                        help="the largest sizes on every store (replay: a million events on "
+                             "memory and PostgreSQL too)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="a section option, e.g. --set deals=4000 (see each section)")
     parser.add_argument("--json", action="store_true", help="print the JSON, not the table")
@@ -108,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     info = machine()
     ctx = Context(stores=args.stores, postgres=args.postgres, quick=args.quick,
-                  options=args.options)
+                  full=args.full, options=args.options)
     figures: list[Figure] = []
     failed: dict[str, str] = {}
     seconds: dict[str, float] = {}
@@ -129,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     total = time.perf_counter() - started
     result = {
         "machine": info, "total_seconds": round(total, 1), "section_seconds": seconds,
-        "stores": args.stores, "quick": args.quick, "failed": failed,
+        "stores": args.stores, "quick": args.quick, "full": args.full, "failed": failed,
         "figures": [asdict(f) for f in figures],
     }
     BENCH_DIR.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,9 @@ reads at a million events.
    - *projection catch-up* from nothing: `Projection.catch_up` folding every event into fresh
      read models;
    - *`reddog verify`*: `verify_store`, the function the command line calls.
-   Each is events (log positions) per second, beside the raw rate; goal ≥ 0.50 of it.
+   Each is events (log positions) per second, beside the raw rate; goals: the feed ≥ 0.50 of
+   it, catch-up ≥ 0.45, verify ≥ 0.35 (`GOALS`). Each note gives the same ratio in this
+   process's CPU time, steadier than the wall clock on a busy machine.
 2. **Latency at a million events** (SQLite). A store of `events` events, built once and kept
    under the bench directory (`audit-<events>/`, rebuilt when missing), is asked through the
    Flask app (test client) for a first page of 100 with each filter (type, table, wallet,
@@ -44,7 +46,8 @@ from tests.bench.common import Context, Figure, Progress, Skipped, ledger_app, o
 
 SECTION = "audit"
 REPEATS = 7
-GOAL_RATE = 0.50
+#: Each reader's rate over the raw read rate, at least.
+GOALS = {"unfiltered feed": 0.50, "projection catch-up": 0.45, "reddog verify": 0.35}
 GOAL_MS = 100.0
 
 
@@ -120,10 +123,10 @@ def rates(ctx: Context, kind: str, size: int, progress: Progress) -> list[Figure
                              "seconds": round(raw.seconds, 3), "cpu_seconds": round(raw_cpu, 3)})]
     for name, run in (("unfiltered feed", feed), ("projection catch-up", folded),
                       ("reddog verify", verified)):
-        rate = positions / run.seconds
+        rate, goal = positions / run.seconds, GOALS[name]
         figures.append(Figure(
             SECTION, name, kind, rate, "events/s", ceiling=ceiling, ceiling_value=raw_rate,
-            ratio=rate / raw_rate, goal=f"≥ {GOAL_RATE:.2f}", met=rate / raw_rate >= GOAL_RATE,
+            ratio=rate / raw_rate, goal=f"≥ {goal:.2f}", met=rate / raw_rate >= goal,
             note=f"CPU time: {1e6 * run.cpu / positions:.1f} µs an event, ratio "
                  f"{raw_cpu / run.cpu:.2f} (this process's CPU, steadier than the wall clock on "
                  "a busy machine)",

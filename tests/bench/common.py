@@ -117,6 +117,8 @@ class Context:
     postgres: str = DEFAULT_POSTGRES
     quick: bool = False
     workdir: Path = BENCH_DIR
+    #: The largest sizes everywhere (`--full`): a million-event replay on every store.
+    full: bool = False
     options: dict[str, Any] = field(default_factory=dict)
 
     def progress(self, section: str) -> Progress:
