@@ -39,11 +39,14 @@ For each store (a fresh SQLite file, a fresh PostgreSQL schema):
    the CPU's, and commands/s are given beside it without a goal: there the figure is the CPU per
    command of step 3.
 
-Options (`--set KEY=VALUE`): `seconds` (per phase, default 10; 2 with --quick; wrk runs whole
-seconds), `clients` (default 4 per usable CPU, 8 to 64), `workers` (default one per usable CPU,
-2 to 16), `threads` (default 16, as `reddog serve`), `readers` (default 16). `--quick`: SQLite
-only, 2 s phases, 4 clients, 4 readers, 2 workers of 4 threads (a smoke test of the bench,
-`tests/e2e/test_bench_http.py`).
+Options (`--set KEY=VALUE`): `seconds` (per phase whose figures are latencies: the mix at its
+max rate, at half of it, play alone and beside the readers; default 10; 2 with --quick; wrk runs
+whole seconds), `short_seconds` (the other phases, whose figures are rates: raw commits,
+`/health/live`, the commands alone, the quarter rate, group commit off, the slowed disk's;
+default 6, at most `seconds`), `clients` (default 4 per usable CPU, 8 to 64), `workers`
+(default one per usable CPU, 2 to 16), `threads` (default 16, as `reddog serve`), `readers`
+(default 16). `--quick`: SQLite only, 2 s phases, 4 clients, 4 readers, 2 workers of 4 threads
+(a smoke test of the bench, `tests/e2e/test_bench_http.py`).
 
 A phase's clients are one wrk process (`wrk -t N -c N`: a thread and a connection per client,
 so a thread's Lua state is its client's) given a spec file (`REDDOG_WRK_SPEC`): each client's
@@ -56,6 +59,7 @@ given on stdin, the same for all. docs/performance.md explains the figures.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -68,6 +72,7 @@ import tempfile
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from http.client import HTTPConnection
 from pathlib import Path
 from typing import Any
@@ -89,6 +94,10 @@ AUDITED_GOAL = 2.0
 GROWTH_GOAL = 1.10
 #: The server's CPU per command (the commands alone) over its CPU per /health/live request.
 CPU_GOAL = 5.0
+#: Seconds of the phases whose figures are rates alone (`short_seconds`); the phases whose
+#: figures are latencies (the mix at its max rate, at half of it, play alone and audited) last
+#: `seconds`.
+SHORT_SECONDS = 6.0
 MIB = 1024 * 1024
 
 
@@ -298,12 +307,24 @@ class Bench:
         self.ctx, self.store, self.tmp = ctx, store, tmp
         self.seconds = float(options.get("seconds", 2.0 if ctx.quick else 10.0))
         self.warmup = min(1.0, self.seconds / 5)
+        #: The phases whose figures are rates alone (module docstring): shorter.
+        self.short = float(options.get("short_seconds", min(self.seconds, SHORT_SECONDS)))
         self.clients = int(options.get("clients", 4 if ctx.quick else min(64, max(8, 4 * cpus))))
         self.workers = int(options.get("workers", 2 if ctx.quick else min(16, max(2, cpus))))
         self.threads = int(options.get("threads", 4 if ctx.quick else 16))
         self.readers = int(options.get("readers", 4 if ctx.quick else 16))
         self.progress = ctx.progress(SECTION)
         self.phases = 0
+
+    @contextlib.contextmanager
+    def lasting(self, seconds: float) -> Iterator[None]:
+        """The phases started inside last `seconds` (their warm-up a fifth of it, at most 1 s)."""
+        kept = self.seconds, self.warmup
+        self.seconds, self.warmup = seconds, min(1.0, seconds / 5)
+        try:
+            yield
+        finally:
+            self.seconds, self.warmup = kept
 
     def say(self, message: str) -> None:
         self.progress.step(f"{self.store.kind}: {message}")
@@ -519,6 +540,7 @@ class Bench:
         follower = (marks["follower_cpu_end"] - marks["follower_cpu_start"]
                     if "follower_cpu_end" in marks else None)
         return {
+            "seconds": self.seconds, "span": span,
             "server_cpu_per_s": cpu,
             "server_cpu_seconds": cpu * span if cpu is not None else None,
             "follower_cpu_seconds": follower,
@@ -554,7 +576,8 @@ class Bench:
 
         kind = self.store.kind
         figures: list[Figure] = []
-        raw = self.raw_commits()
+        with self.lasting(self.short):
+            raw = self.raw_commits()
         self.say(f"raw commits {raw['commits_per_s']:,.0f}/s")
         group = {"REDDOG_GROUP_COMMIT": "on"} if kind == "sqlite" else {}
         self.say(f"server: {self.workers} workers × {self.threads} threads"
@@ -564,13 +587,15 @@ class Bench:
         try:
             specs = self.setup(server)
             server.follow()
-            self.say(f"/health/live, {self.clients} clients, {self.seconds:.0f} s")
-            live = self.play("live", [{"script": "live", "port": server.port, "seed": n}
-                                      for n in range(self.clients)], sampler=sampler)
+            self.say(f"/health/live, {self.clients} clients, {self.short:.0f} s")
+            with self.lasting(self.short):
+                live = self.play("live", [{"script": "live", "port": server.port, "seed": n}
+                                          for n in range(self.clients)], sampler=sampler)
             casino = [{**s, "reads": False} for s in specs if s["script"] == "casino"]
             self.say(f"live {live['requests_per_s']:,.0f} requests/s; the commands alone, "
                      f"{len(casino)} clients, closed loop")
-            alone_commands = self.play("commands", casino, sampler=sampler)
+            with self.lasting(self.short):
+                alone_commands = self.play("commands", casino, sampler=sampler)
             self.say(f"commands alone {alone_commands['commands_per_s']:,.0f}/s; the mix, "
                      "closed loop")
             top = self.play("max", specs, sampler=sampler)
@@ -578,8 +603,9 @@ class Bench:
                      f"{top['requests_per_s']:,.0f} requests/s; open loop at half")
             half = self.play("half", specs, rate=top["requests_per_s"] / 2, sampler=sampler)
             self.say("open loop at a quarter (for the plot of latency against load)")
-            quarter = self.play("quarter", specs, rate=top["requests_per_s"] / 4,
-                                sampler=sampler)
+            with self.lasting(self.short):
+                quarter = self.play("quarter", specs, rate=top["requests_per_s"] / 4,
+                                    sampler=sampler)
             # Play alone, then beside the readers: the players read no feed pages here (an
             # audit read of their own would wait its turn and hold up their next commands).
             playing = [{**s, "feed": False} for s in specs]
@@ -600,14 +626,17 @@ class Bench:
                             {"REDDOG_GROUP_COMMIT": "off"})
             sampler = Sampler(server)
             try:
-                off = self.play("max-off", [{**s, "port": server.port} for s in specs],
-                                sampler=sampler)
+                with self.lasting(self.short):
+                    off = self.play("max-off", [{**s, "port": server.port} for s in specs],
+                                    sampler=sampler)
             finally:
                 sampler.stop()
                 server.stop()
         slow_disk = self.on_a_slow_disk(specs) if kind == "sqlite" else []
         shape = (f"{self.workers} workers × {self.threads} threads, wrk: {self.clients} "
-                 f"clients (a thread and a connection each), {self.seconds:.0f} s phases")
+                 f"clients (a thread and a connection each), {self.short:.0f} s phases (the "
+                 f"mix at its max rate, at half of it, play alone and audited: "
+                 f"{self.seconds:.0f} s)")
         raw_name = f"raw commits/s, 1 event per save, {self.clients} writers"
         figures.append(Figure(
             SECTION, "/health/live requests/s", kind, live["requests_per_s"], "requests/s",
@@ -674,7 +703,7 @@ class Bench:
                           note="server CPU not measured", extra={"commands": commands})
         ratio = per_command / per_live
         answered = commands["commands"]
-        others = commands["requests_per_s"] * (self.seconds - self.warmup) - answered
+        others = commands["requests_per_s"] * commands["span"] - answered
         follower = commands.get("follower_cpu_seconds")
         beside = (f"; `reddog project --follow` (not counted) used "
                   f"{1000 * follower / max(1, answered):.2f} ms more a command"
@@ -747,7 +776,8 @@ class Bench:
         slow = environment(library, micros)
         flush = f"flush +{micros / 1000:g} ms"
         self.say(f"{flush}: raw commits")
-        raw = self.raw_commits(slow)
+        with self.lasting(self.short):
+            raw = self.raw_commits(slow)
         self.say(f"{flush}: raw commits {raw['commits_per_s']:,.0f}/s")
         results = {}
         for setting in ("on", "off"):
@@ -756,9 +786,10 @@ class Bench:
                             {**slow, "REDDOG_GROUP_COMMIT": setting})
             sampler = Sampler(server)
             try:
-                results[setting] = self.play(f"slow-{setting}",
-                                             [{**s, "port": server.port} for s in specs],
-                                             sampler=sampler)
+                with self.lasting(self.short):
+                    results[setting] = self.play(f"slow-{setting}",
+                                                 [{**s, "port": server.port} for s in specs],
+                                                 sampler=sampler)
             finally:
                 sampler.stop()
                 server.stop()
