@@ -39,8 +39,10 @@ reads it opens its head in `report` mode, pointed at a file that is not there (`
 head check at its start would read and digest the copied positions, a minute at every run, for
 a store never verified. Its public log is off (`REDDOG_TRANSPARENCY=off`).
 
-Options (`--set KEY=VALUE`): `events` (kept store, default 1,000,000), `rate_events` (default
-50,000), `pg_events` (default 50,000), `repeats` (default 7). `--quick` shrinks them all.
+Options (`--set KEY=VALUE`): `events` (kept store, default 1,000,000), `template` (its events
+made by the application, default 50,000; 5,000 with --quick, so that it copies too),
+`rate_events` (default 50,000), `pg_events` (default 50,000), `repeats` (default 7). `--quick`
+shrinks them all.
 Play under audit load is measured by the `http` section.
 """
 
@@ -77,6 +79,10 @@ GOALS = {"unfiltered feed": 0.50, "projection catch-up": 0.45, "reddog verify": 
 GOAL_MS = 100.0
 
 
+def _template(ctx: Context) -> int:
+    return int(ctx.options.get("template", 5_000 if ctx.quick else TEMPLATE))
+
+
 def _events(ctx: Context) -> int:
     return int(ctx.options.get("events", 20_000 if ctx.quick else 1_000_000))
 
@@ -84,7 +90,7 @@ def _events(ctx: Context) -> int:
 def prepare(ctx: Context) -> None:
     """Build the kept store of a million events (on SQLite), unless it is there already."""
     if "sqlite" in ctx.stores:
-        kept_store(ctx.workdir, _events(ctx), ctx.progress(SECTION))
+        kept_store(ctx.workdir, _events(ctx), _template(ctx), ctx.progress(SECTION))
 
 
 def run(ctx: Context) -> list[Figure]:
@@ -209,7 +215,7 @@ def walk_feed(app: Any) -> int:
 def latencies(ctx: Context, events: int, repeats: int, progress: Progress) -> list[Figure]:
     from api import create_app
 
-    url, built = kept_store(ctx.workdir, events, progress)
+    url, built = kept_store(ctx.workdir, events, _template(ctx), progress)
     app = kept_app(url, rate_limit=0)
     figures: list[Figure] = []
     try:
@@ -291,17 +297,21 @@ TIME_TEXT = re.compile(rb'"_type_":"datetime_iso","_data_":"([^"]+)"')
 COPIES = uuid.UUID("6d1f2c1e-0b0c-4a55-9d57-3a2f6ad1b0c5")
 
 
-def kept_store(workdir: Path, events: int, progress: Progress) -> tuple[str, dict[str, Any]]:
-    """A SQLite store of `events` events, folded, kept under `workdir` (`audit-v<FORMAT>-
-    <events>/`) and reused; built when missing (or left half-built)."""
+def kept_store(workdir: Path, events: int, template: int, progress: Progress
+               ) -> tuple[str, dict[str, Any]]:
+    """A SQLite store of `events` events (`template` of them made by the application), folded,
+    kept under `workdir` (`audit-v<FORMAT>-<events>/`) and reused; built when missing, left
+    half-built, or of another template."""
     path = workdir / f"audit-v{FORMAT}-{events}" / "ledger.sqlite3"
     done = path.with_name("built.json")
     if done.exists():
-        return f"sqlite:///{path}", json.loads(done.read_text())
+        built = json.loads(done.read_text())
+        if built.get("template") == min(events, template):
+            return f"sqlite:///{path}", built
     shutil.rmtree(path.parent, ignore_errors=True)
     path.parent.mkdir(parents=True)
     url = f"sqlite:///{path}"
-    built = build_kept(url, events, progress)
+    built = build_kept(url, events, template, progress)
     done.write_text(json.dumps(built, indent=2) + "\n")
     return url, built
 
@@ -317,7 +327,7 @@ def kept_app(url: str, **settings: Any) -> Any:
         store=url, transparency="off", head_file=f"{path}.no-head", **settings), head="report")
 
 
-def build_kept(url: str, events: int, progress: Progress) -> dict[str, Any]:
+def build_kept(url: str, events: int, template: int, progress: Progress) -> dict[str, Any]:
     """The template's deals recorded by the application (`tests.bulk`), folded as they are
     recorded by `reddog project --follow`, a process of its own beside the builder (as in
     production); then copies of them written straight into the file (`copy_deals`) until the
@@ -332,7 +342,7 @@ def build_kept(url: str, events: int, progress: Progress) -> dict[str, Any]:
          "--poll", "0.5", "--store", url],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         env={**os.environ, "REDDOG_TRANSPARENCY": "off"})
-    template = min(events, TEMPLATE)
+    template = min(events, template)
     try:
         progress.step(f"sqlite: building the kept store of {events:,} events (once): a "
                       f"template of {template:,} by the application, folded beside")
