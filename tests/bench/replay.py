@@ -407,7 +407,12 @@ def figures_of(kind: str, loads: dict[int, dict[str, dict[str, Any]]],
                     continue
                 value = loads[size][name][when]
                 ratio = value / base
-                notes = []
+                cpu_base, cpu = (loads[smallest][name][f"{when}_cpu"],
+                                 loads[size][name][f"{when}_cpu"])
+                notes = [(f"median wall clock of each load through a fresh repository; CPU "
+                         f"median {cpu_base:.2f} → {cpu:.2f} ms of this process (ratio "
+                         f"{cpu / cpu_base:.2f}; the wall clock adds the store's reads, the "
+                         "file's pages from the disk when they are not cached)")]
                 if size == max(loads) and size < max(sizes):
                     notes.append(f"measured up to {size:,} events on {kind} ({kind}_max): "
                                  f"filling it with {2 * max(sizes):,} rows would take most of "
