@@ -39,11 +39,9 @@ For each store (a fresh SQLite file, a fresh PostgreSQL schema):
    the CPU's, and commands/s are given beside it without a goal: there the figure is the CPU per
    command of step 3.
 
-Options (`--set KEY=VALUE`): `seconds` (per phase whose figures are latencies: the mix at its
-max rate, at half of it, play alone and beside the readers; default 10; 2 with --quick; wrk runs
-whole seconds), `short_seconds` (the other phases, whose figures are rates: raw commits,
-`/health/live`, the commands alone, the quarter rate, group commit off, the slowed disk's;
-default 6, at most `seconds`), `clients` (default 4 per usable CPU, 8 to 64), `workers`
+Options (`--set KEY=VALUE`): `seconds` (per phase of the server; default 10; 2 with --quick;
+wrk runs whole seconds), `short_seconds` (the raw writers' phases and the quarter rate; default 6, at
+most `seconds`), `clients` (default 4 per usable CPU, 8 to 64), `workers`
 (default one per usable CPU, 2 to 16), `threads` (default 16, as `reddog serve`), `readers`
 (default 16). `--quick`: SQLite only, 2 s phases, 4 clients, 4 readers, 2 workers of 4 threads
 (a smoke test of the bench, `tests/e2e/test_bench_http.py`).
@@ -94,9 +92,11 @@ AUDITED_GOAL = 2.0
 GROWTH_GOAL = 1.10
 #: The server's CPU per command (the commands alone) over its CPU per /health/live request.
 CPU_GOAL = 5.0
-#: Seconds of the phases whose figures are rates alone (`short_seconds`); the phases whose
-#: figures are latencies (the mix at its max rate, at half of it, play alone and audited) last
-#: `seconds`.
+#: Seconds of the raw writers' phases and of the quarter rate (`short_seconds`): a simple
+#: loop's rate, and a point of the plot. Every phase of the server under the mix, `/health/live`
+#: or the commands alone lasts `seconds`: the mix's commands/s in 6 s phases came out lower than
+#: in 10 s phases of the same server (its first seconds are slower), and the CPU per command
+#: over `/health/live` spread twice as much.
 SHORT_SECONDS = 6.0
 MIB = 1024 * 1024
 
@@ -587,15 +587,13 @@ class Bench:
         try:
             specs = self.setup(server)
             server.follow()
-            self.say(f"/health/live, {self.clients} clients, {self.short:.0f} s")
-            with self.lasting(self.short):
-                live = self.play("live", [{"script": "live", "port": server.port, "seed": n}
-                                          for n in range(self.clients)], sampler=sampler)
+            self.say(f"/health/live, {self.clients} clients, {self.seconds:.0f} s")
+            live = self.play("live", [{"script": "live", "port": server.port, "seed": n}
+                                      for n in range(self.clients)], sampler=sampler)
             casino = [{**s, "reads": False} for s in specs if s["script"] == "casino"]
             self.say(f"live {live['requests_per_s']:,.0f} requests/s; the commands alone, "
                      f"{len(casino)} clients, closed loop")
-            with self.lasting(self.short):
-                alone_commands = self.play("commands", casino, sampler=sampler)
+            alone_commands = self.play("commands", casino, sampler=sampler)
             self.say(f"commands alone {alone_commands['commands_per_s']:,.0f}/s; the mix, "
                      "closed loop")
             top = self.play("max", specs, sampler=sampler)
@@ -626,17 +624,15 @@ class Bench:
                             {"REDDOG_GROUP_COMMIT": "off"})
             sampler = Sampler(server)
             try:
-                with self.lasting(self.short):
-                    off = self.play("max-off", [{**s, "port": server.port} for s in specs],
-                                    sampler=sampler)
+                off = self.play("max-off", [{**s, "port": server.port} for s in specs],
+                                sampler=sampler)
             finally:
                 sampler.stop()
                 server.stop()
         slow_disk = self.on_a_slow_disk(specs) if kind == "sqlite" else []
         shape = (f"{self.workers} workers × {self.threads} threads, wrk: {self.clients} "
-                 f"clients (a thread and a connection each), {self.short:.0f} s phases (the "
-                 f"mix at its max rate, at half of it, play alone and audited: "
-                 f"{self.seconds:.0f} s)")
+                 f"clients (a thread and a connection each), {self.seconds:.0f} s phases (the "
+                 f"raw writers' and the quarter rate's {self.short:.0f} s)")
         raw_name = f"raw commits/s, 1 event per save, {self.clients} writers"
         figures.append(Figure(
             SECTION, "/health/live requests/s", kind, live["requests_per_s"], "requests/s",
@@ -786,10 +782,9 @@ class Bench:
                             {**slow, "REDDOG_GROUP_COMMIT": setting})
             sampler = Sampler(server)
             try:
-                with self.lasting(self.short):
-                    results[setting] = self.play(f"slow-{setting}",
-                                                 [{**s, "port": server.port} for s in specs],
-                                                 sampler=sampler)
+                results[setting] = self.play(f"slow-{setting}",
+                                             [{**s, "port": server.port} for s in specs],
+                                             sampler=sampler)
             finally:
                 sampler.stop()
                 server.stop()
