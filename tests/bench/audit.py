@@ -66,7 +66,15 @@ from typing import Any, NamedTuple
 
 from ledger.integrity.verify import PAGE as RAW_PAGE  # the raw reader's page: the one verify reads
 from tests import bulk
-from tests.bench.common import Context, Figure, Progress, Skipped, ledger_app, open_store
+from tests.bench.common import (
+    Context,
+    Figure,
+    Progress,
+    Skipped,
+    ledger_app,
+    open_store,
+    stored_form,
+)
 
 SECTION = "audit"
 REPEATS = 7
@@ -301,12 +309,14 @@ def kept_store(workdir: Path, events: int, template: int, progress: Progress
                ) -> tuple[str, dict[str, Any]]:
     """A SQLite store of `events` events (`template` of them made by the application), folded,
     kept under `workdir` (`audit-v<FORMAT>-<events>/`) and reused; built when missing, left
-    half-built, or of another template."""
+    half-built, of another template, or of another stored form of the events
+    (`tests.bench.common.stored_form`)."""
     path = workdir / f"audit-v{FORMAT}-{events}" / "ledger.sqlite3"
     done = path.with_name("built.json")
     if done.exists():
         built = json.loads(done.read_text())
-        if built.get("template") == min(events, template):
+        if (built.get("template") == min(events, template)
+                and built.get("stored_form") == stored_form()):
             return f"sqlite:///{path}", built
     shutil.rmtree(path.parent, ignore_errors=True)
     path.parent.mkdir(parents=True)
@@ -367,7 +377,8 @@ def build_kept(url: str, events: int, template: int, progress: Progress) -> dict
             lambda: f"sqlite: folded {app.projection.store.position('ledger'):,}"))
         seconds = time.perf_counter() - started
         progress.step(f"sqlite: built and folded in {seconds:.0f} s")
-        return {"format": FORMAT, "events": app.recorder.max_notification_id(),
+        return {"format": FORMAT, "stored_form": stored_form(),
+                "events": app.recorder.max_notification_id(),
                 "template": template, "copied": copied,
                 "built": datetime.now(UTC).isoformat(timespec="seconds"),
                 "template_seconds": round(template_seconds, 1),

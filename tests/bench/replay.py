@@ -4,7 +4,8 @@ histories of a thousand, 100 thousand and a million events, on each store.
 1. **The histories.** One wallet and one casino table, grown to the largest size (a million
    events each) in two steps, in a SQLite file built once and kept under
    `var/bench/replay-v<FORMAT>-<size>/` with the ids and chain key it was sealed with (rebuilt
-   when missing or of an older `FORMAT`):
+   when missing, of an older `FORMAT`, or of another stored form of the events:
+   `tests.bench.common.stored_form`):
    - *the template*: their first `TEMPLATE` (20,000) events, made by the domain itself
      (`Wallet`: grants, wagers debited and payouts credited; `CasinoTable`: a deal started per
      event, a client seed changed now and then) and saved by the ledger application in saves
@@ -80,7 +81,15 @@ from ledger.domain.casino import CasinoTable
 from ledger.domain.wallet import Wallet
 from ledger.settings import Settings
 from ledger.store.snapshots import snapshot_of
-from tests.bench.common import Context, Figure, Progress, Skipped, ledger_app, open_store
+from tests.bench.common import (
+    Context,
+    Figure,
+    Progress,
+    Skipped,
+    ledger_app,
+    open_store,
+    stored_form,
+)
 
 SECTION = "replay"
 #: Bumped whenever what the kept store holds changes: an older one is rebuilt.
@@ -165,16 +174,19 @@ class Source:
 
 
 def kept_source(workdir: Path, size: int, progress: Progress) -> Source:
+    form = stored_form()
     folder = workdir / f"replay-v{FORMAT}-{size}"
     path, done = folder / "ledger.sqlite3", folder / "built.json"
     if done.exists():
         info = json.loads(done.read_text())
-        if info.get("format") == FORMAT and info.get("events") == size:
+        if (info.get("format") == FORMAT and info.get("events") == size
+                and info.get("stored_form") == form):
             progress.step(f"kept store of {size:,} events per aggregate: {folder}")
             return Source(path, info)
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    info = {"format": FORMAT, "events": size, "chain_key": secrets.token_hex(32),
+    info = {"format": FORMAT, "stored_form": form, "events": size,
+            "chain_key": secrets.token_hex(32),
             "wallet": str(WALLET_ID), "table": str(TABLE_ID)}
     source = Source(path, info)
     progress.step(f"building {size:,} events per aggregate in {folder} (kept for later runs)")
