@@ -35,13 +35,15 @@ test: $(STAMP) $(AXE)
 	$(BIN)/pytest -m load
 
 # The HTTP sections' load comes from wrk (Debian's package), installed here when missing; the
-# bench says so, and those sections fail, if it still is not there.
+# bench says so, and those sections fail, if it still is not there. BENCH_ARGS goes to the bench
+# (`make bench BENCH_ARGS=--full`: a million-event replay on every store; see tests/bench).
+BENCH_ARGS ?=
 bench: $(STAMP)
 	@command -v wrk >/dev/null 2>&1 || { export DEBIAN_FRONTEND=noninteractive; \
 		apt-get install -y -qq wrk >/dev/null 2>&1 \
 		|| { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; } \
 		|| echo "make bench: wrk could not be installed (apt-get install -y wrk)" >&2; }
-	$(BIN)/python -m tests.bench
+	$(BIN)/python -m tests.bench $(BENCH_ARGS)
 	$(BIN)/python -m tests.bench.plots
 
 # Pictures of every page at desktop and phone sizes, taken by the browser tests as they play.

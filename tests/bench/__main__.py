@@ -16,7 +16,11 @@ Sections (each a module of this package with `run(ctx) -> list[Figure]`):
   and its bytes per leaf.
 
 One table is printed (stdout) and written as JSON to `var/bench/last.json` and
-`var/bench/bench-<time>.json`; progress goes to stderr every few seconds, terminal or not.
+`var/bench/bench-<time>.json`, with each section's wall-clock seconds and CPU seconds (the
+bench's and those of the processes it started and waited for: servers, wrk, raw writers, the
+kept stores' builders; not the PostgreSQL server's); progress goes to stderr every few seconds,
+terminal or not. `--full` loads a million-event history on every store (the `replay` section),
+and runs the `publiclog` section's on/off comparison twice.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import resource
 import sys
 import time
 import traceback
@@ -41,6 +46,14 @@ from tests.bench.common import (
 )
 
 SECTIONS = ("simulate", "replay", "audit", "http", "groupcommit", "publiclog")
+
+
+def cpu_used() -> float:
+    """CPU seconds (user and system) of this process and of the children it has waited for:
+    the servers, wrk, the raw writers and the builders of the kept stores, once they exit."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def fmt(value: float | None, unit: str = "") -> str:
@@ -84,6 +97,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="admin URL of a PostgreSQL database the bench makes schemas in")
     parser.add_argument("--quick", action="store_true",
                         help="smaller runs (a smoke test of the bench itself, not figures)")
+    parser.add_argument("--full", action="store_true",
+                        help="the largest runs: replay loads a million-event history on "
+                             "memory and PostgreSQL too, publiclog compares on and off twice")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="a section option, e.g. --set deals=4000 (see each section)")
     parser.add_argument("--json", action="store_true", help="print the JSON, not the table")
@@ -108,17 +124,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     info = machine()
     ctx = Context(stores=args.stores, postgres=args.postgres, quick=args.quick,
-                  options=args.options)
+                  full=args.full, options=args.options)
     figures: list[Figure] = []
     failed: dict[str, str] = {}
     seconds: dict[str, float] = {}
+    cpu: dict[str, float] = {}
     started = time.perf_counter()
     print("  == preparing kept stores", file=sys.stderr, flush=True)
+    used = cpu_used()
     failed.update(prepare_all(args.sections, ctx))
     seconds["prepare"] = round(time.perf_counter() - started, 1)
+    cpu["prepare"] = round(cpu_used() - used, 1)
     for name in args.sections:
         print(f"  == {name}", file=sys.stderr, flush=True)
-        began = time.perf_counter()
+        began, used = time.perf_counter(), cpu_used()
         try:
             module = importlib.import_module(f"tests.bench.{name}")
             figures.extend(module.run(ctx))
@@ -126,10 +145,12 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
             failed[name] = f"{type(error).__name__}: {error}"
         seconds[name] = round(time.perf_counter() - began, 1)
+        cpu[name] = round(cpu_used() - used, 1)
     total = time.perf_counter() - started
     result = {
         "machine": info, "total_seconds": round(total, 1), "section_seconds": seconds,
-        "stores": args.stores, "quick": args.quick, "failed": failed,
+        "section_cpu_seconds": cpu,
+        "stores": args.stores, "quick": args.quick, "full": args.full, "failed": failed,
         "figures": [asdict(f) for f in figures],
     }
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
@@ -154,7 +175,10 @@ def main(argv: list[str] | None = None) -> int:
         missed = [f for f in figures if f.met is False]
         print(f"{len(figures)} figures, {len(missed)} goals missed; sections "
               + ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items())
-              + f"; total {total:.0f} s; written to {BENCH_DIR / 'last.json'}")
+              + f"; total {total:.0f} s; CPU (the bench and the processes it started and "
+              "waited for; not PostgreSQL's) "
+              + ", ".join(f"{k} {v:.0f} s" for k, v in cpu.items())
+              + f"; written to {BENCH_DIR / 'last.json'}")
     return 1 if failed else 0
 
 

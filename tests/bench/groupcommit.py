@@ -184,12 +184,13 @@ def run(ctx: Any) -> list[Any]:
     with group commit on beside off, and beside the library's raw one-commit-per-save rate; on
     this machine's disk, and again (in a process of its own) on a disk whose flush takes
     `flush_micros` longer (`tests.bench.slowsync`; default 2 ms, 0 to leave it out, left out
-    with --quick)."""
+    with --quick). Each run lasts `groupcommit_seconds` (default 3; 1 with --quick), with
+    `groupcommit_threads` threads (default 16)."""
 
     if "sqlite" not in ctx.stores:
         return []
     threads = int(ctx.options.get("groupcommit_threads", 16))
-    seconds = float(ctx.options.get("groupcommit_seconds", 1.0 if ctx.quick else 5.0))
+    seconds = float(ctx.options.get("groupcommit_seconds", 1.0 if ctx.quick else 3.0))
     micros = requested_micros(ctx)
     with tempfile.TemporaryDirectory(prefix="reddog-bench-") as tmp:
         got = measure(Path(tmp) / "ledger.sqlite3", threads, seconds)

@@ -11,6 +11,11 @@ For each store (a fresh SQLite file, a fresh PostgreSQL schema):
    PostgreSQL `reddog project --follow` beside it, as in production. Keys from `reddog keys
    create`; wallets, grants and tables through the API as the operator.
 3. **`/health/live`** (ceiling): the same clients asking the trivial endpoint in a closed loop.
+   Then **the commands alone**: the casino clients in a closed loop with no reads (a deal, its
+   stand or raise, every 5th round a grant). The server's CPU per command (its processes' user
+   and system time from `/proc/PID/stat` at the start and the end of the counted span, over the
+   answers counted) beside its CPU per `/health/live` request: goal ≤ 5×. A phase of its own
+   because the mix's reads would blur what a command costs.
 4. **Max rate**: the clients play a mix in a closed loop (each sends its next request as soon as
    the last is answered): casino deals then stand or raise, grants, a high-card table's seats
    and bets, and reads (a table, a wallet, a feed page). Commands/s (answered 2xx) and requests/s,
@@ -28,12 +33,18 @@ For each store (a fresh SQLite file, a fresh PostgreSQL schema):
    both times, so the ratio is what the readers cost play, not a change in how much is played.
 7. **SQLite, group commit off**: the server started again with `REDDOG_GROUP_COMMIT=off`, and
    step 4 again (steps 3-6 ran with `on`).
+8. **SQLite, the slowed disk** (`tests.bench.slowsync`, flush +2 ms): the raw commits and step 4
+   with group commit on and off there. Goals against the raw rate on that disk: ≥ 1.0 with group
+   commit, ≥ 0.5 without. On this machine's own disk (its flush about 0.1 ms) the raw rate is
+   the CPU's, and commands/s are given beside it without a goal: there the figure is the CPU per
+   command of step 3.
 
-Options (`--set KEY=VALUE`): `seconds` (per phase, default 10; 2 with --quick; wrk runs whole
-seconds), `clients` (default 4 per usable CPU, 8 to 64), `workers` (default one per usable CPU,
-2 to 16), `threads` (default 16, as `reddog serve`), `readers` (default 16). `--quick`: SQLite
-only, 2 s phases, 4 clients, 4 readers, 2 workers of 4 threads (a smoke test of the bench,
-`tests/e2e/test_bench_http.py`).
+Options (`--set KEY=VALUE`): `seconds` (per phase of the server; default 10; 2 with --quick;
+wrk runs whole seconds), `short_seconds` (the raw writers' phases and the quarter rate; default 6, at
+most `seconds`), `clients` (default 4 per usable CPU, 8 to 64), `workers`
+(default one per usable CPU, 2 to 16), `threads` (default 16, as `reddog serve`), `readers`
+(default 16). `--quick`: SQLite only, 2 s phases, 4 clients, 4 readers, 2 workers of 4 threads
+(a smoke test of the bench, `tests/e2e/test_bench_http.py`).
 
 A phase's clients are one wrk process (`wrk -t N -c N`: a thread and a connection per client,
 so a thread's Lua state is its client's) given a spec file (`REDDOG_WRK_SPEC`): each client's
@@ -46,6 +57,7 @@ given on stdin, the same for all. docs/performance.md explains the figures.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -58,6 +70,7 @@ import tempfile
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from http.client import HTTPConnection
 from pathlib import Path
 from typing import Any
@@ -77,6 +90,14 @@ P99_GOAL_MS = 50.0
 AUDITED_GOAL = 2.0
 #: RSS after the second half of the commands over RSS after the first half.
 GROWTH_GOAL = 1.10
+#: The server's CPU per command (the commands alone) over its CPU per /health/live request.
+CPU_GOAL = 5.0
+#: Seconds of the raw writers' phases and of the quarter rate (`short_seconds`): a simple
+#: loop's rate, and a point of the plot. Every phase of the server under the mix, `/health/live`
+#: or the commands alone lasts `seconds`: the mix's commands/s in 6 s phases came out lower than
+#: in 10 s phases of the same server (its first seconds are slower), and the CPU per command
+#: over `/health/live` spread twice as much.
+SHORT_SECONDS = 6.0
 MIB = 1024 * 1024
 
 
@@ -238,6 +259,12 @@ class Server:
         """CPU seconds the master and its workers have used, summed."""
         return sum(cpu_seconds(pid) for pid in self.pids())
 
+    def follower_cpu(self) -> float | None:
+        """CPU seconds `reddog project --follow` has used (PostgreSQL), None where none runs."""
+        if self.follower is None or self.follower.poll() is not None:
+            return None
+        return cpu_seconds(self.follower.pid)
+
     def stop(self) -> None:
         from tests.e2e.load_harness import stop_process
 
@@ -280,12 +307,24 @@ class Bench:
         self.ctx, self.store, self.tmp = ctx, store, tmp
         self.seconds = float(options.get("seconds", 2.0 if ctx.quick else 10.0))
         self.warmup = min(1.0, self.seconds / 5)
+        #: The phases whose figures are rates alone (module docstring): shorter.
+        self.short = float(options.get("short_seconds", min(self.seconds, SHORT_SECONDS)))
         self.clients = int(options.get("clients", 4 if ctx.quick else min(64, max(8, 4 * cpus))))
         self.workers = int(options.get("workers", 2 if ctx.quick else min(16, max(2, cpus))))
         self.threads = int(options.get("threads", 4 if ctx.quick else 16))
         self.readers = int(options.get("readers", 4 if ctx.quick else 16))
         self.progress = ctx.progress(SECTION)
         self.phases = 0
+
+    @contextlib.contextmanager
+    def lasting(self, seconds: float) -> Iterator[None]:
+        """The phases started inside last `seconds` (their warm-up a fifth of it, at most 1 s)."""
+        kept = self.seconds, self.warmup
+        self.seconds, self.warmup = seconds, min(1.0, seconds / 5)
+        try:
+            yield
+        finally:
+            self.seconds, self.warmup = kept
 
     def say(self, message: str) -> None:
         self.progress.step(f"{self.store.kind}: {message}")
@@ -347,11 +386,17 @@ class Bench:
             if sampler is not None:
                 if "cpu_start" not in marks and now >= counted:
                     marks["cpu_start"] = sampler.server.cpu()
+                    follower = sampler.server.follower_cpu()
+                    if follower is not None:
+                        marks["follower_cpu_start"] = follower
                 if "half" not in marks and now >= half:
                     marks["half"] = sampler.now()
                 if "end" not in marks and now >= end:
                     marks["end"] = sampler.now()
                     marks["cpu_end"] = sampler.server.cpu()
+                    follower = sampler.server.follower_cpu()
+                    if follower is not None and "follower_cpu_start" in marks:
+                        marks["follower_cpu_end"] = follower
             if now > deadline:
                 for p in processes:
                     p.kill()
@@ -492,8 +537,13 @@ class Bench:
         groups = results[0]["groups"]
         unanswered = sum(result["wrk"]["errors"][e] for result in results for e in WRK_FAILURES)
         cpu = (marks["cpu_end"] - marks["cpu_start"]) / span if "cpu_end" in marks else None
+        follower = (marks["follower_cpu_end"] - marks["follower_cpu_start"]
+                    if "follower_cpu_end" in marks else None)
         return {
+            "seconds": self.seconds, "span": span,
             "server_cpu_per_s": cpu,
+            "server_cpu_seconds": cpu * span if cpu is not None else None,
+            "follower_cpu_seconds": follower,
             "load_cpu_per_s": marks["load_cpu"] / marks["load_seconds"],
             "server_cpu_ms_per_request": 1000 * cpu * span / records if cpu and records
             else None,
@@ -526,7 +576,8 @@ class Bench:
 
         kind = self.store.kind
         figures: list[Figure] = []
-        raw = self.raw_commits()
+        with self.lasting(self.short):
+            raw = self.raw_commits()
         self.say(f"raw commits {raw['commits_per_s']:,.0f}/s")
         group = {"REDDOG_GROUP_COMMIT": "on"} if kind == "sqlite" else {}
         self.say(f"server: {self.workers} workers × {self.threads} threads"
@@ -539,14 +590,20 @@ class Bench:
             self.say(f"/health/live, {self.clients} clients, {self.seconds:.0f} s")
             live = self.play("live", [{"script": "live", "port": server.port, "seed": n}
                                       for n in range(self.clients)], sampler=sampler)
-            self.say(f"live {live['requests_per_s']:,.0f} requests/s; the mix, closed loop")
+            casino = [{**s, "reads": False} for s in specs if s["script"] == "casino"]
+            self.say(f"live {live['requests_per_s']:,.0f} requests/s; the commands alone, "
+                     f"{len(casino)} clients, closed loop")
+            alone_commands = self.play("commands", casino, sampler=sampler)
+            self.say(f"commands alone {alone_commands['commands_per_s']:,.0f}/s; the mix, "
+                     "closed loop")
             top = self.play("max", specs, sampler=sampler)
             self.say(f"max {top['commands_per_s']:,.0f} commands/s, "
                      f"{top['requests_per_s']:,.0f} requests/s; open loop at half")
             half = self.play("half", specs, rate=top["requests_per_s"] / 2, sampler=sampler)
             self.say("open loop at a quarter (for the plot of latency against load)")
-            quarter = self.play("quarter", specs, rate=top["requests_per_s"] / 4,
-                                sampler=sampler)
+            with self.lasting(self.short):
+                quarter = self.play("quarter", specs, rate=top["requests_per_s"] / 4,
+                                    sampler=sampler)
             # Play alone, then beside the readers: the players read no feed pages here (an
             # audit read of their own would wait its turn and hold up their next commands).
             playing = [{**s, "feed": False} for s in specs]
@@ -574,7 +631,8 @@ class Bench:
                 server.stop()
         slow_disk = self.on_a_slow_disk(specs) if kind == "sqlite" else []
         shape = (f"{self.workers} workers × {self.threads} threads, wrk: {self.clients} "
-                 f"clients (a thread and a connection each), {self.seconds:.0f} s phases")
+                 f"clients (a thread and a connection each), {self.seconds:.0f} s phases (the "
+                 f"raw writers' and the quarter rate's {self.short:.0f} s)")
         raw_name = f"raw commits/s, 1 event per save, {self.clients} writers"
         figures.append(Figure(
             SECTION, "/health/live requests/s", kind, live["requests_per_s"], "requests/s",
@@ -585,12 +643,15 @@ class Bench:
             SECTION, "requests/s at max rate", kind, top["requests_per_s"], "requests/s",
             ceiling="/health/live requests/s", ceiling_value=live["requests_per_s"],
             ratio=top["requests_per_s"] / live["requests_per_s"], extra={"max": top}))
+        figures.append(self.cpu_figure(kind, live, alone_commands))
+        # On this disk the raw rate is the CPU's: the commands' figures stand without a goal
+        # (the CPU per command above is the goal here; the slowed disk's figures have theirs).
         figures.append(self.commands_figure(
             "commands/s at max rate" + (", group commit on" if kind == "sqlite" else ""),
-            kind, top, raw, raw_name, 1.0 if kind == "sqlite" else None))
+            kind, top, raw, raw_name, None))
         if off is not None:
             figures.append(self.commands_figure("commands/s at max rate, group commit off",
-                                                kind, off, raw, raw_name, 0.5))
+                                                kind, off, raw, raw_name, None))
         for name, values in top["kinds"].items():
             figures.append(Figure(
                 SECTION, f"p99 at max rate: {name}", kind, values["p99_ms"], "ms",
@@ -624,6 +685,39 @@ class Bench:
             extra={"first_half_bytes": first, "second_half_bytes": second}))
         figures.append(self.audited_figure(kind, alone, audited))
         return figures + slow_disk
+
+    def cpu_figure(self, kind: str, live: dict[str, Any], commands: dict[str, Any]) -> Any:
+        """The server's CPU per command (the commands-alone phase) over its CPU per
+        `/health/live` request, the same server in the same run."""
+        from tests.bench.common import Figure
+
+        per_command = commands["server_cpu_ms_per_request"]
+        per_live = live["server_cpu_ms_per_request"]
+        if not per_command or not per_live:
+            return Figure(SECTION, "server CPU per command", kind, 0.0, "ms",
+                          goal=f"≤ {CPU_GOAL:.0f}×", met=False,
+                          note="server CPU not measured", extra={"commands": commands})
+        ratio = per_command / per_live
+        answered = commands["commands"]
+        others = commands["requests_per_s"] * commands["span"] - answered
+        follower = commands.get("follower_cpu_seconds")
+        beside = (f"; `reddog project --follow` (not counted) used "
+                  f"{1000 * follower / max(1, answered):.2f} ms more a command"
+                  if follower is not None else "")
+        return Figure(
+            SECTION, "server CPU per command", kind, per_command, "ms",
+            ceiling="server CPU per /health/live request", ceiling_value=per_live,
+            ratio=ratio, goal=f"≤ {CPU_GOAL:.0f}×", met=ratio <= CPU_GOAL,
+            note=(f"user+system time of the server's processes (/proc/PID/stat at the start "
+                  f"and end of each phase's counted span) over the answers counted: the "
+                  f"commands alone (casino deals, stands, raises, grants; no reads), "
+                  f"{commands['requests_per_s']:,.0f} answers/s ({answered:,} commands 2xx, "
+                  f"{max(0, round(others)):,} other answers), "
+                  f"{commands['server_cpu_per_s']:.2f} of {usable_cpus()} cores, beside "
+                  f"/health/live at {live['requests_per_s']:,.0f} requests/s, "
+                  f"{live['server_cpu_per_s']:.2f} cores; wrk {commands['load_cpu_per_s']:.2f} "
+                  f"and {live['load_cpu_per_s']:.2f} cores{beside}"),
+            extra={"commands": commands, "live_cpu_ms": per_live})
 
     def reader_specs(self, specs: list[dict[str, Any]], server: Server) -> list[dict[str, Any]]:
         """The audit readers' clients, over the casino players' tables and wallets."""
@@ -678,7 +772,8 @@ class Bench:
         slow = environment(library, micros)
         flush = f"flush +{micros / 1000:g} ms"
         self.say(f"{flush}: raw commits")
-        raw = self.raw_commits(slow)
+        with self.lasting(self.short):
+            raw = self.raw_commits(slow)
         self.say(f"{flush}: raw commits {raw['commits_per_s']:,.0f}/s")
         results = {}
         for setting in ("on", "off"):

@@ -4,7 +4,9 @@ commands, whether its tree keeps up, and how fast it answers at a million leaves
 1. **On and off**: for each store (a fresh SQLite file, a fresh PostgreSQL schema), the `http`
    section's mix in a closed loop (`tests.bench.http`: the same wrk load, clients, workers and
    threads) against `reddog serve` started with `REDDOG_TRANSPARENCY=off`, then again on a
-   fresh store of the same kind with `on`; `rounds` times (default 2; 1 with --quick), every
+   fresh store of the same kind with `on`; `rounds` times (default 1, to keep `make bench`
+   within its ten minutes: a round is two servers started, set up and loaded, about 45 s a
+   store; 2 with --full), every
    other round `on` first, so that a drift in the machine's load weighs on both alike. The
    means of each setting's commands/s and commands' p99, on over off; the server's CPU time
    per command (its processes' user and system time over the counted span). While the load runs
@@ -233,7 +235,7 @@ def on_and_off(ctx: Any, kind: str) -> list[Figure]:
     `rounds` times, every other round on first (so a drift of the machine's load weighs on
     both alike): the means of the runs of each setting."""
     wrk_binary()  # the load's generator, before any server starts (WrkMissing says why not)
-    rounds = int(ctx.options.get("rounds", 1 if ctx.quick else 2))
+    rounds = int(ctx.options.get("rounds", 2 if ctx.full else 1))
     runs: dict[str, list[dict[str, Any]]] = {"off": [], "on": []}
     for n in range(rounds):
         for setting in ("off", "on") if n % 2 == 0 else ("on", "off"):

@@ -17,6 +17,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.load]
 
 EXPECTED = {
     "/health/live requests/s",
+    "server CPU per command",
     "requests/s at max rate",
     "commands/s at max rate, group commit on",
     "commands/s at max rate, group commit off",
@@ -43,6 +44,10 @@ def test_the_http_section_gives_its_figures(tmp_path) -> None:  # type: ignore[n
             assert figure.ceiling_value and figure.ceiling_value > 0, figure
             assert figure.ratio is not None and figure.ratio > 0, figure
     by_name = {f.name: f for f in figures}
+    # The CPU per command: the commands-alone phase answered commands, and nothing but them.
+    alone = by_name["server CPU per command"].extra["commands"]
+    assert alone["commands"] > 0 and alone["failed"] == 0
+    assert set(alone["kinds"]) <= set(http.COMMANDS) | {"read table"}, sorted(alone["kinds"])
     # Nothing went unanswered or answered 5xx, at full speed or on schedule.
     assert by_name["p99 at half max rate (open loop)"].extra["half"]["failed"] == 0
     assert by_name["commands/s at max rate, group commit on"].extra["result"]["failed"] == 0

@@ -66,7 +66,9 @@ end
 
 -- Rounds of: a deal, then stand (or, a third of the time when it is legal, raise); a look at
 -- the table; every 2nd round the wallet, every 5th a grant, every 4th a feed page (following
--- the log from where this client's last page ended; not when `feed` is false).
+-- the log from where this client's last page ended; not when `feed` is false). With `reads`
+-- false, the commands alone: no look at the table or the wallet, no feed page (the table is
+-- read only to finish a deal left deciding, as always).
 local function casino_script(me)
   local tbl, wallet = me.table_id, me.wallet_id
   local player, operator = me.player_key, me.operator_key
@@ -88,12 +90,13 @@ local function casino_script(me)
       end
       ask(action, "POST", "/deals/" .. deal.id .. "/" .. action, player)
     end
-    ask("read table", "GET", "/tables/" .. tbl, player)
-    if turn % 2 == 0 then ask("read wallet", "GET", "/wallets/" .. wallet, player) end
+    local reads = me.reads ~= false
+    if reads then ask("read table", "GET", "/tables/" .. tbl, player) end
+    if reads and turn % 2 == 0 then ask("read wallet", "GET", "/wallets/" .. wallet, player) end
     if turn % 5 == 0 then
       ask("grant", "POST", "/wallets/" .. wallet .. "/grants", operator, { amount = 100 })
     end
-    if turn % 4 == 0 and me.feed ~= false then
+    if reads and turn % 4 == 0 and me.feed ~= false then
       local page
       status, page = ask("feed page", "GET", "/events?after=" .. after .. "&limit=50", operator,
                          nil, true)
