@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ledger.core.transfers import Transfer, wallet_movements
+from ledger.core.transfers import Transfer, transfers_of, wallet_movements
 from ledger.domain.casino import CasinoDeal, CasinoTable
 from ledger.domain.dispute import Dispute
 from ledger.domain.highcard import HighCardTable
-from ledger.domain.records import fields_of, record_of, transfers_in
+from ledger.domain.records import HEADER
 from ledger.domain.wallet import Wallet
+from ledger.rules.operations import Operation
 
 #: Classes the fold dispatches on, as tuples made once (not a union made at every event).
 TABLE_EVENTS = (CasinoTable.Event, HighCardTable.Event)
@@ -26,12 +27,24 @@ class Facts(NamedTuple):
     wallets: list[tuple[str, int]]  # (wallet id, signed amount): each wallet side of a transfer
 
 
+_HEADER = tuple(HEADER)
+
+
 def facts(event: Any) -> Facts:
-    """An event's `Facts`."""
-    record = record_of(event)
-    transfers = transfers_in(event, record)
-    return Facts(fields_of(event), record, transfers, str(event.originator_id),
-                 list(wallet_movements(transfers)))
+    """An event's `Facts`: what `ledger.domain.records`' `record_of`, `fields_of` and
+    `transfers_in` give, worked out here with fewer steps (every folded event comes here)."""
+    if isinstance(event, HighCardTable.Operation):
+        data = event.data
+        record: Any = event.operation
+        transfers = record.moves() if isinstance(record, Operation) else transfers_of(vars(event))
+    else:
+        data = dict(vars(event))
+        for name in _HEADER:
+            data.pop(name, None)
+        record = event
+        transfers = transfers_of(data)
+    return Facts(data, record, transfers, str(event.originator_id),
+                 list(wallet_movements(transfers)) if transfers else [])
 
 
 def named_documents(event: Any, known: Facts) -> set[str]:

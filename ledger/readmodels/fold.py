@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from eventsourcing.utils import TopicError, resolve_topic
 
@@ -36,9 +36,7 @@ from ledger.domain.access import ApiKey, CommandRecord
 from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
 from ledger.domain.checkpoint import ChainKeyFingerprint, Checkpoints
 from ledger.domain.dispute import Dispute
-from ledger.domain.fairness import REVEALS
 from ledger.domain.highcard import HighCardTable
-from ledger.domain.records import kind_of
 from ledger.domain.verification import VerificationRun
 from ledger.domain.wallet import Wallet
 from ledger.readmodels.chips import count_chips
@@ -93,6 +91,28 @@ def folded_topic(topic: str) -> bool:
     return cls is None or not issubclass(cls, UNFOLDED)
 
 
+class _Indexed(NamedTuple):
+    """What the feed index needs to know of an event class, worked out once per class."""
+
+    type_key: str
+    wallet: bool
+    table: bool
+    casino_deal: bool
+    dispute: bool
+
+
+_INDEXED: dict[type, _Indexed] = {}
+
+
+def _indexed_as(cls: type) -> _Indexed:
+    found = _INDEXED.get(cls)
+    if found is None:
+        found = _INDEXED[cls] = _Indexed(
+            f"type:{cls.__name__}", issubclass(cls, Wallet.Event), issubclass(cls, TABLE_EVENTS),
+            issubclass(cls, CasinoDeal.Event), issubclass(cls, Dispute.Event))
+    return found
+
+
 def microseconds(event: Any) -> int:
     """An event's UTC time as whole microseconds since the epoch (the feed index's clock)."""
     return int(event.timestamp.timestamp() * 1_000_000)
@@ -109,6 +129,7 @@ class Fold:
         self.changed: dict[str, Any] = {}
         self.keys: list[tuple[str, int]] = []
         self.listed: list[tuple[int, int]] = []
+        self._owners: dict[str, str] = {}  # wallet id → its player, as read for the index
 
     def get(self, name: str, default: Any = None) -> Any:
         if name in self.changed:
@@ -176,50 +197,53 @@ class Fold:
 
     # The feed index.
     def _index(self, position: int, event: Any, known: Facts, data: dict[str, Any]) -> None:
-        """The event's index rows: its type, and the tables, wallets, players and deals it is
-        about (`data`: its fields, or for a dispute's event those of the dispute too). Each key
-        goes straight into one set; wallets are kept apart to find their players."""
+        """The event's index rows: its type, and the tables, wallets and players it is about
+        (`data`: its fields, or for a dispute's event those of the dispute too). Wallets are
+        gathered apart to find their players."""
         aggregate = known.aggregate
-        keys = {f"type:{kind_of(event)}"}
-        wallets = {wallet for wallet, _ in known.wallets}
-        deals = []
+        kind = _indexed_as(type(event))
+        keys = {kind.type_key}
+        wallets = [wallet for wallet, _ in known.wallets]
         at_table = False
-        if isinstance(event, Wallet.Event):
-            wallets.add(aggregate)
-        elif isinstance(event, TABLE_EVENTS):
+        if kind.wallet:
+            wallets.append(aggregate)
+        elif kind.table:
             keys.add(f"table:{aggregate}")
             at_table = True
-        if isinstance(event, Dispute.Event) and data.get("table_id"):
-            keys.add(f"table:{data['table_id']}")
-            at_table = True
-        elif isinstance(event, CasinoDeal.Event):
-            deals.append(aggregate)
+        if kind.dispute:
+            if data.get("table_id"):
+                keys.add(f"table:{data['table_id']}")
+                at_table = True
+        elif kind.casino_deal:
             deal = self.get(f"d|{aggregate}") or {}
             table = data.get("table_id") or deal.get("table")
             if table:
                 keys.add(f"table:{table}")
                 at_table = True
-            keys.update([f"player:{player}" for player in deal.get("players", ())])
-        if data.get("deal_id") is not None:
-            deals.append(str(data["deal_id"]))
-        if isinstance(data.get("player_id"), str):
-            keys.add(f"player:{data['player_id']}")
-        if data.get("wallet_id") is not None:
-            wallets.add(str(data["wallet_id"]))
+            players = deal.get("players")
+            if players:
+                keys.update([f"player:{player}" for player in players])
+        player = data.get("player_id")
+        if isinstance(player, str):
+            keys.add(f"player:{player}")
+        wallet_id = data.get("wallet_id")
+        if wallet_id is not None:
+            wallets.append(str(wallet_id))
         seat = data.get("seat")
-        if isinstance(seat, int) and at_table:
+        if at_table and isinstance(seat, int):
             info = (self.get(f"t|{aggregate}") or {}).get("seats", {}).get(str(seat))
             if info:
                 keys.add(f"player:{info['player']}")
+        owners = self._owners
         for wallet in wallets:
             keys.add(f"wallet:{wallet}")
-            owner = (self.get(f"w|{wallet}") or {}).get("player")
+            owner = owners.get(wallet)
+            if owner is None:
+                owner = (self.get(f"w|{wallet}") or {}).get("player")
+                if owner:  # a wallet's player never changes once it is opened
+                    owners[wallet] = owner
             if owner:
                 keys.add(f"player:{owner}")
-        for deal_id in deals:
-            keys.add(f"deal:{deal_id}")
-        if isinstance(known.record, REVEALS):
-            keys.update([f"revealed:{deal_id}" for deal_id in deals])
         self.listed.append((position, microseconds(event)))
         # In no order: the stores order rows by key and position (`ledger.readmodels.readstore`).
         self.keys.extend([(key, position) for key in keys])

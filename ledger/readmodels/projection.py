@@ -25,6 +25,7 @@ from uuid import UUID
 from eventsourcing.persistence import ApplicationRecorder, Mapper
 
 from ledger.core.background import Background
+from ledger.readmodels.decode import StoredEvents
 from ledger.readmodels.fold import Fold, folded_topic, listed_topic
 from ledger.readmodels.readstore import (
     LostRace,
@@ -67,6 +68,7 @@ class Projection:
         self.app = app
         self.store = store or read_store_for(app.store, getattr(app.recorder, "datastore", None),
                                              app.name.lower())
+        self._reader: StoredEvents | None = None
 
     def head(self) -> int:
         """The last position of the log."""
@@ -86,10 +88,17 @@ class Projection:
                                                           stop=stop)
             if not page:
                 return 0
-            mapper = self.app.mapper
-            _fold_into(session, write, [(n.id, mapper.to_domain_event(n)) for n in page
-                                        if folded_topic(n.topic)], page[-1].id)
+            read = self._stored_events().event
+            _fold_into(session, write, [(n.id, read(n)) for n in page if folded_topic(n.topic)],
+                       page[-1].id)
             return len(page)
+
+    def _stored_events(self) -> StoredEvents:
+        """The reader of stored events for the application's mapper (made once)."""
+        mapper = self.app.mapper
+        if self._reader is None or self._reader.mapper is not mapper:
+            self._reader = StoredEvents(mapper)
+        return self._reader
 
     def fold_decoded(self, events: list[tuple[int, Any]], last: int) -> None:
         """Fold events the caller has read and decoded, (position, domain event) in order: every

@@ -16,8 +16,14 @@ exactly once, and a crash anywhere leaves either the whole page or none of it.
 
 The feed index: every listed event has a row (position, time in microseconds, and `at_max`, the
 latest time at or before that position, which never decreases along the log), and a row per
-key it is found by: `table:<id>`, `wallet:<id>`, `player:<id>`, `type:<Name>`, `deal:<id>`, and
-`revealed:<deal id>` for the event that revealed a deal's seed.
+key it is found by, one for each of the feed's filters: `table:<id>`, `wallet:<id>`,
+`player:<id>`, `type:<Name>`.
+
+The format: what the fold writes is `FORMAT`, recorded beside the positions (the projection
+`#format`). A store on SQLite or PostgreSQL folded in another format, or before formats were
+recorded, answers position 0 until the next page is folded into it; that page's transaction
+empties it, under the fold's lock, and folds the log again from its start (format 1 also
+indexed every event by `deal:<id>` and `revealed:<deal id>`, which no filter reads).
 """
 
 from __future__ import annotations
@@ -36,6 +42,10 @@ from typing import Any
 
 import orjson
 
+#: The format of the read models (see above): raised whenever what the fold writes changes.
+FORMAT = 2
+#: The projection name under which a store records its format (no projection is named so).
+FORMAT_ROW = "#format"
 #: Index rows a feed query examines before it answers with a cursor instead.
 SCAN = 5000
 #: How long a folder waits for another one's lock before leaving the page to it.

@@ -21,6 +21,8 @@ from typing import Any
 
 from ledger.readmodels.readstore import (
     DIGEST_BATCH,
+    FORMAT,
+    FORMAT_ROW,
     LOCK_WAIT,
     RECORDING_SKEW_US,
     LostRace,
@@ -118,19 +120,30 @@ class _SqlReadStore(ReadStore):
                            [(name,) for name in names])
 
     def _start(self, cursor: Any, projection: str) -> int:
+        """The projection's position, inside its lock; a store of another format is emptied
+        here first, to be folded again from the start (`FORMAT`)."""
         m = self.mark
-        cursor.execute(f"SELECT position FROM {self.projections} WHERE projection = {m}",
-                       (projection,))
-        row = cursor.fetchone()
-        if row is None:
+        cursor.execute(f"SELECT projection, position FROM {self.projections}")
+        positions = dict(map(row_tuple, cursor.fetchall()))
+        if positions.get(FORMAT_ROW) != FORMAT:
+            if positions:  # folded before (a new store has nothing to empty, nor to lock)
+                for table in (self.documents, self.feed_events, self.feed_keys,
+                              self.projections):
+                    cursor.execute(f"DELETE FROM {table}")
+            cursor.execute(f"INSERT INTO {self.projections} (projection, position) "
+                           f"VALUES ({m}, {m})", (FORMAT_ROW, FORMAT))
+            positions = {}
+        if projection not in positions:
             cursor.execute(f"INSERT INTO {self.projections} (projection, position) "
                            f"VALUES ({m}, 0)", (projection,))
             return 0
-        return int(_first(row))
+        return int(positions[projection])
 
     def position(self, projection: str) -> int:
-        rows = self._all(f"SELECT position FROM {self.projections} WHERE projection = ?",
-                         (projection,))
+        """The position folded, 0 while the store holds another format (`FORMAT`)."""
+        rows = self._all(f"SELECT position FROM {self.projections} WHERE projection = ? AND "
+                         f"EXISTS (SELECT 1 FROM {self.projections} WHERE projection = ? AND "
+                         "position = ?)", (projection, FORMAT_ROW, FORMAT))
         return int(rows[0][0]) if rows else 0
 
     def read(self, name: str) -> Any:
