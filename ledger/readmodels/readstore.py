@@ -22,8 +22,9 @@ key it is found by, one for each of the feed's filters: `table:<id>`, `wallet:<i
 The format: what the fold writes is `FORMAT`, recorded beside the positions (the projection
 `#format`). A store on SQLite or PostgreSQL folded in another format, or before formats were
 recorded, answers position 0 until the next page is folded into it; that page's transaction
-empties it, under the fold's lock, and folds the log again from its start (format 1 also
-indexed every event by `deal:<id>` and `revealed:<deal id>`, which no filter reads).
+empties it, under the fold's lock, and folds the log again from its start. Format 1 also
+indexed every event by `deal:<id>` and `revealed:<deal id>`, which no filter reads, and kept a
+SQLite store's documents in a WITHOUT ROWID table (made anew with rowids when it is emptied).
 """
 
 from __future__ import annotations

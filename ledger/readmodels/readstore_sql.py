@@ -127,9 +127,7 @@ class _SqlReadStore(ReadStore):
         positions = dict(map(row_tuple, cursor.fetchall()))
         if positions.get(FORMAT_ROW) != FORMAT:
             if positions:  # folded before (a new store has nothing to empty, nor to lock)
-                for table in (self.documents, self.feed_events, self.feed_keys,
-                              self.projections):
-                    cursor.execute(f"DELETE FROM {table}")
+                self._empty(cursor)
             cursor.execute(f"INSERT INTO {self.projections} (projection, position) "
                            f"VALUES ({m}, {m})", (FORMAT_ROW, FORMAT))
             positions = {}
@@ -138,6 +136,11 @@ class _SqlReadStore(ReadStore):
                            f"VALUES ({m}, 0)", (projection,))
             return 0
         return int(positions[projection])
+
+    def _empty(self, cursor: Any) -> None:
+        """Remove every document, index row and position (a store of another format)."""
+        for table in (self.documents, self.feed_events, self.feed_keys, self.projections):
+            cursor.execute(f"DELETE FROM {table}")
 
     def position(self, projection: str) -> int:
         """The position folded, 0 while the store holds another format (`FORMAT`)."""
@@ -241,12 +244,18 @@ class _PostgresSession(_SqlSession):
         return {name: document_value(doc) for name, doc in map(row_tuple, self.cursor.fetchall())}
 
 
+DOCUMENTS_TABLE = ("CREATE TABLE IF NOT EXISTS read_documents (name TEXT PRIMARY KEY, "
+                   "doc TEXT NOT NULL)")
+
+
 class SQLiteReadStore(_SqlReadStore):
     """Read models in a SQLite file of their own beside the event store's file."""
 
     SCHEMA = (
-        ("CREATE TABLE IF NOT EXISTS read_documents (name TEXT PRIMARY KEY, doc TEXT NOT NULL) "
-         "WITHOUT ROWID"),
+        # A table with rowids: documents are large rows (a player's recall, a deal's summary),
+        # which SQLite keeps in overflow pages off a rowid table's tree, where a WITHOUT ROWID
+        # table moves them about its tree at every upsert (twice the time of a page's writes).
+        DOCUMENTS_TABLE,
         ("CREATE TABLE IF NOT EXISTS read_projections (projection TEXT PRIMARY KEY, "
          "position INTEGER NOT NULL)"),
         ("CREATE TABLE IF NOT EXISTS feed_events (position INTEGER PRIMARY KEY, at INTEGER NOT "
@@ -290,6 +299,13 @@ class SQLiteReadStore(_SqlReadStore):
             raise
         finally:
             cursor.close()
+
+    def _empty(self, cursor: Any) -> None:
+        """As on every store, and the documents' table made anew as this release makes it
+        (format 1 made it WITHOUT ROWID)."""
+        super()._empty(cursor)
+        cursor.execute(f"DROP TABLE {self.documents}")
+        cursor.execute(DOCUMENTS_TABLE)
 
     def close(self) -> None:
         self.connections.close()
