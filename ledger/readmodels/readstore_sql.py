@@ -10,12 +10,12 @@ in one statement and copies its index rows in (`COPY`); SQLite runs a statement 
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import sqlite3
 from abc import abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,34 @@ from ledger.store.sidestore import (
 Columns = tuple[tuple[str, str], ...]
 DOCUMENT_COLUMNS: Columns = (("name", "text"), ("doc", "text"))
 EVENT_COLUMNS: Columns = (("position", "bigint"), ("at", "bigint"), ("at_max", "bigint"))
-KEY_COLUMNS: Columns = (("key", "text"), ("position", "bigint"))
+KEY_COLUMNS: Columns = (("key", "text"), ("position", "bigint"), ("positions", "text"))
+#: Runs of a key read at a time by a feed query.
+RUNS_READ = 16
+
+
+def packed(positions: list[int]) -> str:
+    """Ascending positions as one run's text: the first, then each one's distance from the one
+    before, separated by commas (`1000,3,1` for 1000, 1003 and 1004)."""
+    gaps = [b - a for a, b in itertools.pairwise(positions)]
+    return ",".join(map(str, [positions[0], *gaps]))
+
+
+def unpacked(text: str) -> list[int]:
+    """The positions of a run's text (`packed`)."""
+    return list(itertools.accumulate(map(int, text.split(","))))
+
+
+def runs_of(keys: Iterable[tuple[str, int]]) -> list[tuple[str, int, str]]:
+    """A page's index rows (key, position), in position order, as one row per key: (key, its
+    last position, `packed` positions), in key order."""
+    by_key: dict[str, list[int]] = {}
+    for key, position in keys:
+        found = by_key.get(key)
+        if found is None:
+            by_key[key] = [position]
+        else:
+            found.append(position)
+    return [(key, positions[-1], packed(positions)) for key, positions in sorted(by_key.items())]
 
 
 class _SqlReadStore(ReadStore):
@@ -92,11 +119,9 @@ class _SqlReadStore(ReadStore):
                 rows.append((position, at, at_max))
             self._append(cursor, self.feed_events, EVENT_COLUMNS, rows)
         if write.keys:
-            # In key order: each key's rows go in together, not scattered over the index. By
-            # the key alone (half the work of comparing pairs): a page's rows come in position
-            # order, which the sort keeps within a key.
-            self._append(cursor, self.feed_keys, KEY_COLUMNS,
-                         sorted(write.keys, key=itemgetter(0)))
+            # One row per key a page: a run of its positions (the fold writes a page's rows in
+            # position order), in key order.
+            self._append(cursor, self.feed_keys, KEY_COLUMNS, runs_of(write.keys))
         cursor.execute(f"UPDATE {self.projections} SET position = {m} "
                        f"WHERE projection = {m} AND position = {m}",
                        (write.position, projection, start))
@@ -177,14 +202,35 @@ class _SqlReadStore(ReadStore):
                 upto = min(upto, rows[0][0] - 1)
         return after, upto
 
+    def _positions(self, key: str, after: int, upto: int) -> Iterator[int]:
+        """The positions in (after, upto] that carry a key, in order, read a few runs at a
+        time. A key's runs hold positions after those of its runs before (each is a page's),
+        so runs in the order of their last positions give positions in order."""
+        sql = (f"SELECT position, positions FROM {self.feed_keys} WHERE key = ? AND "
+               "position > ? ORDER BY position LIMIT ?")
+        last = after
+        while True:
+            runs = self._all(sql, (key, last, RUNS_READ))
+            for last, text in runs:  # (the next read starts after the last run)
+                for position in unpacked(text):
+                    if position > upto:
+                        return
+                    if position > after:
+                        yield position
+            if len(runs) < RUNS_READ:
+                return
+
     def candidates(self, keys: frozenset[str] | None, after: int, upto: int,
                    limit: int) -> list[int]:
         if keys is None:
             return [position for position, _at in self.listed_with_times(after, upto, limit)]
-        marks = ",".join("?" * len(keys))
-        sql = (f"SELECT DISTINCT position FROM {self.feed_keys} WHERE key IN ({marks}) AND "
-               "position > ? AND position <= ? ORDER BY position LIMIT ?")
-        return [r[0] for r in self._all(sql, (*sorted(keys), after, upto, limit))]
+        found: list[int] = []
+        for position in heapq.merge(*(self._positions(k, after, upto) for k in sorted(keys))):
+            if not found or found[-1] != position:
+                found.append(position)
+                if len(found) == limit:
+                    break
+        return found
 
     def listed_with_times(self, after: int, upto: int, limit: int) -> list[tuple[int, int]]:
         sql = (f"SELECT position, at FROM {self.feed_events} WHERE position > ? AND "
@@ -192,12 +238,12 @@ class _SqlReadStore(ReadStore):
         return self._all(sql, (after, upto, limit))
 
     def having(self, keys: frozenset[str], positions: Sequence[int]) -> set[int]:
-        found: set[int] = set()
-        for chunk in groups_of(list(positions), 500):
-            sql = (f"SELECT position FROM {self.feed_keys} WHERE key IN "
-                   f"({','.join('?' * len(keys))}) AND position IN ({','.join('?' * len(chunk))})")
-            found.update(r[0] for r in self._all(sql, (*sorted(keys), *chunk)))
-        return found
+        if not positions:
+            return set()
+        wanted = set(positions)
+        first, last = min(wanted), max(wanted)
+        return {p for key in sorted(keys) for p in self._positions(key, first - 1, last)
+                if p in wanted}
 
     def times(self, positions: Sequence[int]) -> dict[int, int]:
         found: dict[int, int] = {}
@@ -210,7 +256,9 @@ class _SqlReadStore(ReadStore):
     def snapshot_texts(self) -> tuple[dict[str, str], str]:
         texts = dict(self._all(f"SELECT name, doc FROM {self.documents} ORDER BY name"))
         listed = self._stream(f"SELECT position, at FROM {self.feed_events} ORDER BY position")
-        keys = self._stream(f"SELECT key, position FROM {self.feed_keys} ORDER BY key, position")
+        runs = self._stream(f"SELECT key, positions FROM {self.feed_keys} "
+                            "ORDER BY key, position")
+        keys = ((key, position) for key, text in runs for position in unpacked(text))
         return texts, digest_rows(itertools.chain(listed, keys))
 
 
@@ -244,6 +292,9 @@ class _PostgresSession(_SqlSession):
         return {name: document_value(doc) for name, doc in map(row_tuple, self.cursor.fetchall())}
 
 
+#: A key's runs of positions, one row a page (`runs_of`): `position` is the run's last.
+FEED_KEYS_TABLE = ("CREATE TABLE IF NOT EXISTS feed_keys (key TEXT NOT NULL, position INTEGER "
+                   "NOT NULL, positions TEXT NOT NULL, PRIMARY KEY (key, position)) WITHOUT ROWID")
 DOCUMENTS_TABLE = ("CREATE TABLE IF NOT EXISTS read_documents (name TEXT PRIMARY KEY, "
                    "doc TEXT NOT NULL)")
 
@@ -261,8 +312,7 @@ class SQLiteReadStore(_SqlReadStore):
         ("CREATE TABLE IF NOT EXISTS feed_events (position INTEGER PRIMARY KEY, at INTEGER NOT "
          "NULL, at_max INTEGER NOT NULL)"),
         "CREATE INDEX IF NOT EXISTS feed_events_at_max ON feed_events (at_max, position)",
-        ("CREATE TABLE IF NOT EXISTS feed_keys (key TEXT NOT NULL, position INTEGER NOT NULL, "
-         "PRIMARY KEY (key, position)) WITHOUT ROWID"),
+        FEED_KEYS_TABLE,
     )
 
     def __init__(self, path: Path, busy_seconds: float = 5.0) -> None:
@@ -270,6 +320,33 @@ class SQLiteReadStore(_SqlReadStore):
         self.busy_seconds = busy_seconds
         # A rebuildable model: WAL keeps it consistent, if not durable, without a flush a write.
         self.connections = ThreadConnections(path, busy_seconds, "NORMAL", self.SCHEMA)
+        self._leave_format_1()
+
+    def _leave_format_1(self) -> None:
+        """Empty a file of read models in format 1, whose index table has a row per key and
+        position (no `positions`), and make its tables as this format makes them; it is then
+        folded again from the start (`FORMAT`). Done as the store opens, before anything reads
+        the index in a form it no longer has."""
+        connection = self.connections.connection()
+
+        def columns() -> set[str]:
+            return {row[1] for row in connection.execute("PRAGMA table_info(feed_keys)")}
+
+        if "positions" in columns():
+            return
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            if "positions" not in columns():  # (not done meanwhile by another process)
+                for table in (self.documents, self.feed_keys):
+                    connection.execute(f"DROP TABLE {table}")
+                for table in (self.feed_events, self.projections):
+                    connection.execute(f"DELETE FROM {table}")
+                connection.execute(DOCUMENTS_TABLE)
+                connection.execute(FEED_KEYS_TABLE)
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
 
     @contextmanager
     def _cursor(self) -> Iterator[Any]:
@@ -333,8 +410,17 @@ class PostgresReadStore(_SqlReadStore):
              "at bigint NOT NULL, at_max bigint NOT NULL)"),
             (f"CREATE INDEX IF NOT EXISTS {prefix}_feed_events_at_max ON {self.feed_events} "
              "(at_max, position)"),
+            # Format 1's index table (a row per key and position, no `positions`): emptied
+            # with every read model, to be folded again (`FORMAT`), before anything reads it.
+            (f"DO $$ BEGIN IF EXISTS (SELECT 1 FROM information_schema.tables WHERE "
+             f"table_schema = '{schema}' AND table_name = '{prefix}_feed_keys') AND NOT EXISTS "
+             "(SELECT 1 FROM information_schema.columns WHERE "
+             f"table_schema = '{schema}' AND table_name = '{prefix}_feed_keys' AND "
+             f"column_name = 'positions') THEN DROP TABLE {self.feed_keys}; "
+             f"DELETE FROM {self.documents}; DELETE FROM {self.feed_events}; "
+             f"DELETE FROM {self.projections}; END IF; END $$"),
             (f"CREATE TABLE IF NOT EXISTS {self.feed_keys} (key text NOT NULL, position bigint "
-             "NOT NULL, PRIMARY KEY (key, position))"),
+             "NOT NULL, positions text NOT NULL, PRIMARY KEY (key, position))"),
         )
         create_postgres_tables(datastore, f"{schema}.{prefix}.tables", statements)
 

@@ -24,7 +24,7 @@ from ledger.readmodels.decode import StoredEvents
 from ledger.readmodels.fold import folded_topic
 from ledger.readmodels.projection import PROJECTION, Projection
 from ledger.readmodels.readstore import FORMAT_ROW, LostRace, MemoryReadStore
-from ledger.readmodels.readstore_sql import SQLiteReadStore
+from ledger.readmodels.readstore_sql import PostgresReadStore, SQLiteReadStore
 from ledger.sim.bots import simulate_casino, simulate_table
 
 
@@ -318,20 +318,50 @@ def test_a_store_folded_in_an_older_format_is_folded_again_from_the_start(make_s
     if isinstance(store, MemoryReadStore):
         pytest.skip("a store in memory is folded from nothing by every process")
     mark = store.mark
-    # The store as an older release left it: no format recorded, a key no filter reads now.
+    # The store as an older release left it: no format recorded, a document it would not have.
     with store._cursor() as cursor:
         cursor.execute(f"DELETE FROM {store.projections} WHERE projection = {mark}",
                        (FORMAT_ROW,))
-        cursor.execute(f"INSERT INTO {store.feed_keys} (key, position) VALUES ({mark}, 1)",
-                       ("deal:gone",))
-        if isinstance(store, SQLiteReadStore):  # documents in a WITHOUT ROWID table
-            cursor.execute("DROP TABLE read_documents")
-            cursor.execute("CREATE TABLE read_documents (name TEXT PRIMARY KEY, doc TEXT NOT "
-                           "NULL) WITHOUT ROWID")
         cursor.execute(f"INSERT INTO {store.documents} (name, doc) VALUES ({mark}, {mark})",
                        ("w|gone", "{}"))
     assert store.position(PROJECTION) == 0
     assert app.projection.status()["behind"] == app.projection.head()
     assert app.projection.catch_up() == app.projection.head()
-    assert not store.has_key("deal:gone") and store.read("w|gone") is None
+    assert store.read("w|gone") is None
     assert app.projection.differences_from_a_rebuild() == []
+
+
+def test_a_store_of_the_first_format_is_emptied_as_it_opens(make_shared_app, tmp_path):
+    """Format 1 kept a row per index key and position (and on SQLite its documents in a
+    WITHOUT ROWID table): a store opening it empties it before anything reads the index, and it
+    is folded again to the same models as a fold from nothing."""
+    app = make_shared_app()
+    simulate_casino(app, 3, seed="7e" * 16, bet=20)
+    app.project()
+    store = app.projection.store
+    if isinstance(store, MemoryReadStore):
+        pytest.skip("a store in memory is folded from nothing by every process")
+    mark = store.mark
+    with store._cursor() as cursor:
+        cursor.execute(f"DROP TABLE {store.feed_keys}")
+        cursor.execute(f"CREATE TABLE {store.feed_keys} (key text NOT NULL, position bigint NOT "
+                       "NULL, PRIMARY KEY (key, position))")
+        cursor.execute(f"INSERT INTO {store.feed_keys} (key, position) VALUES ({mark}, 1)",
+                       ("deal:gone",))
+        if isinstance(store, SQLiteReadStore):
+            cursor.execute("DROP TABLE read_documents")
+            cursor.execute("CREATE TABLE read_documents (name TEXT PRIMARY KEY, doc TEXT NOT "
+                           "NULL) WITHOUT ROWID")
+        cursor.execute(f"INSERT INTO {store.documents} (name, doc) VALUES ({mark}, {mark})",
+                       ("w|gone", "{}"))
+    reopened = (SQLiteReadStore(store.path) if isinstance(store, SQLiteReadStore)
+                else PostgresReadStore(store.datastore, app.name.lower()))
+    try:
+        assert reopened.position(PROJECTION) == 0 and reopened.read("w|gone") is None
+        assert not reopened.has_key("deal:gone")
+        again = Projection(app, reopened)
+        assert again.catch_up() == app.projection.head()
+        assert again.differences_from_a_rebuild() == []
+    finally:
+        if isinstance(reopened, SQLiteReadStore):
+            reopened.close()
