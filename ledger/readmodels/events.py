@@ -16,6 +16,12 @@ from ledger.rules.operations import Operation
 
 #: Classes the fold dispatches on, as tuples made once (not a union made at every event).
 TABLE_EVENTS = (CasinoTable.Event, HighCardTable.Event)
+#: The per-table row of the day totals. Player ids start with a letter or digit
+#: (`ledger.core.validation.PLAYER_ID`), so no player can be this marker.
+TABLE_ROW = "#"
+#: The variant of a casino table, in the read models.
+CASINO = "casino"
+
 
 class Facts(NamedTuple):
     """What the fold reads of an event, worked out once for every read model (`facts`)."""
@@ -50,8 +56,11 @@ def facts(event: Any) -> Facts:
 def named_documents(event: Any, known: Facts) -> set[str]:
     """The documents a fold of the event reads that the event names itself: its wallet, table,
     casino deal or dispute, the wallets its chips move between, and the table, wallet and deal
-    its fields name. A page reads them all at once (`Fold.prefetch`); the few others (day
-    totals, recall) are read one at a time as the fold comes to them."""
+    its fields name; for the start of a casino deal, also what its end reads: the day's rows
+    of its table and player, the player's recall and the day's series. A page reads them all at
+    once (`Fold.prefetch`); the few others (the day totals and recall of a multi-seat table's
+    players, or of a deal begun on an earlier page) are read one at a time as the fold comes
+    to them."""
     aggregate, data = known.aggregate, known.data
     names = {f"w|{wallet}" for wallet, _ in known.wallets}
     if isinstance(event, Wallet.Event):
@@ -60,6 +69,11 @@ def named_documents(event: Any, known: Facts) -> set[str]:
         names.add(f"t|{aggregate}")
     elif isinstance(event, CasinoDeal.Event):
         names.add(f"d|{aggregate}")
+        if isinstance(event, CasinoDeal.Committed):
+            day, table, player = event.timestamp.isoformat()[:10], data["table_id"], data[
+                "player_id"]
+            names.update((f"a|{day}|{table}|{player}", f"a|{day}|{table}|{TABLE_ROW}",
+                          f"r|{player}", f"p|{day}|{CASINO}"))
     elif isinstance(event, Dispute.Event):
         names.add(f"x|{aggregate}")
     for prefix, field in (("w|", "wallet_id"), ("t|", "table_id"), ("d|", "deal_id")):

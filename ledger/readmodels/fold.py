@@ -43,7 +43,14 @@ from ledger.domain.wallet import Wallet
 from ledger.readmodels.chips import count_chips
 from ledger.readmodels.deals import index_deal
 from ledger.readmodels.disputes import dispute_doc, facts_of, fold_dispute
-from ledger.readmodels.events import TABLE_EVENTS, Facts, facts, named_documents
+from ledger.readmodels.events import (
+    CASINO,
+    TABLE_EVENTS,
+    TABLE_ROW,
+    Facts,
+    facts,
+    named_documents,
+)
 from ledger.readmodels.keys import fold_key
 from ledger.readmodels.readstore import ReadSession
 from ledger.readmodels.sealed import UNSEALS, fold_unsealed_bets, hold_sealed_bet
@@ -53,9 +60,6 @@ from ledger.rules import operations as op
 
 RECALL_KEPT = 50
 TOP_WINS = 5
-#: The per-table row of the day totals. Player ids start with a letter or digit
-#: (`ledger.core.validation.PLAYER_ID`), so no player can be this marker.
-TABLE_ROW = "#"
 COUNTS = ("deals", "turns", "wins", "handle", "returned", "paid_in", "paid_out", "banker_in",
           "banker_out", "stitch_rounds", "pot_splits", "partial_payouts")
 BETS = (CasinoDeal.Wagered, CasinoDeal.Raised, op.BetPlaced)
@@ -146,6 +150,10 @@ def microseconds(event: Any) -> int:
     return int(event.timestamp.timestamp() * 1_000_000)
 
 
+#: What `Fold.get` finds for a name neither changed nor read yet (None: read, and not there).
+_UNREAD = object()
+
+
 class Fold:
     """Folds events into documents and feed index rows, reading unchanged documents from
     `session` (inside the projection's transaction). A page reads each document once at most:
@@ -160,12 +168,11 @@ class Fold:
         self._owners: dict[str, str] = {}  # wallet id → its player, as read for the index
 
     def get(self, name: str, default: Any = None) -> Any:
-        if name in self.changed:
-            found = self.changed[name]
-        elif name in self._read:
-            found = self._read[name]
-        else:
-            found = self._read[name] = self._session.read(name)
+        found = self.changed.get(name, _UNREAD)
+        if found is _UNREAD:
+            found = self._read.get(name, _UNREAD)
+            if found is _UNREAD:
+                found = self._read[name] = self._session.read(name)
         return default if found is None else found
 
     def put(self, name: str, document: Any) -> None:
@@ -284,7 +291,7 @@ class Fold:
             return
         if plan.table_opened:
             self.put(f"t|{aggregate}", {"variant": event.variant if isinstance(
-                event, HighCardTable.Opened) else "casino", "seats": {}, "dealer": None})
+                event, HighCardTable.Opened) else CASINO, "seats": {}, "dealer": None})
             return
         if plan.casino_deal:
             deal_id: str | None = aggregate
