@@ -49,6 +49,8 @@ FORMAT = 2
 FORMAT_ROW = "#format"
 #: Index rows a feed query examines before it answers with a cursor instead.
 SCAN = 5000
+#: Candidates sifted by a query's other dimensions and times at a time (`FeedIndex.find`).
+SIFT = 500
 #: How long a folder waits for another one's lock before leaving the page to it.
 LOCK_WAIT = 0.2
 #: Index rows hashed at a time when the index is digested.
@@ -198,14 +200,26 @@ class FeedIndex(ABC):
             times = None
             found = self.candidates(driver, after, upto, wanted)
         scanned_to = found[-1] if len(found) == wanted else upto
-        for keys in others:
-            if not found:
-                break
-            kept = self.having(keys, found)
-            found = [p for p in found if p in kept]
-        if found and timed:
-            times = times if times is not None else self.times(found)
-            found = [p for p in found if _within(times.get(p), query.since_us, query.until_us)]
+        if others or timed:
+            # A few hundred candidates at a time, in order, until `limit` are kept: the answer
+            # is the first `limit` of them however many more would pass, and a dimension's
+            # positions are read only over the stretch of the log its candidates span.
+            kept: list[int] = []
+            for start in range(0, len(found), SIFT):
+                chunk = found[start:start + SIFT]
+                for keys in others:
+                    if not chunk:
+                        break
+                    having = self.having(keys, chunk)
+                    chunk = [p for p in chunk if p in having]
+                if chunk and timed:
+                    at = times if times is not None else self.times(chunk)
+                    chunk = [p for p in chunk if _within(at.get(p), query.since_us,
+                                                         query.until_us)]
+                kept.extend(chunk)
+                if len(kept) >= query.limit:
+                    break
+            found = kept
         if len(found) >= query.limit:
             found = found[:query.limit]
             scanned_to = found[-1]
