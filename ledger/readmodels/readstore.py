@@ -391,9 +391,14 @@ class MemoryReadStore(ReadStore):
         return found
 
     def having(self, keys: frozenset[str], positions: Sequence[int]) -> set[int]:
+        if not positions:
+            return set()
         wanted = set(positions)
-        with self._lock:
-            return {p for k in keys for p in self._keys.get(k, ()) if p in wanted}
+        first, last = min(wanted), max(wanted)
+        with self._lock:  # each key's positions are in order: only those between are looked at
+            runs = [lst[bisect.bisect_left(lst, first):bisect.bisect_right(lst, last)]
+                    for lst in (self._keys.get(k, []) for k in keys)]
+        return {p for run in runs for p in run if p in wanted}
 
     def times(self, positions: Sequence[int]) -> dict[int, int]:
         with self._lock:

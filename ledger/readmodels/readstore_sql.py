@@ -238,12 +238,26 @@ class _SqlReadStore(ReadStore):
         return self._all(sql, (after, upto, limit))
 
     def having(self, keys: frozenset[str], positions: Sequence[int]) -> set[int]:
-        if not positions:
-            return set()
+        """Those of the positions a key's runs hold: for each position, the run that would
+        hold it (the key's first run ending at or after it) found by the index, then only
+        those runs read, so the rows examined are at most the positions asked about."""
         wanted = set(positions)
-        first, last = min(wanted), max(wanted)
-        return {p for key in sorted(keys) for p in self._positions(key, first - 1, last)
-                if p in wanted}
+        found: set[int] = set()
+        for key in sorted(keys):
+            for chunk in groups_of(sorted(wanted - found), 500):
+                values = ",".join(["(CAST(? AS bigint))"] * len(chunk))
+                ends = self._all(
+                    f"WITH c(p) AS (VALUES {values}) SELECT DISTINCT (SELECT position FROM "
+                    f"{self.feed_keys} WHERE key = ? AND position >= c.p ORDER BY position "
+                    "LIMIT 1) FROM c", (*chunk, key))
+                runs = [end for end, in ends if end is not None]
+                if not runs:
+                    continue
+                sql = (f"SELECT positions FROM {self.feed_keys} WHERE key = ? AND position IN "
+                       f"({','.join('?' * len(runs))})")
+                for text, in self._all(sql, (key, *runs)):
+                    found.update(p for p in unpacked(text) if p in wanted)
+        return found
 
     def times(self, positions: Sequence[int]) -> dict[int, int]:
         found: dict[int, int] = {}
