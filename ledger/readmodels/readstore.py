@@ -15,16 +15,20 @@ exactly once, and a crash anywhere leaves either the whole page or none of it.
   `<app>_feed_keys` in the store's schema; the fold's lock is a transaction advisory lock.
 
 The feed index: every listed event has a row (position, time in microseconds, and `at_max`, the
-latest time at or before that position, which never decreases along the log), and a row per
-key it is found by, one for each of the feed's filters: `table:<id>`, `wallet:<id>`,
-`player:<id>`, `type:<Name>`.
+latest time at or before that position, which never decreases along the log), and the keys it
+is found by, one for each of the feed's filters: `table:<id>`, `wallet:<id>`, `player:<id>`,
+`type:<Name>`. In memory each key has the list of its positions; on SQLite and PostgreSQL a
+page writes one row per key, the run of the key's positions in that page (`runs_of`), so a
+page of 5,000 events writes some hundreds of index rows, not twenty thousand.
 
 The format: what the fold writes is `FORMAT`, recorded beside the positions (the projection
 `#format`). A store on SQLite or PostgreSQL folded in another format, or before formats were
 recorded, answers position 0 until the next page is folded into it; that page's transaction
-empties it, under the fold's lock, and folds the log again from its start. Format 1 also
-indexed every event by `deal:<id>` and `revealed:<deal id>`, which no filter reads, and kept a
-SQLite store's documents in a WITHOUT ROWID table (made anew with rowids when it is emptied).
+empties it, under the fold's lock, and folds the log again from its start. Format 1 kept a
+row per key and position, also indexed every event by `deal:<id>` and `revealed:<deal id>`,
+which no filter reads, and kept a SQLite store's documents in a WITHOUT ROWID table: a store
+of format 1 is emptied as it opens (`ledger.readmodels.readstore_sql`), before anything reads
+its index.
 """
 
 from __future__ import annotations

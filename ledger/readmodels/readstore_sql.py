@@ -5,7 +5,8 @@ Both share their queries; placeholders, table names and the fold's lock differ: 
 its file's write lock (`BEGIN IMMEDIATE`), PostgreSQL a transaction advisory lock. So does how a
 fold moves a page, where a statement is a round trip to PostgreSQL and a call in this process on
 SQLite: PostgreSQL reads the documents a page names in one query, upserts the page's documents
-in one statement and copies its index rows in (`COPY`); SQLite runs a statement a row.
+in one statement and copies its index rows in (`COPY`); SQLite runs a statement a row. On both,
+the index holds a row per key a page: the run of that key's positions (`runs_of`).
 """
 
 from __future__ import annotations
