@@ -68,7 +68,8 @@ def named_documents(event: Any, known: Facts) -> set[str]:
     elif isinstance(event, TABLE_EVENTS):
         names.add(f"t|{aggregate}")
     elif isinstance(event, CasinoDeal.Event):
-        names.add(f"d|{aggregate}")
+        if event.originator_version != 1:  # (the first event's fold makes the document)
+            names.add(f"d|{aggregate}")
         if isinstance(event, CasinoDeal.Committed):
             day, table, player = event.timestamp.isoformat()[:10], data["table_id"], data[
                 "player_id"]

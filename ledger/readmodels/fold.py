@@ -250,7 +250,9 @@ class Fold:
                 keys.add(f"table:{data['table_id']}")
                 at_table = True
         elif kind.casino_deal:
-            deal = self.get(f"d|{aggregate}") or {}
+            # A deal's first event: its document is made by this event's fold, after the
+            # index, so there is none to read (a SQLite store would look it up for nothing).
+            deal = {} if event.originator_version == 1 else self.get(f"d|{aggregate}") or {}
             table = data.get("table_id") or deal.get("table")
             if table:
                 keys.add(f"table:{table}")
