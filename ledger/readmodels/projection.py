@@ -42,9 +42,9 @@ log = logging.getLogger(__name__)
 PROJECTION = "ledger"
 #: Events folded in one transaction: a large page reads each document it changes and writes it
 #: once, however many of its events change it. A player's recall, day rows and wallet are read
-#: and written again on every page that touches them, so from nothing a page of 20,000 folds
-#: in about 0.8 of the CPU a page of 5,000 takes (the page's events, some tens of MB, are held
-#: meanwhile).
+#: and written again on every page that touches them, so from nothing pages of 20,000 fold in
+#: 0.7-0.9 of the CPU pages of 5,000 took (stores of 50,000 to 300,000 events); the page's events
+#: are held meanwhile, some 50 MB more at the peak.
 PAGE = 20_000
 #: How long `catch_up(wait=True)` waits for another folder before it gives up.
 WAIT_SECONDS = 60.0
