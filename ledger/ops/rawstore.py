@@ -158,6 +158,10 @@ class SQLiteRawStore(RawStore):
         if not self.read_path.exists():
             yield 0, iter([(t, []) for t in READ_TABLES])
             return
+        # Opened as the store first: a file an older release served, whose tables no longer
+        # have this release's columns, is emptied so (copied as an empty fold) the target
+        # folds again instead of failing on rows of the old shape.
+        SQLiteReadStore(self.read_path).close()
         db = sqlite3.connect(self.read_path, timeout=30, isolation_level=None)
         try:
             db.execute("BEGIN")
@@ -220,6 +224,8 @@ class PostgresRawStore(RawStore):
         prefix = APP_NAME.lower()
         self.events_table = f'"{schema}".{prefix}_events'
         self.snapshots_table = f'"{schema}".{prefix}_snapshots'
+        # Opening the read store empties tables an older release left in another shape, so
+        # `read_models` copies this release's rows (or none, for the target to fold again).
         self.read = PostgresReadStore(self.datastore, prefix)
 
     @contextmanager

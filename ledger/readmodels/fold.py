@@ -27,24 +27,30 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from eventsourcing.utils import TopicError, resolve_topic
 
 from ledger.core.fairness import shuffled_pack
+from ledger.core.transfers import pot_account
 from ledger.domain.access import ApiKey, CommandRecord
 from ledger.domain.casino import CasinoDeal, CasinoTable, SealedSeed
 from ledger.domain.checkpoint import ChainKeyFingerprint, Checkpoints
 from ledger.domain.dispute import Dispute
-from ledger.domain.fairness import REVEALS
 from ledger.domain.highcard import HighCardTable
-from ledger.domain.records import kind_of
 from ledger.domain.verification import VerificationRun
 from ledger.domain.wallet import Wallet
 from ledger.readmodels.chips import count_chips
 from ledger.readmodels.deals import index_deal
 from ledger.readmodels.disputes import dispute_doc, facts_of, fold_dispute
-from ledger.readmodels.events import TABLE_EVENTS, Facts, facts, named_documents
+from ledger.readmodels.events import (
+    CASINO,
+    TABLE_EVENTS,
+    TABLE_ROW,
+    Facts,
+    facts,
+    named_documents,
+)
 from ledger.readmodels.keys import fold_key
 from ledger.readmodels.readstore import ReadSession
 from ledger.readmodels.sealed import UNSEALS, fold_unsealed_bets, hold_sealed_bet
@@ -54,9 +60,6 @@ from ledger.rules import operations as op
 
 RECALL_KEPT = 50
 TOP_WINS = 5
-#: The per-table row of the day totals. Player ids start with a letter or digit
-#: (`ledger.core.validation.PLAYER_ID`), so no player can be this marker.
-TABLE_ROW = "#"
 COUNTS = ("deals", "turns", "wins", "handle", "returned", "paid_in", "paid_out", "banker_in",
           "banker_out", "stitch_rounds", "pot_splits", "partial_payouts")
 BETS = (CasinoDeal.Wagered, CasinoDeal.Raised, op.BetPlaced)
@@ -93,9 +96,62 @@ def folded_topic(topic: str) -> bool:
     return cls is None or not issubclass(cls, UNFOLDED)
 
 
+class _Plan(NamedTuple):
+    """What the fold does with an event or record of a class, worked out once per class (the
+    fold dispatches on these rather than asking `isinstance` a score of times per event)."""
+
+    type_key: str  # its feed index key
+    wallet: bool  # a wallet's event
+    table: bool  # a table's event (casino or high-card)
+    casino_deal: bool
+    dispute: bool
+    api_key: bool
+    checkpoint: bool
+    verification: bool
+    table_opened: bool
+    casino_committed: bool
+    # As a record (a table's operation, or any event but a table's operation):
+    bet_placed: bool  # may be a sealed bet (X4)
+    unseals: bool
+    operation: bool
+    op_committed: bool
+    bets: bool
+    returns: bool
+    funds: bool
+    collects: bool
+    deal_ends: bool
+    deal_voided: bool
+    deal_fact: bool  # changes a deal's document (`_deal_fact`)
+
+
+_PLANS: dict[type, _Plan] = {}
+_DEAL_FACTS = (CasinoDeal.CardDealt, op.CardDealt, op.TargetTurned, op.SeedRevealed, *RETURNS)
+
+
+def _plan_of(cls: type) -> _Plan:
+    found = _PLANS.get(cls)
+    if found is None:
+        found = _PLANS[cls] = _Plan(
+            f"type:{cls.__name__}", issubclass(cls, Wallet.Event), issubclass(cls, TABLE_EVENTS),
+            issubclass(cls, CasinoDeal.Event), issubclass(cls, Dispute.Event),
+            issubclass(cls, ApiKey.Event), issubclass(cls, Checkpoints.Event),
+            issubclass(cls, VerificationRun.Event), issubclass(cls, TABLE_OPENED),
+            issubclass(cls, CasinoDeal.Committed), issubclass(cls, op.BetPlaced),
+            issubclass(cls, UNSEALS), issubclass(cls, op.Operation),
+            issubclass(cls, op.Committed), issubclass(cls, BETS), issubclass(cls, RETURNS),
+            issubclass(cls, op.BankFunded), issubclass(cls, op.BankCollected),
+            issubclass(cls, DEAL_ENDS), issubclass(cls, op.DealVoided),
+            issubclass(cls, _DEAL_FACTS))
+    return found
+
+
 def microseconds(event: Any) -> int:
     """An event's UTC time as whole microseconds since the epoch (the feed index's clock)."""
     return int(event.timestamp.timestamp() * 1_000_000)
+
+
+#: What `Fold.get` finds for a name neither changed nor read yet (None: read, and not there).
+_UNREAD = object()
 
 
 class Fold:
@@ -109,14 +165,14 @@ class Fold:
         self.changed: dict[str, Any] = {}
         self.keys: list[tuple[str, int]] = []
         self.listed: list[tuple[int, int]] = []
+        self._owners: dict[str, str] = {}  # wallet id → its player, as read for the index
 
     def get(self, name: str, default: Any = None) -> Any:
-        if name in self.changed:
-            found = self.changed[name]
-        elif name in self._read:
-            found = self._read[name]
-        else:
-            found = self._read[name] = self._session.read(name)
+        found = self.changed.get(name, _UNREAD)
+        if found is _UNREAD:
+            found = self._read.get(name, _UNREAD)
+            if found is _UNREAD:
+                found = self._read[name] = self._session.read(name)
         return default if found is None else found
 
     def put(self, name: str, document: Any) -> None:
@@ -149,127 +205,138 @@ class Fold:
     def fold(self, position: int, event: Any, known: Facts) -> None:
         """Fold one event, at its position in the log (`known`: its `facts`)."""
         record = known.record
-        if isinstance(record, op.BetPlaced) and record.sealed:
-            self._index(position, event, known, known.data)
+        plan = _plan_of(type(event))
+        of_record = plan if record is event else _plan_of(type(record))
+        if of_record.bet_placed and record.sealed:
+            self._index(position, event, plan, known, known.data)
             hold_sealed_bet(self, known, event.timestamp.isoformat())
             return
-        if isinstance(record, UNSEALS):
+        if of_record.unseals:
             fold_unsealed_bets(self, event, known.aggregate)
-        count_chips(self, event, known.transfers)
-        if isinstance(event, ApiKey.Event):
+        if known.transfers:
+            count_chips(self, event, known.transfers)
+        if plan.api_key:
             fold_key(self, event, known.data)
-            return
-        if isinstance(event, Checkpoints.Event):
+        elif plan.checkpoint:
             fold_checkpoint(self, position, event)
-            return
-        if isinstance(event, VerificationRun.Event):
-            self._index(position, event, known, known.data)
+        elif plan.verification:
+            self._index(position, event, plan, known, known.data)
             fold_run(self, event)
-            return
-        if isinstance(event, Dispute.Event):
+        elif plan.dispute:
             doc = dispute_doc(self, event)
-            self._index(position, event, known, facts_of(doc, known.data))
+            self._index(position, event, plan, known, facts_of(doc, known.data))
             fold_dispute(self, event, known.data, doc)
-            return
-        self._index(position, event, known, known.data)
-        self._fold(event, known)
+        else:
+            self._index(position, event, plan, known, known.data)
+            self._fold(event, plan, of_record, known)
 
     # The feed index.
-    def _index(self, position: int, event: Any, known: Facts, data: dict[str, Any]) -> None:
-        """The event's index rows: its type, and the tables, wallets, players and deals it is
-        about (`data`: its fields, or for a dispute's event those of the dispute too). Each key
-        goes straight into one set; wallets are kept apart to find their players."""
+    def _index(self, position: int, event: Any, kind: _Plan, known: Facts,
+               data: dict[str, Any]) -> None:
+        """The event's index rows: its type, and the tables, wallets and players it is about
+        (`data`: its fields, or for a dispute's event those of the dispute too). Wallets are
+        gathered apart to find their players."""
         aggregate = known.aggregate
-        keys = {f"type:{kind_of(event)}"}
-        wallets = {wallet for wallet, _ in known.wallets}
-        deals = []
+        keys = {kind.type_key}
+        wallets = [wallet for wallet, _ in known.wallets]
         at_table = False
-        if isinstance(event, Wallet.Event):
-            wallets.add(aggregate)
-        elif isinstance(event, TABLE_EVENTS):
+        if kind.wallet:
+            wallets.append(aggregate)
+        elif kind.table:
             keys.add(f"table:{aggregate}")
             at_table = True
-        if isinstance(event, Dispute.Event) and data.get("table_id"):
-            keys.add(f"table:{data['table_id']}")
-            at_table = True
-        elif isinstance(event, CasinoDeal.Event):
-            deals.append(aggregate)
-            deal = self.get(f"d|{aggregate}") or {}
+        if kind.dispute:
+            if data.get("table_id"):
+                keys.add(f"table:{data['table_id']}")
+                at_table = True
+        elif kind.casino_deal:
+            # A deal's first event: its document is made by this event's fold, after the
+            # index, so there is none to read (a SQLite store would look it up for nothing).
+            deal = {} if event.originator_version == 1 else self.get(f"d|{aggregate}") or {}
             table = data.get("table_id") or deal.get("table")
             if table:
                 keys.add(f"table:{table}")
                 at_table = True
-            keys.update([f"player:{player}" for player in deal.get("players", ())])
-        if data.get("deal_id") is not None:
-            deals.append(str(data["deal_id"]))
-        if isinstance(data.get("player_id"), str):
-            keys.add(f"player:{data['player_id']}")
-        if data.get("wallet_id") is not None:
-            wallets.add(str(data["wallet_id"]))
+            players = deal.get("players")
+            if players:
+                keys.update([f"player:{player}" for player in players])
+        player = data.get("player_id")
+        if isinstance(player, str):
+            keys.add(f"player:{player}")
+        wallet_id = data.get("wallet_id")
+        if wallet_id is not None:
+            wallets.append(str(wallet_id))
         seat = data.get("seat")
-        if isinstance(seat, int) and at_table:
+        if at_table and isinstance(seat, int):
             info = (self.get(f"t|{aggregate}") or {}).get("seats", {}).get(str(seat))
             if info:
                 keys.add(f"player:{info['player']}")
+        owners = self._owners
         for wallet in wallets:
             keys.add(f"wallet:{wallet}")
-            owner = (self.get(f"w|{wallet}") or {}).get("player")
+            owner = owners.get(wallet)
+            if owner is None:
+                owner = (self.get(f"w|{wallet}") or {}).get("player")
+                if owner:  # a wallet's player never changes once it is opened
+                    owners[wallet] = owner
             if owner:
                 keys.add(f"player:{owner}")
-        for deal_id in deals:
-            keys.add(f"deal:{deal_id}")
-        if isinstance(known.record, REVEALS):
-            keys.update([f"revealed:{deal_id}" for deal_id in deals])
         self.listed.append((position, microseconds(event)))
         # In no order: the stores order rows by key and position (`ledger.readmodels.readstore`).
         self.keys.extend([(key, position) for key in keys])
 
     # Reports and recall.
-    def _fold(self, event: Any, known: Facts) -> None:
+    def _fold(self, event: Any, plan: _Plan, of_record: _Plan, known: Facts) -> None:
         data, aggregate = known.data, known.aggregate
-        if isinstance(event, Wallet.Event):
+        if plan.wallet:
             self._wallet_fact(event, aggregate, data)
             return
-        if isinstance(event, TABLE_OPENED):
+        if plan.table_opened:
             self.put(f"t|{aggregate}", {"variant": event.variant if isinstance(
-                event, HighCardTable.Opened) else "casino", "seats": {}, "dealer": None})
+                event, HighCardTable.Opened) else CASINO, "seats": {}, "dealer": None})
             return
-        if isinstance(event, CasinoDeal.Event):
+        if plan.casino_deal:
             deal_id: str | None = aggregate
-            table_id = str(data["table_id"]) if isinstance(event, CasinoDeal.Committed) else (
+            table_id = str(data["table_id"]) if plan.casino_committed else (
                 self.get(f"d|{deal_id}") or {}).get("table")
         else:
             deal_id = data.get("deal_id")
             table_id = aggregate
         if table_id:
-            self.fold_at_table(known, deal_id, table_id, event.timestamp.isoformat())
+            self.fold_at_table(known, deal_id, table_id, event.timestamp.isoformat(), of_record)
 
-    def fold_at_table(self, known: Facts, deal_id: str | None, table_id: str, when: str
-                      ) -> None:
+    def fold_at_table(self, known: Facts, deal_id: str | None, table_id: str, when: str,
+                      plan: _Plan | None = None) -> None:
         """What an event at a table, or of one of its deals, does to the reports and recall
-        (`when`: its time, as ISO text)."""
+        (`when`: its time, as ISO text; `plan`: its record's, when known)."""
         data, record, transfers = known.data, known.record, known.transfers
         table = self.get(f"t|{table_id}")
         if table is None:
             return
+        if plan is None:
+            plan = _plan_of(type(record))
         day = when[:10]  # the date, as `date().isoformat()` writes it
         variant = table["variant"]
-        if isinstance(record, op.Operation):  # a casino event changes no seat or dealer
+        if plan.operation:  # a casino event changes no seat or dealer
             self._table_fact(record, table, table_id, day, variant)
-        if deal_id is not None and (isinstance(record, CasinoDeal.Committed) or (  # a deal's
-                isinstance(record, op.Committed) and record.purpose == op.Committed.DEAL)):
+        if deal_id is not None and (plan.casino_committed or (  # a deal's start
+                plan.op_committed and record.purpose == op.Committed.DEAL)):
             self._start_deal(deal_id, table_id, table, record, data, when, day, variant)
         deal = self.get(f"d|{deal_id}") if deal_id else None
-        self._move(known.wallets, record, deal, table_id, day, variant)
-        for transfer in transfers:
-            track_pot(table, table_id, transfer)
+        if known.wallets:
+            self._move(known.wallets, plan, deal, table_id, day, variant)
+        if transfers:
+            pot = pot_account(table_id)
+            for transfer in transfers:
+                track_pot(table, pot, transfer)
         if deal_id and deal is not None:  # (a deal is read only by its id)
-            self._deal_fact(record, data, deal, day, variant, table_id)
+            if plan.deal_fact:
+                self._deal_fact(record, data, deal, day, variant, table_id)
             self.put(f"d|{deal_id}", deal)
-            if isinstance(record, DEAL_ENDS):
+            if plan.deal_ends:
                 deal_finished(self, deal, table, table_id, day, variant)
                 self._finish_deal(deal_id, deal, day, table_id, variant, when)
-            elif isinstance(record, op.DealVoided):
+            elif plan.deal_voided:
                 self.put(f"d|{deal_id}", None)
                 self.row(day, table_id, TABLE_ROW, variant)["deals"] -= 1
         self.put(f"t|{table_id}", table)
@@ -322,13 +389,10 @@ class Fold:
                                   "client_seed": data["client_seed"], "nonce": data["nonce"]})
         self.row(day, table_id, TABLE_ROW, variant)["deals"] += 1
 
-    def _move(self, movements: list[tuple[str, int]], record: Any,
+    def _move(self, movements: list[tuple[str, int]], plan: _Plan,
               deal: dict[str, Any] | None, table_id: str, day: str, variant: str) -> None:
         """Each wallet side of the event's transfers (its facts' `wallets`, in order)."""
-        if not movements:
-            return
-        bets, returns = isinstance(record, BETS), isinstance(record, RETURNS)
-        funds, collects = isinstance(record, op.BankFunded), isinstance(record, op.BankCollected)
+        bets, returns, funds, collects = plan.bets, plan.returns, plan.funds, plan.collects
         for wallet_id, signed in movements:
             wallet = self.get(f"w|{wallet_id}")
             wallet["balance"] += signed

@@ -15,9 +15,20 @@ exactly once, and a crash anywhere leaves either the whole page or none of it.
   `<app>_feed_keys` in the store's schema; the fold's lock is a transaction advisory lock.
 
 The feed index: every listed event has a row (position, time in microseconds, and `at_max`, the
-latest time at or before that position, which never decreases along the log), and a row per
-key it is found by: `table:<id>`, `wallet:<id>`, `player:<id>`, `type:<Name>`, `deal:<id>`, and
-`revealed:<deal id>` for the event that revealed a deal's seed.
+latest time at or before that position, which never decreases along the log), and the keys it
+is found by, one for each of the feed's filters: `table:<id>`, `wallet:<id>`, `player:<id>`,
+`type:<Name>`. In memory each key has the list of its positions; on SQLite and PostgreSQL a
+page writes one row per key, the run of the key's positions in that page (`runs_of`), so a
+page of 5,000 events writes some hundreds of index rows, not twenty thousand.
+
+The format: what the fold writes is `FORMAT`, recorded beside the positions (the projection
+`#format`). A store on SQLite or PostgreSQL folded in another format, or before formats were
+recorded, answers position 0 until the next page is folded into it; that page's transaction
+empties it, under the fold's lock, and folds the log again from its start. Format 1 kept a
+row per key and position, also indexed every event by `deal:<id>` and `revealed:<deal id>`,
+which no filter reads, and kept a SQLite store's documents in a WITHOUT ROWID table: a store
+of format 1 is emptied as it opens (`ledger.readmodels.readstore_sql`), before anything reads
+its index.
 """
 
 from __future__ import annotations
@@ -36,8 +47,14 @@ from typing import Any
 
 import orjson
 
+#: The format of the read models (see above): raised whenever what the fold writes changes.
+FORMAT = 2
+#: The projection name under which a store records its format (no projection is named so).
+FORMAT_ROW = "#format"
 #: Index rows a feed query examines before it answers with a cursor instead.
 SCAN = 5000
+#: Candidates sifted by a query's other dimensions and times at a time (`FeedIndex.find`).
+SIFT = 500
 #: How long a folder waits for another one's lock before leaving the page to it.
 LOCK_WAIT = 0.2
 #: Index rows hashed at a time when the index is digested.
@@ -187,14 +204,26 @@ class FeedIndex(ABC):
             times = None
             found = self.candidates(driver, after, upto, wanted)
         scanned_to = found[-1] if len(found) == wanted else upto
-        for keys in others:
-            if not found:
-                break
-            kept = self.having(keys, found)
-            found = [p for p in found if p in kept]
-        if found and timed:
-            times = times if times is not None else self.times(found)
-            found = [p for p in found if _within(times.get(p), query.since_us, query.until_us)]
+        if others or timed:
+            # A few hundred candidates at a time, in order, until `limit` are kept: the answer
+            # is the first `limit` of them however many more would pass, and a dimension's
+            # positions are read only over the stretch of the log its candidates span.
+            kept: list[int] = []
+            for start in range(0, len(found), SIFT):
+                chunk = found[start:start + SIFT]
+                for keys in others:
+                    if not chunk:
+                        break
+                    having = self.having(keys, chunk)
+                    chunk = [p for p in chunk if p in having]
+                if chunk and timed:
+                    at = times if times is not None else self.times(chunk)
+                    chunk = [p for p in chunk if _within(at.get(p), query.since_us,
+                                                         query.until_us)]
+                kept.extend(chunk)
+                if len(kept) >= query.limit:
+                    break
+            found = kept
         if len(found) >= query.limit:
             found = found[:query.limit]
             scanned_to = found[-1]
@@ -366,9 +395,14 @@ class MemoryReadStore(ReadStore):
         return found
 
     def having(self, keys: frozenset[str], positions: Sequence[int]) -> set[int]:
+        if not positions:
+            return set()
         wanted = set(positions)
-        with self._lock:
-            return {p for k in keys for p in self._keys.get(k, ()) if p in wanted}
+        first, last = min(wanted), max(wanted)
+        with self._lock:  # each key's positions are in order: only those between are looked at
+            runs = [lst[bisect.bisect_left(lst, first):bisect.bisect_right(lst, last)]
+                    for lst in (self._keys.get(k, []) for k in keys)]
+        return {p for run in runs for p in run if p in wanted}
 
     def times(self, positions: Sequence[int]) -> dict[int, int]:
         with self._lock:

@@ -5,22 +5,25 @@ Both share their queries; placeholders, table names and the fold's lock differ: 
 its file's write lock (`BEGIN IMMEDIATE`), PostgreSQL a transaction advisory lock. So does how a
 fold moves a page, where a statement is a round trip to PostgreSQL and a call in this process on
 SQLite: PostgreSQL reads the documents a page names in one query, upserts the page's documents
-in one statement and copies its index rows in (`COPY`); SQLite runs a statement a row.
+in one statement and copies its index rows in (`COPY`); SQLite runs a statement a row. On both,
+the index holds a row per key a page: the run of that key's positions (`runs_of`).
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import sqlite3
 from abc import abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from ledger.readmodels.readstore import (
     DIGEST_BATCH,
+    FORMAT,
+    FORMAT_ROW,
     LOCK_WAIT,
     RECORDING_SKEW_US,
     LostRace,
@@ -47,7 +50,34 @@ from ledger.store.sidestore import (
 Columns = tuple[tuple[str, str], ...]
 DOCUMENT_COLUMNS: Columns = (("name", "text"), ("doc", "text"))
 EVENT_COLUMNS: Columns = (("position", "bigint"), ("at", "bigint"), ("at_max", "bigint"))
-KEY_COLUMNS: Columns = (("key", "text"), ("position", "bigint"))
+KEY_COLUMNS: Columns = (("key", "text"), ("position", "bigint"), ("positions", "text"))
+#: Runs of a key read at a time by a feed query.
+RUNS_READ = 16
+
+
+def packed(positions: list[int]) -> str:
+    """Ascending positions as one run's text: the first, then each one's distance from the one
+    before, separated by commas (`1000,3,1` for 1000, 1003 and 1004)."""
+    gaps = [b - a for a, b in itertools.pairwise(positions)]
+    return ",".join(map(str, [positions[0], *gaps]))
+
+
+def unpacked(text: str) -> list[int]:
+    """The positions of a run's text (`packed`)."""
+    return list(itertools.accumulate(map(int, text.split(","))))
+
+
+def runs_of(keys: Iterable[tuple[str, int]]) -> list[tuple[str, int, str]]:
+    """A page's index rows (key, position), in position order, as one row per key: (key, its
+    last position, `packed` positions), in key order."""
+    by_key: dict[str, list[int]] = {}
+    for key, position in keys:
+        found = by_key.get(key)
+        if found is None:
+            by_key[key] = [position]
+        else:
+            found.append(position)
+    return [(key, positions[-1], packed(positions)) for key, positions in sorted(by_key.items())]
 
 
 class _SqlReadStore(ReadStore):
@@ -90,11 +120,9 @@ class _SqlReadStore(ReadStore):
                 rows.append((position, at, at_max))
             self._append(cursor, self.feed_events, EVENT_COLUMNS, rows)
         if write.keys:
-            # In key order: each key's rows go in together, not scattered over the index. By
-            # the key alone (half the work of comparing pairs): a page's rows come in position
-            # order, which the sort keeps within a key.
-            self._append(cursor, self.feed_keys, KEY_COLUMNS,
-                         sorted(write.keys, key=itemgetter(0)))
+            # One row per key a page: a run of its positions (the fold writes a page's rows in
+            # position order), in key order.
+            self._append(cursor, self.feed_keys, KEY_COLUMNS, runs_of(write.keys))
         cursor.execute(f"UPDATE {self.projections} SET position = {m} "
                        f"WHERE projection = {m} AND position = {m}",
                        (write.position, projection, start))
@@ -118,19 +146,33 @@ class _SqlReadStore(ReadStore):
                            [(name,) for name in names])
 
     def _start(self, cursor: Any, projection: str) -> int:
+        """The projection's position, inside its lock; a store of another format is emptied
+        here first, to be folded again from the start (`FORMAT`)."""
         m = self.mark
-        cursor.execute(f"SELECT position FROM {self.projections} WHERE projection = {m}",
-                       (projection,))
-        row = cursor.fetchone()
-        if row is None:
+        cursor.execute(f"SELECT projection, position FROM {self.projections}")
+        positions = dict(map(row_tuple, cursor.fetchall()))
+        if positions.get(FORMAT_ROW) != FORMAT:
+            if positions:  # folded before (a new store has nothing to empty, nor to lock)
+                self._empty(cursor)
+            cursor.execute(f"INSERT INTO {self.projections} (projection, position) "
+                           f"VALUES ({m}, {m})", (FORMAT_ROW, FORMAT))
+            positions = {}
+        if projection not in positions:
             cursor.execute(f"INSERT INTO {self.projections} (projection, position) "
                            f"VALUES ({m}, 0)", (projection,))
             return 0
-        return int(_first(row))
+        return int(positions[projection])
+
+    def _empty(self, cursor: Any) -> None:
+        """Remove every document, index row and position (a store of another format)."""
+        for table in (self.documents, self.feed_events, self.feed_keys, self.projections):
+            cursor.execute(f"DELETE FROM {table}")
 
     def position(self, projection: str) -> int:
-        rows = self._all(f"SELECT position FROM {self.projections} WHERE projection = ?",
-                         (projection,))
+        """The position folded, 0 while the store holds another format (`FORMAT`)."""
+        rows = self._all(f"SELECT position FROM {self.projections} WHERE projection = ? AND "
+                         f"EXISTS (SELECT 1 FROM {self.projections} WHERE projection = ? AND "
+                         "position = ?)", (projection, FORMAT_ROW, FORMAT))
         return int(rows[0][0]) if rows else 0
 
     def read(self, name: str) -> Any:
@@ -161,14 +203,35 @@ class _SqlReadStore(ReadStore):
                 upto = min(upto, rows[0][0] - 1)
         return after, upto
 
+    def _positions(self, key: str, after: int, upto: int) -> Iterator[int]:
+        """The positions in (after, upto] that carry a key, in order, read a few runs at a
+        time. A key's runs hold positions after those of its runs before (each is a page's),
+        so runs in the order of their last positions give positions in order."""
+        sql = (f"SELECT position, positions FROM {self.feed_keys} WHERE key = ? AND "
+               "position > ? ORDER BY position LIMIT ?")
+        last = after
+        while True:
+            runs = self._all(sql, (key, last, RUNS_READ))
+            for last, text in runs:  # (the next read starts after the last run)
+                for position in unpacked(text):
+                    if position > upto:
+                        return
+                    if position > after:
+                        yield position
+            if len(runs) < RUNS_READ:
+                return
+
     def candidates(self, keys: frozenset[str] | None, after: int, upto: int,
                    limit: int) -> list[int]:
         if keys is None:
             return [position for position, _at in self.listed_with_times(after, upto, limit)]
-        marks = ",".join("?" * len(keys))
-        sql = (f"SELECT DISTINCT position FROM {self.feed_keys} WHERE key IN ({marks}) AND "
-               "position > ? AND position <= ? ORDER BY position LIMIT ?")
-        return [r[0] for r in self._all(sql, (*sorted(keys), after, upto, limit))]
+        found: list[int] = []
+        for position in heapq.merge(*(self._positions(k, after, upto) for k in sorted(keys))):
+            if not found or found[-1] != position:
+                found.append(position)
+                if len(found) == limit:
+                    break
+        return found
 
     def listed_with_times(self, after: int, upto: int, limit: int) -> list[tuple[int, int]]:
         sql = (f"SELECT position, at FROM {self.feed_events} WHERE position > ? AND "
@@ -176,11 +239,25 @@ class _SqlReadStore(ReadStore):
         return self._all(sql, (after, upto, limit))
 
     def having(self, keys: frozenset[str], positions: Sequence[int]) -> set[int]:
+        """Those of the positions a key's runs hold: for each position, the run that would
+        hold it (the key's first run ending at or after it) found by the index, then only
+        those runs read, so the rows examined are at most the positions asked about."""
+        wanted = set(positions)
         found: set[int] = set()
-        for chunk in groups_of(list(positions), 500):
-            sql = (f"SELECT position FROM {self.feed_keys} WHERE key IN "
-                   f"({','.join('?' * len(keys))}) AND position IN ({','.join('?' * len(chunk))})")
-            found.update(r[0] for r in self._all(sql, (*sorted(keys), *chunk)))
+        for key in sorted(keys):
+            for chunk in groups_of(sorted(wanted - found), 500):
+                values = ",".join(["(CAST(? AS bigint))"] * len(chunk))
+                ends = self._all(
+                    f"WITH c(p) AS (VALUES {values}) SELECT DISTINCT (SELECT position FROM "
+                    f"{self.feed_keys} WHERE key = ? AND position >= c.p ORDER BY position "
+                    "LIMIT 1) FROM c", (*chunk, key))
+                runs = [end for end, in ends if end is not None]
+                if not runs:
+                    continue
+                sql = (f"SELECT positions FROM {self.feed_keys} WHERE key = ? AND position IN "
+                       f"({','.join('?' * len(runs))})")
+                for text, in self._all(sql, (key, *runs)):
+                    found.update(p for p in unpacked(text) if p in wanted)
         return found
 
     def times(self, positions: Sequence[int]) -> dict[int, int]:
@@ -194,7 +271,9 @@ class _SqlReadStore(ReadStore):
     def snapshot_texts(self) -> tuple[dict[str, str], str]:
         texts = dict(self._all(f"SELECT name, doc FROM {self.documents} ORDER BY name"))
         listed = self._stream(f"SELECT position, at FROM {self.feed_events} ORDER BY position")
-        keys = self._stream(f"SELECT key, position FROM {self.feed_keys} ORDER BY key, position")
+        runs = self._stream(f"SELECT key, positions FROM {self.feed_keys} "
+                            "ORDER BY key, position")
+        keys = ((key, position) for key, text in runs for position in unpacked(text))
         return texts, digest_rows(itertools.chain(listed, keys))
 
 
@@ -228,19 +307,27 @@ class _PostgresSession(_SqlSession):
         return {name: document_value(doc) for name, doc in map(row_tuple, self.cursor.fetchall())}
 
 
+#: A key's runs of positions, one row a page (`runs_of`): `position` is the run's last.
+FEED_KEYS_TABLE = ("CREATE TABLE IF NOT EXISTS feed_keys (key TEXT NOT NULL, position INTEGER "
+                   "NOT NULL, positions TEXT NOT NULL, PRIMARY KEY (key, position)) WITHOUT ROWID")
+DOCUMENTS_TABLE = ("CREATE TABLE IF NOT EXISTS read_documents (name TEXT PRIMARY KEY, "
+                   "doc TEXT NOT NULL)")
+
+
 class SQLiteReadStore(_SqlReadStore):
     """Read models in a SQLite file of their own beside the event store's file."""
 
     SCHEMA = (
-        ("CREATE TABLE IF NOT EXISTS read_documents (name TEXT PRIMARY KEY, doc TEXT NOT NULL) "
-         "WITHOUT ROWID"),
+        # A table with rowids: documents are large rows (a player's recall, a deal's summary),
+        # which SQLite keeps in overflow pages off a rowid table's tree, where a WITHOUT ROWID
+        # table moves them about its tree at every upsert (twice the time of a page's writes).
+        DOCUMENTS_TABLE,
         ("CREATE TABLE IF NOT EXISTS read_projections (projection TEXT PRIMARY KEY, "
          "position INTEGER NOT NULL)"),
         ("CREATE TABLE IF NOT EXISTS feed_events (position INTEGER PRIMARY KEY, at INTEGER NOT "
          "NULL, at_max INTEGER NOT NULL)"),
         "CREATE INDEX IF NOT EXISTS feed_events_at_max ON feed_events (at_max, position)",
-        ("CREATE TABLE IF NOT EXISTS feed_keys (key TEXT NOT NULL, position INTEGER NOT NULL, "
-         "PRIMARY KEY (key, position)) WITHOUT ROWID"),
+        FEED_KEYS_TABLE,
     )
 
     def __init__(self, path: Path, busy_seconds: float = 5.0) -> None:
@@ -248,6 +335,33 @@ class SQLiteReadStore(_SqlReadStore):
         self.busy_seconds = busy_seconds
         # A rebuildable model: WAL keeps it consistent, if not durable, without a flush a write.
         self.connections = ThreadConnections(path, busy_seconds, "NORMAL", self.SCHEMA)
+        self._leave_format_1()
+
+    def _leave_format_1(self) -> None:
+        """Empty a file of read models in format 1, whose index table has a row per key and
+        position (no `positions`), and make its tables as this format makes them; it is then
+        folded again from the start (`FORMAT`). Done as the store opens, before anything reads
+        the index in a form it no longer has."""
+        connection = self.connections.connection()
+
+        def columns() -> set[str]:
+            return {row[1] for row in connection.execute("PRAGMA table_info(feed_keys)")}
+
+        if "positions" in columns():
+            return
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            if "positions" not in columns():  # (not done meanwhile by another process)
+                for table in (self.documents, self.feed_keys):
+                    connection.execute(f"DROP TABLE {table}")
+                for table in (self.feed_events, self.projections):
+                    connection.execute(f"DELETE FROM {table}")
+                connection.execute(DOCUMENTS_TABLE)
+                connection.execute(FEED_KEYS_TABLE)
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
 
     @contextmanager
     def _cursor(self) -> Iterator[Any]:
@@ -278,6 +392,13 @@ class SQLiteReadStore(_SqlReadStore):
         finally:
             cursor.close()
 
+    def _empty(self, cursor: Any) -> None:
+        """As on every store, and the documents' table made anew as this release makes it
+        (format 1 made it WITHOUT ROWID)."""
+        super()._empty(cursor)
+        cursor.execute(f"DROP TABLE {self.documents}")
+        cursor.execute(DOCUMENTS_TABLE)
+
     def close(self) -> None:
         self.connections.close()
 
@@ -304,8 +425,17 @@ class PostgresReadStore(_SqlReadStore):
              "at bigint NOT NULL, at_max bigint NOT NULL)"),
             (f"CREATE INDEX IF NOT EXISTS {prefix}_feed_events_at_max ON {self.feed_events} "
              "(at_max, position)"),
+            # Format 1's index table (a row per key and position, no `positions`): emptied
+            # with every read model, to be folded again (`FORMAT`), before anything reads it.
+            (f"DO $$ BEGIN IF EXISTS (SELECT 1 FROM information_schema.tables WHERE "
+             f"table_schema = '{schema}' AND table_name = '{prefix}_feed_keys') AND NOT EXISTS "
+             "(SELECT 1 FROM information_schema.columns WHERE "
+             f"table_schema = '{schema}' AND table_name = '{prefix}_feed_keys' AND "
+             f"column_name = 'positions') THEN DROP TABLE {self.feed_keys}; "
+             f"DELETE FROM {self.documents}; DELETE FROM {self.feed_events}; "
+             f"DELETE FROM {self.projections}; END IF; END $$"),
             (f"CREATE TABLE IF NOT EXISTS {self.feed_keys} (key text NOT NULL, position bigint "
-             "NOT NULL, PRIMARY KEY (key, position))"),
+             "NOT NULL, positions text NOT NULL, PRIMARY KEY (key, position))"),
         )
         create_postgres_tables(datastore, f"{schema}.{prefix}.tables", statements)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.core.transfers import Transfer, pot_account
+from ledger.core.transfers import Transfer
 from ledger.rules.variants import VARIANTS, Bank, bank_of
 
 POINTS_KEPT = 120
@@ -24,9 +24,9 @@ def banked(variant: str) -> bool:
     return variant in VARIANTS and bank_of(variant) is Bank.PLAYER
 
 
-def track_pot(table: dict[str, Any], table_id: str, transfer: Transfer) -> None:
-    """Keep the table's pot or bank balance from the transfers in and out of it."""
-    pot = pot_account(table_id)
+def track_pot(table: dict[str, Any], pot: str, transfer: Transfer) -> None:
+    """Keep the table's pot or bank balance from the transfers in and out of it (`pot`: the
+    table's `pot_account`)."""
     if transfer["destination"] == pot:
         table["pot"] = table.get("pot", 0) + transfer["amount"]
     elif transfer["source"] == pot:

@@ -27,6 +27,7 @@ from ledger.ops.migrate import CopiedModels, NotEqual, prove_equal
 from ledger.ops.migrate import migrate as copy_store
 from ledger.ops.rawrows import digest_models
 from ledger.ops.rawstore import open_raw
+from ledger.readmodels.projection import PROJECTION
 from ledger.sim.bots import simulate_casino, simulate_table
 from tests.e2e.load_harness import process_env, reddog_command
 from tests.every_variant import build_every_variant, ids_of, settings_for
@@ -421,3 +422,37 @@ def test_restore_exits_1_when_the_restored_store_fails_verify(every_variant, tmp
                                   str(tmp_path / "r" / "ledger.sqlite3")])
     assert result.exit_code == 1, result.output
     assert "verification FAILED" in result.output and f"position {position}" in result.output
+
+
+def test_a_source_whose_read_models_an_older_release_left_moves_and_its_target_folds_again(
+        every_variant, target, tmp_path):
+    """A source whose read-model file is still in format 1 (a row per index key and position,
+    documents WITHOUT ROWID), as a store last served by an older release leaves it: the copy
+    empties it first (rows of the old shape would not go into the target's tables), so the
+    migration succeeds and the target folds again to what a fold from nothing gives."""
+    url, key, head = copy_of(every_variant, tmp_path / "source")
+    target_url, target_key = target
+    read_file = Path(url[len("sqlite:///"):]).with_name("ledger.read.sqlite3")
+    assert read_file.exists()
+    with sqlite3.connect(read_file) as db:
+        db.execute("DROP TABLE feed_keys")
+        db.execute("CREATE TABLE feed_keys (key TEXT NOT NULL, position INTEGER NOT NULL, "
+                   "PRIMARY KEY (key, position)) WITHOUT ROWID")
+        db.execute("INSERT INTO feed_keys VALUES ('deal:gone', 1)")
+        db.execute("DROP TABLE read_documents")
+        db.execute("CREATE TABLE read_documents (name TEXT PRIMARY KEY, doc TEXT NOT NULL) "
+                   "WITHOUT ROWID")
+        db.execute("INSERT INTO read_documents VALUES ('w|gone', '{}')")
+    result = migrate("--from", url, "--from-key", str(key), "--to", target_url,
+                     "--to-key", str(target_key))
+    assert result.exit_code == 0, result.output
+    assert f"equal: {head} events up to position {head}" in result.output
+    assert "read model documents (folded up to position 0)" in result.output
+    moved = LedgerApplication(settings_for(target_url, target_key))
+    try:
+        moved.projection.catch_up()
+        assert moved.projection.store.position(PROJECTION) == head
+        assert moved.projection.store.read("w|gone") is None
+        assert moved.projection.differences_from_a_rebuild() == []
+    finally:
+        moved.close()
