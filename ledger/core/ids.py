@@ -34,35 +34,26 @@ def id_text(value: UUID | str) -> str:
     number = value.int
     text = _TEXT.get(number)
     if text is None:
-        text = _remember(number, str(value))
+        if len(_TEXT) >= MOST:
+            _TEXT.clear()
+        text = _TEXT[number] = str(value)
     return text
 
 
-def _remember(number: int, text: str) -> str:
-    if len(_TEXT) >= MOST:
-        _TEXT.clear()
-    _TEXT[number] = text
-    return text
-
-
-def _digest(namespace: UUID, name: str) -> str:
-    return sha1(namespace.bytes + name.encode()).hexdigest()
-
-
-def _text_of(digest: str) -> str:
-    """The text of the version-5 UUID made from a SHA-1 hex digest (its first 32 digits)."""
-    return (f"{digest[:8]}-{digest[8:12]}-5{digest[13:16]}-"
-            f"{_VARIANT[digest[16]]}{digest[17:20]}-{digest[20:32]}")
-
-
+# The two below are written out in full, without helpers of their own: they run for every
+# transfer and every new deal.
 def derived_text(namespace: UUID, name: str) -> str:
-    """`str(uuid.uuid5(namespace, name))`, without building the UUID."""
-    return _text_of(_digest(namespace, name))
+    """`str(uuid.uuid5(namespace, name))`, without building the UUID: the text of the first 32
+    hex digits of the SHA-1, with the version and variant digits set."""
+    h = sha1(namespace.bytes + name.encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:32]}"
 
 
 def derived_id(namespace: UUID, name: str) -> UUID:
     """`uuid.uuid5(namespace, name)`, its text remembered for `id_text`."""
-    digest = _digest(namespace, name)
-    number = (int(digest[:32], 16) & _CLEAR) | _SET
-    _remember(number, _text_of(digest))
+    h = sha1(namespace.bytes + name.encode()).hexdigest()
+    number = (int(h[:32], 16) & _CLEAR) | _SET
+    if len(_TEXT) >= MOST:
+        _TEXT.clear()
+    _TEXT[number] = f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:32]}"
     return UUID(int=number)
