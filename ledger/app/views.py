@@ -14,6 +14,7 @@ from typing import Any
 from uuid import UUID
 
 from ledger.app.sealed import Hold, SealedBets, leave_out_amount, shown_balance
+from ledger.core.ids import id_text
 from ledger.domain.casino import CasinoDeal, CasinoTable
 from ledger.domain.fairness import REVEALS, SECRET_FIELDS
 from ledger.domain.records import fields_of, kind_of, record_of
@@ -29,7 +30,7 @@ def jsonable(value: Any) -> Any:
     if type(value) in _PLAIN:  # most values: nothing to turn
         return value
     if isinstance(value, UUID):
-        return str(value)
+        return id_text(value)
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, dict):
@@ -53,7 +54,7 @@ def event_view(event: Any, record: Any = None, sealed: SealedBets | None = None
     if sealed is not None and sealed.event_hidden(event, record):
         leave_out_amount(payload, record)
     return {
-        "aggregate_id": str(event.originator_id),
+        "aggregate_id": id_text(event.originator_id),
         "version": event.originator_version,
         "type": kind_of(event),
         "timestamp": event.timestamp.isoformat(),
@@ -66,7 +67,7 @@ def wallet_view(wallet: Wallet, hidden: Sequence[Hold] = ()) -> dict[str, Any]:
     sealed bets `hidden` sees it (`ledger.app.sealed`): with their chips still in it."""
     laid = [hold for hold in hidden if hold.version <= wallet.version]
     return {
-        "id": str(wallet.id),
+        "id": id_text(wallet.id),
         "player_id": wallet.player_id,
         "balance": shown_balance(wallet.balance, laid),
         "granted": wallet.granted,
@@ -86,9 +87,9 @@ def deal_view(deal: CasinoDeal, balance: int | None = None) -> dict[str, Any]:
                                                     balance):
             legal.append("raise")
     return {
-        "id": str(deal.id),
-        "table_id": str(deal.table_id),
-        "wallet_id": str(deal.wallet_id),
+        "id": id_text(deal.id),
+        "table_id": id_text(deal.table_id),
+        "wallet_id": id_text(deal.wallet_id),
         "player_id": deal.player_id,
         "nonce": deal.nonce,
         "client_seed": deal.client_seed,
@@ -129,9 +130,9 @@ def table_view(
     if current is not None:
         legal.extend(current["legal_actions"])
     return {
-        "id": str(table.id),
+        "id": id_text(table.id),
         "variant": table.variant,
-        "wallet_id": str(table.wallet_id),
+        "wallet_id": id_text(table.wallet_id),
         "player_id": table.player_id,
         "client_seed": table.client_seed,
         "next_nonce": table.nonce + 1,

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import functools
 from typing import Any
-from uuid import UUID, uuid5
+from uuid import UUID
 
 from eventsourcing.domain import event
 
 from ledger.core.cards import Card
 from ledger.core.errors import RuleViolation
+from ledger.core.ids import derived_id, derived_text, id_text
 from ledger.core.transfers import HOUSE, Transfer, deal_stake_account, make_transfer
 from ledger.domain.base import LedgerAggregate, versioned
 from ledger.domain.wallet import Wallet
@@ -255,9 +256,10 @@ class CasinoDeal(LedgerAggregate):
 
     def _transfer(self, label: str, source: str, destination: str, amount: int,
                   cause: type[LedgerAggregate.Event]) -> Transfer:
+        # The transfer's id is kept as text only: written from its digest, never a UUID.
         return make_transfer(
-            uuid5(self.id, label), source, destination, amount,
-            {"table": str(self.table_id), "deal": str(self.id), "event": cause.__name__},
+            derived_text(self.id, label), source, destination, amount,
+            {"table": id_text(self.table_id), "deal": id_text(self.id), "event": cause.__name__},
         )
 
     # Events: apply only; they run again on every replay. The commands above trigger them by
@@ -330,14 +332,16 @@ class CasinoDeal(LedgerAggregate):
 # A deal's id and its sealed seed's are each asked for more than once in a command (when the
 # deal starts and when it is built; when the seed is sealed and when it is read back): each
 # `uuid5` is a SHA-1, so the last few are remembered. An id is a value: sharing one is safe.
+# Made by `derived_id`, each one's text is written once, as it is made, for the digest, the MAC
+# and the store that write it next.
 @functools.lru_cache(maxsize=256)
 def _deal_id(table_id: UUID, nonce: int) -> UUID:
-    return uuid5(table_id, f"deal:{nonce}")
+    return derived_id(table_id, f"deal:{nonce}")
 
 
 @functools.lru_cache(maxsize=256)
 def _sealed_seed_id(deal_id: UUID) -> UUID:
-    return uuid5(deal_id, "sealed-seed")
+    return derived_id(deal_id, "sealed-seed")
 
 
 @functools.cache

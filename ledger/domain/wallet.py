@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
-from uuid import UUID, uuid5
+from uuid import UUID
 
 from eventsourcing.domain import event
 
 from ledger.core.errors import RuleViolation
-from ledger.core.ids import id_text
+from ledger.core.ids import derived_text, id_text
 from ledger.core.transfers import OPERATOR, Transfer, make_transfer, wallet_account
 from ledger.domain.base import LedgerAggregate, versioned
 
@@ -57,12 +57,12 @@ class Wallet(LedgerAggregate):
     def grant(self, amount: int, granted_by: str) -> Transfer:
         """Add play credits from the operator (C1): the only way chips enter the ledger."""
         transfer = make_transfer(
-            uuid5(self.id, f"grant:{self.version + 1}"), OPERATOR, self.account, amount,
+            derived_text(self.id, f"grant:{self.version + 1}"), OPERATOR, self.account, amount,
             {"wallet": id_text(self.id), "event": Wallet.Granted.__name__, "by": granted_by},
         )
         if amount > MAX_GRANT:
             raise RuleViolation("C1", f"one grant may not exceed {MAX_GRANT} chips", field="amount")
-        self._granted(transfer)
+        self.trigger_event(Wallet.Granted, transfer=transfer)
         return transfer
 
     def debit(self, transfer: Transfer, rule: Overdraft) -> None:
@@ -73,14 +73,18 @@ class Wallet(LedgerAggregate):
             raise RuleViolation(
                 rule, f"{transfer['amount']} chips exceed the balance {self.balance}"
             )
-        self._debited(transfer)
+        self.trigger_event(Wallet.Debited, transfer=transfer)
 
     def credit(self, transfer: Transfer) -> None:
         """Move chips in."""
         if transfer["destination"] != self.account:
             raise ValueError("transfer does not credit this wallet")
-        self._credited(transfer)
+        self.trigger_event(Wallet.Credited, transfer=transfer)
 
+    # Events: apply only; they run again on every replay. The commands above trigger them by
+    # class with their fields by name (`trigger_event`), which records exactly what calling the
+    # decorated method would, without the decorator matching arguments to parameters again for
+    # every event.
     class Granted(LedgerAggregate.Event):
         transfer: Transfer
 
