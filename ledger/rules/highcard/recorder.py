@@ -12,10 +12,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from typing import Any
-from uuid import UUID, uuid5
+from uuid import UUID
 
 from ledger.core.cards import Card
 from ledger.core.errors import RuleViolation
+from ledger.core.ids import derived_text
 from ledger.core.transfers import Transfer, make_transfer, wallet_movements
 from ledger.rules.highcard.deal import Deal
 from ledger.rules.highcard.inputs import Context, Shuffle
@@ -60,8 +61,9 @@ class Recorder:
             why["deal"] = s.deal.id
         if sealed:
             why["sealed"] = True
-        return make_transfer(uuid5(_table_uuid(s.table_id), f"transfer:{number}"), source,
-                             destination, amount, why)
+        # The id's text straight from its digest: `str(uuid5(table, "transfer:N"))`.
+        return make_transfer(derived_text(_table_uuid(s.table_id), f"transfer:{number}"),
+                             source, destination, amount, why)
 
     def deal(self) -> Deal:
         """The deal in progress."""
