@@ -11,7 +11,7 @@ import copy
 import functools
 from collections.abc import Callable
 from typing import Any
-from uuid import UUID, uuid5
+from uuid import UUID
 
 from ledger.app import newtable, views
 from ledger.app.access import Action, Principal, require
@@ -21,6 +21,7 @@ from ledger.app.unit import CommandKey, Decision, UnitOfWork
 from ledger.core import fairness, validation
 from ledger.core.cards import CANONICAL_PACK, Card
 from ledger.core.errors import Forbidden, InvalidInput, NotFound, RuleViolation
+from ledger.core.ids import derived_id, id_text
 from ledger.domain.casino import SealedSeed
 from ledger.domain.highcard import NO_DEAL, HighCardTable, default_name
 from ledger.domain.records import transfers_in
@@ -97,10 +98,10 @@ class TableEngine:
     ) -> Shuffle:
         nonce = table.state.nonce + 1
         seed = seed_source() if seed_source is not None else fairness.new_server_seed()
-        deal_id = uuid5(table.id, f"deal:{nonce}")
+        deal_id = derived_id(table.id, f"deal:{nonce}")
         sealed.append(SealedSeed(deal_id=deal_id, server_seed=seed, table_id=table.id,
                                  table_version=table.version + 1))
-        return Shuffle(str(deal_id), nonce, fairness.commitment(seed), table.client_seed, seed,
+        return Shuffle(id_text(deal_id), nonce, fairness.commitment(seed), table.client_seed, seed,
                        self._pack(table.id, seed, table.client_seed, nonce))
 
     def current_shuffle(self, table: HighCardTable) -> Shuffle | None:
@@ -109,7 +110,7 @@ class TableEngine:
             return None
         deal_id = uuid_of(deal.id)
         seed = self.unit.get(SealedSeed.create_id(deal_id), SealedSeed, "sealed seed").server_seed
-        return Shuffle(str(deal_id), deal.nonce, deal.commitment, deal.client_seed, seed,
+        return Shuffle(id_text(deal_id), deal.nonce, deal.commitment, deal.client_seed, seed,
                        self._pack(table.id, seed, deal.client_seed, deal.nonce))
 
     def _pack(self, table_id: UUID, seed: str, client_seed: str, nonce: int) -> list[Card]:
@@ -135,7 +136,7 @@ class TableEngine:
         legal = game.legal_actions(dict(ctx.balances))
         legal = starting_actions(table, legal)
         pack = ctx.shuffle.pack if ctx.shuffle is not None else None
-        sealed = SealedBets(self.unit.repository, {str(table.id): table})
+        sealed = SealedBets(self.unit.repository, {id_text(table.id): table})
         shown, unshown = dict(ctx.balances), set()
         for seat, info in table.state.seats.items():
             wallet = wallets.get(seat) or self.unit.get(uuid_of(info["wallet"]), Wallet, "wallet")
@@ -162,7 +163,7 @@ class TableEngine:
         pending = list(table.pending_events)
         if table.state.nonce == 0:
             return NO_DEAL
-        deal_id = uuid5(table.id, f"deal:{table.state.nonce}")
+        deal_id = derived_id(table.id, f"deal:{table.state.nonce}")
         try:
             start = self.unit.get(SealedSeed.create_id(deal_id), SealedSeed,
                                   "sealed seed").table_version
@@ -222,7 +223,7 @@ class TableService:
         wallet = self.unit.get(wallet_id, Wallet, "wallet")
         require(actor, Action.SEAT, owner=wallet.player_id)
         def take_seat(game: HighCardGame, ctx: Context, table: HighCardTable) -> None:
-            game.seat(seat, str(wallet.id), wallet.player_id)
+            game.seat(seat, id_text(wallet.id), wallet.player_id)
             ctx.balances[seat] = wallet.balance
 
         return self.engine.run(actor, table_id, None, take_seat, command)
