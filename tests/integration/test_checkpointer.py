@@ -104,11 +104,13 @@ def test_a_checkpoint_that_fails_never_fails_the_command_and_the_next_mark_cover
     app = make_app()
     real = app.checkpoint
     calls: list[str] = []
+    failed = threading.Event()
     wrote = threading.Event()
 
     def failing_once() -> Any:
         calls.append(threading.current_thread().name)
         if len(calls) == 1:
+            failed.set()
             raise OperationalError("database is locked")
         try:
             return real()
@@ -120,6 +122,9 @@ def test_a_checkpoint_that_fails_never_fails_the_command_and_the_next_mark_cover
         app.checkpoint_in_background()
     with caplog.at_level(logging.ERROR, logger="ledger.integrity.checkpoints"):
         play_past(app, MARK)  # every command is answered, the one that failed to checkpoint too
+        # The failure happens before the next mark is passed (in the background it could
+        # otherwise come after it, and one try would then stand for both marks).
+        assert failed.wait(WAIT)
         first_mark = app.recorder.max_notification_id()
         play_past(app, first_mark + MARK)
         assert wrote.wait(WAIT)
