@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -47,8 +48,9 @@ PROJECTION = "ledger"
 #: are held meanwhile, some 50 MB more at the peak.
 PAGE = 20_000
 #: How long a woken `Follower` lets saves accumulate before it folds them in one page (see
-#: `Follower`).
-GATHER_SECONDS = 0.02
+#: `Follower`). Two workers serving commands on SQLite (110 commands/s): a page per wake cost
+#: their folders 1.4-1.5 ms of CPU per command, 20 ms of gathering 0.74-0.82, 50 ms 0.64-0.73.
+GATHER_SECONDS = 0.05
 #: How long `catch_up(wait=True)` waits for another folder before it gives up.
 WAIT_SECONDS = 60.0
 
@@ -224,11 +226,13 @@ class Follower(Background):
         self.gather = gather
         self.folded = 0
         self._saved = 0  # the last position this process's saves reported
+        self._saving = threading.Lock()
 
     def notify(self, position: int | None = None) -> None:
         """This process saved events up to `position`: fold them soon."""
-        if position is not None and position > self._saved:
-            self._saved = position
+        if position is not None:
+            with self._saving:  # saves of several threads: the largest stays
+                self._saved = max(self._saved, position)
         super().notify()
 
     def run(self) -> None:
