@@ -221,7 +221,8 @@ class LedgerBase(Application[UUID]):
 
     def _notify(self, recordings: list[Any]) -> None:
         if self._follower is not None:
-            self._follower.notify()
+            # The save's last position: the folder, woken, needs no look at the log's end.
+            self._follower.notify(recordings[-1].notification.id if recordings else None)
         if self._publisher is not None:
             self._publisher.notify()
 

@@ -231,6 +231,14 @@ class RecentlyWritten:
             except KeyError:
                 return None
 
+    def known(self, first: int, last: int) -> dict[int, str]:
+        """The digests of the positions from `first` to `last` this process wrote."""
+        with self._lock:
+            found = self._by_position
+            if last - first + 1 > len(found):
+                return {p: d for p, d in found.items() if first <= p <= last}
+            return {p: found[p] for p in range(first, last + 1) if p in found}
+
     def checkpointed(self, last: int) -> None:
         """Forget what a checkpoint up to `last` covered."""
         with self._lock:
@@ -258,8 +266,12 @@ def record_checkpoints(app: Application[Any], secret: bytes, written: RecentlyWr
         first = checkpoints.last_position + 1
         page = written.span(first, end, CHECKPOINT_MOST)
         if page is None:
-            page = [(n.id, stored_digest(n.id, n)) for n in app.recorder.select_notifications(
-                start=first, limit=CHECKPOINT_MOST, stop=end)]
+            # Rows another process wrote (two workers write about half each) are read and
+            # digested; those this process wrote keep the digest they were sealed with.
+            rows = app.recorder.select_notifications(start=first, limit=CHECKPOINT_MOST,
+                                                     stop=end)
+            known = written.known(first, rows[-1].id) if rows else {}
+            page = [(n.id, known.get(n.id) or stored_digest(n.id, n)) for n in rows]
         last = page[-1][0] if len(page) == CHECKPOINT_MOST else end
         digests = [digest for _position, digest in page]
         _same_as_head(head, first, last, end, dict(page))

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+from uuid import UUID
 
 import psycopg
 from eventsourcing.postgres import (
@@ -23,6 +24,7 @@ from eventsourcing.postgres import (
     PostgresDatastore,
     PostgresFactory,
 )
+from psycopg.sql import SQL, Identifier
 
 from ledger.store.sidestore import advisory_lock_id
 
@@ -57,6 +59,19 @@ class AggregateRecorder(_SetUpOneAtATime, PostgresAggregateRecorder):
 
 class ApplicationRecorder(_SetUpOneAtATime, PostgresApplicationRecorder):
     """The event log's recorder, set up one process at a time."""
+
+    def select_versions(self, start: int, stop: int) -> list[tuple[UUID, int]]:
+        """The aggregate and version of each event from position `start` to `stop`, in order:
+        what a cache needs to know which of its aggregates moved on, without their states
+        (`ledger.store.repository`)."""
+        statement = SQL("SELECT originator_id, originator_version FROM {schema}.{table} "
+                        "WHERE notification_id >= %s AND notification_id <= %s "
+                        "ORDER BY notification_id").format(
+            schema=Identifier(self.datastore.schema), table=Identifier(self.events_table_name))
+        with self.datastore.get_connection() as connection, connection.cursor() as cursor:
+            cursor.execute(statement, (start, stop), prepare=True)
+            return [(row["originator_id"], row["originator_version"])
+                    for row in cursor.fetchall()]
 
 
 class Factory(PostgresFactory):

@@ -228,16 +228,23 @@ class LedgerRepository(Repository[UUID]):
                              if isinstance(self.held, LRUCache) else Cache())
                 self._seen = max(self._seen, head)
             return
-        notifications = recorder.select_notifications(  # type: ignore[attr-defined]
-            start=seen + 1, limit=head - seen, stop=head)
+        # Only which aggregates moved on, to what version: a narrow query where the store has
+        # one (SQLite, PostgreSQL), not the events' states read and dropped.
+        select = getattr(recorder, "select_versions", None)
+        if select is not None:
+            versions = select(seen + 1, head)
+        else:
+            versions = [(n.originator_id, n.originator_version) for n in
+                        recorder.select_notifications(  # type: ignore[attr-defined]
+                            start=seen + 1, limit=head - seen, stop=head)]
         with self._lock:
-            for notification in notifications:
+            for originator_id, version in versions:
                 try:
-                    held: _Held = self.held.get(notification.originator_id)
+                    held: _Held = self.held.get(originator_id)
                 except KeyError:
                     continue
-                if held.version < notification.originator_version:
-                    self.held.get(notification.originator_id, evict=True)
+                if held.version < version:
+                    self.held.get(originator_id, evict=True)
             self._seen = max(self._seen, head)
 
     def saw(self, positions: Iterator[int] | list[int]) -> None:

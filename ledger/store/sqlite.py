@@ -12,7 +12,8 @@ consistent; measured, 10 µs a read against 26. Selected by `ledger.store.locate
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Any, cast
+from uuid import UUID
 
 from eventsourcing.persistence import (
     DatabaseError,
@@ -65,6 +66,24 @@ class SQLiteRecorder(SQLiteApplicationRecorder):
             try:
                 cursor.execute(self.select_max_notification_id_statement)
                 return cursor.fetchone()[0]
+            except sqlite3.Error as error:
+                raise translated(error) from error
+            finally:
+                cursor.sqlite_cursor.close()
+
+    def select_versions(self, start: int, stop: int) -> list[tuple[UUID, int]]:
+        """The aggregate and version of each event from position `start` to `stop`, in order:
+        what a cache needs to know which of its aggregates moved on, without their states
+        (`ledger.store.repository`)."""
+        with self.datastore.get_connection(commit=False) as connection:
+            cursor = connection.cursor()
+            try:
+                cursor.execute(f"SELECT originator_id, originator_version FROM "
+                               f"{self.events_table_name} WHERE rowid >= ? AND rowid <= ? "
+                               "ORDER BY rowid", (start, stop))
+                convert = self.convert_originator_id
+                return cast(list[tuple[UUID, int]],
+                            [(convert(row[0]), row[1]) for row in cursor.fetchall()])
             except sqlite3.Error as error:
                 raise translated(error) from error
             finally:

@@ -121,6 +121,14 @@ def test_a_caught_up_projection_opens_no_page_to_fold_nothing(app, monkeypatch):
     assert app.project() == 0 and opened == []
     simulate_casino(app, 1, seed="60" * 16, bet=30)
     assert app.project() > 0 and opened
+    # Check a log that fits in one page is folded in one transaction, not one more to find
+    # the end; and a caller that names the position it saw spares the look at the log's end.
+    simulate_casino(app, 1, seed="61" * 16, bet=30)
+    opened.clear()
+    monkeypatch.setattr(app.projection, "head", lambda: pytest.fail("looked at the log's end"))
+    saved = app.recorder.max_notification_id()
+    assert app.projection.catch_up(target=saved) > 0 and opened == ["ledger"]
+    assert app.projection.store.position("ledger") == saved
 
 
 # The feed index against a scan of the log with rules of its own.

@@ -266,3 +266,27 @@ def test_many_threads_granting_one_wallet_lose_no_chips(make_shared_app) -> None
     wallet: Wallet = two.repository.get(wallet_id)
     assert wallet.version == 1 + expected  # opened, then one event per grant
     assert verify_store(one).ok
+
+
+def test_a_look_at_the_log_evicts_what_another_application_changed_reading_versions_only(
+        make_shared_app, monkeypatch) -> None:
+    one, two = make_shared_app(rate_limit=0), make_shared_app(rate_limit=0)
+    changed, kept = open_wallet(one, 500), open_wallet(one, 700)
+    assert two.wallets.wallet(SYSTEM, changed)["balance"] == 500  # both cached in `two` now
+    assert two.wallets.wallet(SYSTEM, kept)["balance"] == 700
+    one.wallets.grant(SYSTEM, changed, 100)
+    recorder = two.repository.event_store.recorder
+    seen = two.repository._seen
+    head = recorder.max_notification_id()
+    # Check the narrow query names each new event's aggregate and version as the log does.
+    assert recorder.select_versions(seen + 1, head) == [
+        (n.originator_id, n.originator_version)
+        for n in recorder.select_notifications(start=seen + 1, limit=head - seen, stop=head)]
+    monkeypatch.setattr(recorder, "select_notifications",
+                        lambda *a, **k: pytest.fail("read the events' states to evict"))
+    two.repository.sync()
+    # Check the wallet another application changed is evicted and the other one stays.
+    with pytest.raises(KeyError):
+        two.repository.held.get(changed)
+    two.repository.held.get(kept)  # still held (a KeyError otherwise)
+    assert two.wallets.wallet(SYSTEM, changed)["balance"] == 600
