@@ -13,7 +13,7 @@ from uuid import uuid4
 import pytest
 
 from tests.browser.conftest import fits_without_sideways_scroll, followed_links
-from tests.browser.play import casino_table
+from tests.browser.play import casino_table, caught_up
 
 pytestmark = pytest.mark.browser
 #: How many times each way of clicking is tried on each control (30 multiple clicks a control:
@@ -292,11 +292,16 @@ def test_double_and_triple_clicks_on_create_player_and_open_table_open_one_of_ea
     # Check a triple click, then three quick clicks, on Open table open one table each.
     form = cashier.locator("#open-table")
     form.get_by_label("Variant").select_option("high_card_pool")
+    # The list of tables is a read model, which follows the log: each count waits until it
+    # has folded the whole log.
+    auditor = server.api("POST", "/keys", body={"role": "auditor", "label": "counts"})["key"]
     for round_, way in enumerate(("triple", "rapid"), start=1):
+        caught_up(server, auditor)
         tables = {t["id"] for t in server.api("GET", "/tables?limit=500")["tables"]}
         click(cashier, form.get_by_role("button", name="Open table"), way, held)
         expect(cashier.locator("#status")).to_have_text(re.compile(r"^Opened .+ table .+$"))
         expect(form.get_by_role("button", name="Open table")).to_be_enabled()
+        caught_up(server, auditor)
         now = server.api("GET", "/tables?limit=500")["tables"]
         opened = [t for t in now if t["id"] not in tables]
         assert len(now) == len(tables) + 1 and len(opened) == 1
