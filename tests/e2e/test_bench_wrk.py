@@ -171,9 +171,10 @@ def test_the_open_loop_counts_latency_from_the_schedule(api, tmp_path) -> None: 
     result = run_wrk(tmp_path, port, [live], seconds=2, warmup=0.5)
     counted = result["kinds"]["live"]
     # Scheduled at 40/s, answered at 20/s: each request waits longer behind the last. wrk's
-    # own histogram, from when each was written, sees only the 50 ms of service.
+    # own histogram, from when each was written, sees only the service (50 ms, more on a busy
+    # machine), never the growing wait behind it.
     assert counted["p99_ms"] > 400
-    assert result["wrk"]["latency_p99_ms"] < 200
+    assert result["wrk"]["latency_p99_ms"] < counted["p99_ms"] / 2
     assert result["wrk"]["errors"]["timeout"] == 0
 
 
