@@ -50,7 +50,10 @@ PAGE = 20_000
 #: How long a woken `Follower` lets saves accumulate before it folds them in one page (see
 #: `Follower`). Two workers serving commands on SQLite (110 commands/s): a page per wake cost
 #: their folders 1.4-1.5 ms of CPU per command, 20 ms of gathering 0.74-0.82, 50 ms 0.64-0.73.
-GATHER_SECONDS = 0.05
+#: None by default: with 50 ms, a list read right after a command (a new wallet, a table, a
+#: verification run) was often the one before it, where clients and the pages expect to find
+#: it; a folder still folds in one page what accumulated while it folded the last.
+GATHER_SECONDS = 0.0
 #: How long `catch_up(wait=True)` waits for another folder before it gives up.
 WAIT_SECONDS = 60.0
 
