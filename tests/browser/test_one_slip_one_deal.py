@@ -238,6 +238,8 @@ def test_C1_double_triple_and_rapid_clicks_on_grant_each_grant_once_and_refusals
     held = Held(cashier, re.compile(r".*/wallets/[^/]+/grants$"))
     cashier.get_by_label("Player id", exact=True).fill(player["player_id"])
     cashier.get_by_role("button", name="Find").click()
+    # The list the page loaded first may hold the row too: amounts are typed once Find answered.
+    expect(cashier.locator("#wallets")).to_have_attribute("aria-busy", "false")
     row = cashier.locator(f"tr[data-wallet='{wallet_id}']")
     dialog = cashier.locator("#confirm")
     granted = 0
@@ -285,6 +287,10 @@ def test_double_and_triple_clicks_on_create_player_and_open_table_open_one_of_ea
     click(cashier, cashier.get_by_role("button", name="Create player"), "double", held)
     expect(cashier.locator("#sign-in-link")).to_contain_text("/sign-in#token=rdl_")
     expect(cashier.locator(f"tr[data-player='{name}']")).to_have_count(1)
+    # The lists of wallets and tables are read models, which follow the log: each count waits
+    # until they have folded the whole log.
+    auditor = server.api("POST", "/keys", body={"role": "auditor", "label": "counts"})["key"]
+    caught_up(server, auditor)
     found = server.api("GET", f"/wallets?player_id={name}")["wallets"]
     assert [w["player_id"] for w in found] == [name]
     assert counted(cashier, r"POST /wallets") == 1 and counted(cashier, r"POST /keys") == 1
@@ -292,9 +298,6 @@ def test_double_and_triple_clicks_on_create_player_and_open_table_open_one_of_ea
     # Check a triple click, then three quick clicks, on Open table open one table each.
     form = cashier.locator("#open-table")
     form.get_by_label("Variant").select_option("high_card_pool")
-    # The list of tables is a read model, which follows the log: each count waits until it
-    # has folded the whole log.
-    auditor = server.api("POST", "/keys", body={"role": "auditor", "label": "counts"})["key"]
     for round_, way in enumerate(("triple", "rapid"), start=1):
         caught_up(server, auditor)
         tables = {t["id"] for t in server.api("GET", "/tables?limit=500")["tables"]}

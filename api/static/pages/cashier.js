@@ -50,9 +50,26 @@ function renderWallets() {
     : html`<tr><td colspan="4" class="muted">No wallets found.</td></tr>`);
 }
 
-async function find(prefix) {
-  wallets = await listAll(`/wallets?limit=100${prefix ? `&player_id=${encodeURIComponent(prefix)}` : ""}`, "wallets");
+let finding = 0;  // the number of the latest find: an answer to an earlier one is dropped
+
+/** Show `list` as the wallets; a find still in flight no longer replaces it. */
+function showWallets(list) {
+  finding++;
+  wallets = list;
   renderWallets();
+  $("#wallets").setAttribute("aria-busy", "false");
+}
+
+/** List the wallets whose player id starts with `prefix`; the table is `aria-busy` meanwhile. */
+async function find(prefix) {
+  const mine = ++finding;
+  $("#wallets").setAttribute("aria-busy", "true");
+  try {
+    const found = await listAll(`/wallets?limit=100${prefix ? `&player_id=${encodeURIComponent(prefix)}` : ""}`, "wallets");
+    if (mine === finding) showWallets(found);
+  } finally {
+    if (mine === finding) $("#wallets").setAttribute("aria-busy", "false");
+  }
 }
 
 async function statement(w) {
@@ -88,8 +105,7 @@ $("#create").addEventListener("click", () => {
     creating.intent.renew();
     creating.playerId = null;
     await newLink(playerId);
-    wallets = [wallet, ...wallets.filter((w) => w.id !== wallet.id)];
-    renderWallets();
+    showWallets([wallet, ...wallets.filter((w) => w.id !== wallet.id)]);
     say(`Created player ${playerId} with an empty wallet and a sign-in link.`);
   }, {reason: `Opening a wallet for ${playerId}…`}).catch(fail);
 });
