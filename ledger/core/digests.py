@@ -48,6 +48,7 @@ from eventsourcing.utils import get_topic
 
 from ledger.core.fastjson import FastJSONTranscoder, canonical_json
 from ledger.core.ids import id_text
+from ledger.core.keyedhash import hmac_sha256_hex
 
 GENESIS = "0" * 64
 _NOT_HASHED = frozenset({"chain_mac"})
@@ -293,33 +294,15 @@ def read_seal(mapper: Mapper[UUID], event: Any, stored: StoredEvent) -> None:
 
 
 # MACs, of both forms.
-_PADS: dict[bytes, tuple[Any, Any]] = {}
-
-
-def _hmac_hex(key: bytes, message: bytes) -> str:
-    """HMAC-SHA-256 of `message` under `key`, in hex: the same as `hmac.new(...).hexdigest()`,
-    from the key's inner and outer hashes worked out once per key (a third of the cost)."""
-    pads = _PADS.get(key)
-    if pads is None:
-        block = hashlib.sha256(key).digest() if len(key) > 64 else key
-        block = block.ljust(64, b"\0")
-        pads = _PADS[key] = (hashlib.sha256(bytes(b ^ 0x36 for b in block)),
-                             hashlib.sha256(bytes(b ^ 0x5C for b in block)))
-    inner, outer = pads[0].copy(), pads[1].copy()
-    inner.update(message)
-    outer.update(inner.digest())
-    return outer.hexdigest()
-
-
 def seal_mac(key: bytes, digest: str) -> str:
     """The stored form's MAC: of its digest alone (which binds its topic, aggregate and
     version already), under a name of its own."""
-    return _hmac_hex(key, b"reddog-seal/2|" + digest.encode())
+    return hmac_sha256_hex(key, b"reddog-seal/2|" + digest.encode())
 
 
 def event_mac(key: bytes, topic: str, originator_id: Any, version: int, digest: str) -> str:
     """The canonical form's MAC: that the application wrote this event at this place."""
-    return _hmac_hex(key, f"{topic}|{originator_id}|{version}|{digest}".encode())
+    return hmac_sha256_hex(key, f"{topic}|{originator_id}|{version}|{digest}".encode())
 
 
 def stored_seal(key: bytes, mapper: Mapper[UUID], stored: StoredEvent,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ledger.core.cards import CANONICAL_PACK, Card
 from ledger.core.errors import InvalidInput
+from ledger.core.keyedhash import KeyedSha256
 from ledger.core.validation import CLIENT_SEED, SERVER_SEED
 
 _TWO_32 = 2**32
@@ -125,38 +126,23 @@ def _shuffled(server_seed: str, client_seed: str, nonce: int) -> tuple[tuple[Car
 _FIRST_BLOCKS = 7
 #: Under this bound, a word is never drawn again at any place.
 _LOWEST_LIMIT = min(limit for _i, limit in _DRAWS)
-#: SHA-256's block size: HMAC pads its key to it (RFC 2104).
-_SHA256_BLOCK = 64
-#: HMAC's inner and outer pads, as tables that XOR each byte of the key with 0x36 or 0x5C.
-_INNER_PAD = bytes(b ^ 0x36 for b in range(256))
-_OUTER_PAD = bytes(b ^ 0x5C for b in range(256))
-
-
 class _Blocks:
     """HMAC-SHA256 (RFC 2104) of `prefix + counter` under one key, for counters 0, 1, 2, ... in
     turn: the same bytes as `hmac.digest` (`random_stream`), with the key's inner and outer
     padded hashes taken once for all the blocks of a shuffle rather than once a block."""
 
     def __init__(self, key: bytes, prefix: str) -> None:
-        if len(key) > _SHA256_BLOCK:
-            key = hashlib.sha256(key).digest()
-        key = key.ljust(_SHA256_BLOCK, b"\0")
-        self.inner = hashlib.sha256(key.translate(_INNER_PAD))
-        self.outer = hashlib.sha256(key.translate(_OUTER_PAD))
+        self.mac = KeyedSha256(key)
         self.prefix = prefix
         self.counter = 0
 
     def words(self, blocks: int) -> tuple[int, ...]:
         """The unsigned 32-bit big-endian words of the next `blocks` blocks."""
-        digests = []
-        for counter in range(self.counter, self.counter + blocks):
-            inner = self.inner.copy()
-            inner.update(f"{self.prefix}{counter}".encode("ascii"))
-            outer = self.outer.copy()
-            outer.update(inner.digest())
-            digests.append(outer.digest())
+        prefix = self.prefix
+        digests = self.mac.digests([f"{prefix}{counter}".encode("ascii")
+                                    for counter in range(self.counter, self.counter + blocks)])
         self.counter += blocks
-        return struct.unpack(f">{8 * blocks}I", b"".join(digests))
+        return struct.unpack(f">{8 * blocks}I", digests)
 
 
 @dataclass(frozen=True)
