@@ -315,16 +315,25 @@ def test_the_stored_json_reader_gives_the_domain_events_but_for_ids_as_text(app)
     assert direct > 0  # ids as text: read the direct way
 
 
-def test_a_store_folded_in_an_older_format_is_folded_again_from_the_start(make_shared_app):
+@pytest.fixture
+def folded_on_disk(make_shared_app):  # type: ignore[no-untyped-def]
+    """An application on the shared store with three casino deals of `seed` folded, and its read
+    store, which must be on disk (a store in memory is folded from nothing by every process)."""
+    def make(seed: str) -> tuple[Any, Any]:
+        app = make_shared_app()
+        simulate_casino(app, 3, seed=seed * 16, bet=20)
+        app.project()
+        if isinstance(app.projection.store, MemoryReadStore):
+            pytest.skip("a store in memory is folded from nothing by every process")
+        return app, app.projection.store
+    return make
+
+
+def test_a_store_folded_in_an_older_format_is_folded_again_from_the_start(folded_on_disk):
     """A store whose recorded format is not the fold's (or that records none, as before formats
     were recorded) says it has folded nothing; the next page empties it and folds it again from
     the log's start, to the same models as a fold from nothing."""
-    app = make_shared_app()
-    simulate_casino(app, 3, seed="7f" * 16, bet=20)
-    app.project()
-    store = app.projection.store
-    if isinstance(store, MemoryReadStore):
-        pytest.skip("a store in memory is folded from nothing by every process")
+    app, store = folded_on_disk("7f")
     mark = store.mark
     # The store as an older release left it: no format recorded, a document it would not have.
     with store._cursor() as cursor:
@@ -339,16 +348,11 @@ def test_a_store_folded_in_an_older_format_is_folded_again_from_the_start(make_s
     assert app.projection.differences_from_a_rebuild() == []
 
 
-def test_a_store_of_the_first_format_is_emptied_as_it_opens(make_shared_app, tmp_path):
+def test_a_store_of_the_first_format_is_emptied_as_it_opens(folded_on_disk):
     """Format 1 kept a row per index key and position (and on SQLite its documents in a
     WITHOUT ROWID table): a store opening it empties it before anything reads the index, and it
     is folded again to the same models as a fold from nothing."""
-    app = make_shared_app()
-    simulate_casino(app, 3, seed="7e" * 16, bet=20)
-    app.project()
-    store = app.projection.store
-    if isinstance(store, MemoryReadStore):
-        pytest.skip("a store in memory is folded from nothing by every process")
+    app, store = folded_on_disk("7e")
     mark = store.mark
     with store._cursor() as cursor:
         cursor.execute(f"DROP TABLE {store.feed_keys}")
