@@ -43,6 +43,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from uuid import UUID
 
 from eventsourcing.persistence import (
     OperationalError,
@@ -219,12 +220,18 @@ class GroupCommitRecorder(SQLiteRecorder):
                 try:
                     cursor.execute("BEGIN IMMEDIATE")
                     try:
-                        for request in group:
-                            answer = self._write_one(raw, cursor, request)
-                            if request.error is None:
-                                written.append((request, answer))
-                            else:
-                                refused += 1
+                        answers = self._write_at_once(cursor, group)
+                        if answers is not None:
+                            written = list(zip(group, answers, strict=True))
+                        else:  # a request's rows were refused: again, each in a savepoint
+                            raw.rollback()
+                            cursor.execute("BEGIN IMMEDIATE")
+                            for request in group:
+                                answer = self._write_one(raw, cursor, request)
+                                if request.error is None:
+                                    written.append((request, answer))
+                                else:
+                                    refused += 1
                         self._commit(cursor)
                     except BaseException:
                         if raw.in_transaction:
@@ -255,6 +262,41 @@ class GroupCommitRecorder(SQLiteRecorder):
                 request.done = True
         for listener in self.committed:
             listener(len(written))
+
+    def _write_at_once(self, cursor: SQLiteCursor, group: list[SaveRequest]
+                       ) -> list[list[int]] | None:
+        """Every request's rows in one statement, in queue order; each request's positions, or
+        None when SQLite refused a row (a version taken: the caller rolls back and writes the
+        requests one by one, each in a savepoint).
+
+        Each call into SQLite lets go of the GIL and waits to take it back, up to the switch
+        interval on a busy server, all of it while the group holds the store's write lock: one
+        `executemany` for the group's rows rather than a statement per row and a savepoint per
+        request (measured on the slowed disk: the lock held 10.6 ms a group at the median for
+        3.3 saves). A new row's rowid is one more than the largest in the table (SQLite's rule
+        for a table without AUTOINCREMENT), and the write lock keeps every other writer out, so
+        the rows take the positions after the largest, in order; the largest after them says
+        so, or the whole group fails."""
+        rows = [(s.originator_id.hex if isinstance(s.originator_id, UUID) else s.originator_id,
+                 s.originator_version, s.topic, s.state)
+                for request in group for s in request.stored_events]
+        cursor.execute(self.select_max_notification_id_statement)
+        before = cursor.fetchone()[0] or 0
+        try:
+            cursor.executemany(self.insert_events_statement, rows)
+        except sqlite3.IntegrityError:
+            return None
+        cursor.execute(self.select_max_notification_id_statement)
+        after = cursor.fetchone()[0]
+        if after != before + len(rows):
+            raise OperationalError(f"the group's rows took positions {before + 1} to {after}, "
+                                   f"not the {len(rows)} after {before}")
+        answers, at = [], before
+        for request in group:
+            count = len(request.stored_events)
+            answers.append(list(range(at + 1, at + count + 1)))
+            at += count
+        return answers
 
     def _write_one(self, raw: sqlite3.Connection, cursor: SQLiteCursor, request: SaveRequest
                    ) -> Sequence[int] | None:
