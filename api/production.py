@@ -31,6 +31,7 @@ from typing import Any
 
 from api.edge import GRACEFUL_SECONDS, Limits
 from api.observe import multiprocess_dir
+from api.spread import Spread
 from ledger.core import private
 from ledger.ops import heap
 from ledger.settings import Settings
@@ -141,6 +142,10 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
         def __init__(self) -> None:
             self.options = gunicorn_options(host, port, workers, threads, settings.log_level)
             self.limits = Limits.of(settings)  # the workers' deadlines (`api.worker`)
+            # The connections each worker holds, shared with the workers forked after this
+            # (`api.spread`): a slot for each, and as many again for a worker started while one
+            # that stops is still being reaped.
+            self.spread = Spread(2 * workers)
             self.ledgers: list[Any] = []
             super().__init__()
 
@@ -149,6 +154,16 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
                 if key in self.cfg.settings:  # settings an older gunicorn lacks are left out
                     self.cfg.set(key, value)
             self.cfg.set("worker_exit", self.worker_exit)
+            self.cfg.set("pre_fork", self.pre_fork)
+            self.cfg.set("child_exit", self.child_exit)
+
+        def pre_fork(self, server: Any, worker: Any) -> None:
+            """In the master, before a worker is forked: its slot in the spread."""
+            worker.slot = self.spread.assign(w.slot for w in server.WORKERS.values())
+
+        def child_exit(self, _server: Any, worker: Any) -> None:
+            """In the master, as it reaps a worker: the slot no longer counts."""
+            self.spread.free(worker.slot)
 
         def load(self) -> Any:
             """Called in each worker after the fork: the worker's own application."""

@@ -8,7 +8,8 @@ The loop calls `notify()` at least once a second, the heartbeat by which the mas
 worker alive (its requests run in the worker's threads and never silence the loop). On SIGTERM
 (gunicorn's `alive` false) the worker stops as `Edge.stop` does, within gunicorn's
 `graceful_timeout`; SIGINT and SIGQUIT end it at once (gunicorn's); a worker whose master is
-gone stops too.
+gone stops too. It takes a new connection only while it holds no more than the other workers
+(`api.spread`).
 """
 
 from __future__ import annotations
@@ -18,16 +19,20 @@ import os
 from gunicorn.workers.base import Worker
 
 from api.edge import Edge
+from api.spread import FREE
 
 
 class WaitressWorker(Worker):
     """A gunicorn worker serving `self.wsgi` with waitress (`api.edge.Edge`)."""
 
     alive: bool  # gunicorn's worker state: cleared when the worker is told to stop
+    slot = FREE  # its place in the master's `Spread`, given before the fork (`api.production`)
 
     def run(self) -> None:
+        spread = getattr(self.app, "spread", None)
         edge = Edge(self.wsgi, self.cfg.threads, self.app.limits,
-                    sockets=[listener.sock for listener in self.sockets])
+                    sockets=[listener.sock for listener in self.sockets],
+                    spread=None if spread is None else (spread, self.slot))
         edge.run(alive=self._serving, tick=self.notify)
         edge.stop(self.cfg.graceful_timeout, tick=self.notify)
 

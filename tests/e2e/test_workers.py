@@ -5,12 +5,14 @@ sees what the other wrote; on SQLite the read models both fold match a fold from
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from http.client import HTTPConnection, HTTPException
 from pathlib import Path
 
 import pytest
@@ -237,3 +239,82 @@ def test_a_worker_that_stops_is_replaced_and_the_counters_go_on(two_workers: Two
     finally:
         resumed(second)
     assert after[LIVE] - before >= 6, server.output()
+
+
+def held_connections(pid: int, port: int) -> int:
+    """The established TCP connections to `port` that process `pid` holds open (its sockets
+    matched with the kernel's table of connections, /proc/net/tcp and tcp6)."""
+    established = set()
+    for table in ("tcp", "tcp6"):
+        path = Path(f"/proc/net/{table}")
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines()[1:]:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state == "01" and int(local.rpartition(":")[2], 16) == port:
+                established.add(f"socket:[{inode}]")
+    held = 0
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):  # closed meanwhile
+            held += os.readlink(fd) in established
+    return held
+
+
+def test_connections_opened_together_are_spread_over_the_workers_and_a_new_worker_gets_its_share(
+        two_workers: TwoWorkers) -> None:
+    """Eight clients that open their connections at once and keep them: each worker holds four
+    (within one), not one worker all eight. Then a worker is killed: its clients reconnect to
+    the other while the master starts a new one, and once it serves, the other closes
+    connections after their answers until the two hold their shares again."""
+    server = two_workers.server
+    assert server.process is not None
+    master = server.process.pid
+    port = int(server.base.rpartition(":")[2])
+    clients = [HTTPConnection("127.0.0.1", port, timeout=10) for _ in range(8)]
+
+    def ask_each() -> None:
+        for client in clients:  # a connection the server closed opens again (`auto_open`)
+            for attempt in (1, 2):
+                try:
+                    client.request("GET", "/health/live")
+                    response = client.getresponse()
+                    response.read()
+                    assert response.status == 200
+                    break
+                except (ConnectionError, HTTPException):  # its worker was killed: once more
+                    client.close()
+                    if attempt == 2:
+                        raise
+
+    def shares() -> list[int] | None:
+        ask_each()
+        workers = children(master)
+        held = sorted(held_connections(pid, port) for pid in workers)
+        return held if len(workers) == 2 and sum(held) == 8 and held[1] - held[0] <= 2 else None
+
+    try:
+        for client in clients:
+            client.connect()
+        held = wait_until(shares, 30, f"eight connections spread over two workers\n"
+                                      f"{server.output()}")
+        assert held in ([4, 4], [3, 5]), held
+        first, other = children(master)
+        os.kill(first, signal.SIGKILL)
+        new = wait_until(lambda: (now := children(master)) and len(now) == 2 and first not in now
+                         and next(pid for pid in now if pid != other),
+                         30, f"a new worker in place of {first}\n{server.output()}")
+        # Its clients reconnect while the new worker is stopped: the other takes them all (it
+        # holds no one back once it has not turned its loop for a while).
+        paused(new)
+        try:
+            ask_each()
+            assert (held_connections(other, port), held_connections(new, port)) == (8, 0)
+        finally:
+            resumed(new)
+        # Serving again, it gets its share: the other closes connections after their answers.
+        held = wait_until(shares, 30, f"the new worker given its share\n{server.output()}")
+        assert held in ([4, 4], [3, 5]), held
+    finally:
+        for client in clients:
+            client.close()
