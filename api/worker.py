@@ -21,6 +21,9 @@ from gunicorn.workers.base import Worker
 from api.edge import Edge
 from api.spread import FREE
 
+#: What a worker logs once it serves: its application built, its loop about to run.
+SERVING = "Worker serving"
+
 
 class WaitressWorker(Worker):
     """A gunicorn worker serving `self.wsgi` with waitress (`api.edge.Edge`)."""
@@ -33,6 +36,7 @@ class WaitressWorker(Worker):
         edge = Edge(self.wsgi, self.cfg.threads, self.app.limits,
                     sockets=[listener.sock for listener in self.sockets],
                     spread=None if spread is None else (spread, self.slot))
+        self.log.info("%s (pid: %s)", SERVING, self.pid)
         edge.run(alive=self._serving, tick=self.notify)
         edge.stop(self.cfg.graceful_timeout, tick=self.notify)
 

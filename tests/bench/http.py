@@ -230,12 +230,16 @@ class Server:
                     stdout=out, stderr=subprocess.STDOUT, env=self.env, cwd=self.tmp)
 
     def wait_ready(self, seconds: float = 60.0) -> None:
+        from api.worker import SERVING
+
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the server exited: {first_error(self.log.read_text())}")
-            # gunicorn answers as soon as one worker does: wait for all of them (waitress: one)
-            if self.workers == 1 or len(self.pids()) > self.workers:
+            # gunicorn answers as soon as one worker does: wait for all of them to serve (each
+            # says so once its application is built), or the first would take every client's
+            # connection and the others' share would come only as the spread evens them out
+            if self.workers == 1 or self.log.read_text().count(SERVING) >= self.workers:
                 try:
                     conn = HTTPConnection("127.0.0.1", self.port, timeout=2)
                     if request(conn, "GET", "/health") == 200:
