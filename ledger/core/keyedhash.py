@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from typing import Any
 
 #: SHA-256's block size: HMAC pads its key to it.
 _BLOCK = 64
@@ -22,42 +23,35 @@ _OUTER_PAD = bytes(b ^ 0x5C for b in range(256))
 class KeyedSha256:
     """HMAC-SHA-256 under one key, its padded hashes taken once."""
 
-    __slots__ = ("_inner", "_outer")
+    __slots__ = ("_inner", "_outer_key")
 
     def __init__(self, key: bytes) -> None:
         if len(key) > _BLOCK:
             key = hashlib.sha256(key).digest()
         key = key.ljust(_BLOCK, b"\0")
         self._inner = hashlib.sha256(key.translate(_INNER_PAD))
-        self._outer = hashlib.sha256(key.translate(_OUTER_PAD))
+        self._outer_key = hashlib.sha256(key.translate(_OUTER_PAD))
+
+    def _outer(self, message: bytes) -> Any:
+        """The outer hash of `message`, to be read as bytes or hex."""
+        inner = self._inner.copy()
+        inner.update(message)
+        outer = self._outer_key.copy()
+        outer.update(inner.digest())
+        return outer
 
     def digest(self, message: bytes) -> bytes:
         """The MAC of `message`: `hmac.digest(key, message, "sha256")`."""
-        inner = self._inner.copy()
-        inner.update(message)
-        outer = self._outer.copy()
-        outer.update(inner.digest())
-        return outer.digest()
+        return self._outer(message).digest()  # type: ignore[no-any-return]
 
     def digests(self, messages: Iterable[bytes]) -> bytes:
         """The MACs of `messages`, one after another, as one string of bytes."""
-        inner_key, outer_key = self._inner, self._outer
-        out = []
-        for message in messages:
-            inner = inner_key.copy()
-            inner.update(message)
-            outer = outer_key.copy()
-            outer.update(inner.digest())
-            out.append(outer.digest())
-        return b"".join(out)
+        outer = self._outer
+        return b"".join([outer(message).digest() for message in messages])
 
     def hexdigest(self, message: bytes) -> str:
         """The MAC of `message` in lower-case hex."""
-        inner = self._inner.copy()
-        inner.update(message)
-        outer = self._outer.copy()
-        outer.update(inner.digest())
-        return outer.hexdigest()
+        return self._outer(message).hexdigest()  # type: ignore[no-any-return]
 
 
 _KEYED: dict[bytes, KeyedSha256] = {}
