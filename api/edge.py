@@ -68,6 +68,9 @@ TICK_SECONDS = 1
 #: worker waits for: on the disk slowed by 2 ms, with two workers, 1 ms took the commands/s
 #: from about 275 to about 315.
 SWITCH_SECONDS = 0.001
+#: Seconds a worker that leaves a waiting connection to another (`Server.handle_accept`) waits
+#: before it looks again: the connection is still waiting only if the other has not taken it.
+REFRAIN_SECONDS = 0.001
 #: Seconds a connection closed after a refusal drains what its client still sends (so the
 #: client reads the answer before its next send is refused by a reset).
 LINGER_SECONDS = 5
@@ -271,14 +274,25 @@ class Server(TcpWSGIServer):
         super().__init__(application, **kwargs)
 
     def readable(self) -> bool:
-        """Accepting, within the connection limit, and (a worker) holding no more connections
-        than any other serving worker (`api.spread`). Asked at every turn of the loop."""
+        """Accepting and within the connection limit (waitress's), and, a worker, saying at each
+        turn of its loop how many connections it holds (`api.spread`)."""
         if not super().readable():
             return False
-        if self.spread is None:
-            return True
-        spread, slot = self.spread
-        return spread.may_accept(slot, len(self._map))
+        if self.spread is not None:
+            spread, slot = self.spread
+            spread.held(slot, len(self._map))
+        return True
+
+    def handle_accept(self) -> None:
+        """Take the connection waiting, unless (a worker) another serving worker holds fewer:
+        then that one takes it, and this one looks again after a moment (it wakes as long as
+        a connection waits, so it takes it after all if the other does not)."""
+        if self.spread is not None:
+            spread, slot = self.spread
+            if not spread.may_accept(slot, len(self._map)):
+                time.sleep(REFRAIN_SECONDS)
+                return
+        super().handle_accept()
 
     def over_share(self) -> bool:
         """Whether this worker holds two connections or more than another serving worker."""

@@ -11,7 +11,10 @@ phase, the server used 1.05 of its two cores and answered half the commands the 
 So each worker says, in memory the master shares with its workers (`Spread`, made before the
 first fork), how many connections it holds, and a worker takes a new one only while it holds
 no more than any other worker that is serving: the connection waits in the listen backlog for
-the worker with the fewest, which is polling the socket. A worker that is not serving does not
+the worker with the fewest, which is polling the socket. Every worker keeps polling the socket,
+so one that left a connection to another looks again a millisecond later as long as it is
+still waiting (`api.edge.Server.handle_accept`): a worker never sleeps through a connection
+that has come to be its own to take. A worker that is not serving does not
 hold the others back: one still starting (its slot is free until its loop first runs), gone (the
 master frees its slot as it reaps it: `child_exit`) or whose loop has not turned for
 `ABSENT_SECONDS` (stopped, or stuck; a serving loop turns every `TURN_SECONDS` even when idle).
@@ -81,14 +84,19 @@ class Spread:
         return any(0 <= others[i] < held - 1 and now - turned[i] < ABSENT_SECONDS
                    for i in range(len(others)) if i != slot)
 
+    def held(self, slot: int, held: int) -> None:
+        """The worker in `slot` holds `held` connections, at a turn of its loop."""
+        if slot != FREE:
+            self._held[slot] = held
+            self._turned[slot] = self._clock()
+
     def may_accept(self, slot: int, held: int) -> bool:
-        """The worker in `slot`, holding `held` connections, at a turn of its loop: say so, and
-        whether it may take another (no serving worker holds fewer)."""
+        """Whether the worker in `slot`, holding `held` connections (said so), may take another:
+        no serving worker holds fewer."""
         if slot == FREE:
             return True
+        self.held(slot, held)
         now = self._clock()
-        self._held[slot] = held
-        self._turned[slot] = now
         others, turned = self._held, self._turned
         return not any(0 <= others[i] < held and now - turned[i] < ABSENT_SECONDS
                        for i in range(len(others)) if i != slot)

@@ -60,7 +60,7 @@ def test_a_worker_holding_two_or_more_than_a_serving_worker_closes_a_connection(
     spread, clock, first, second = two_workers()
     assert spread.may_accept(first, 8)
     assert not spread.over_share(first, 8)  # alone: nobody to hand connections to
-    spread.may_accept(second, 0)  # a worker that started late turns its loop
+    spread.held(second, 0)  # a worker that started late turns its loop, holding none
     assert spread.over_share(first, 8) and not spread.over_share(second, 0)
     spread.may_accept(second, 6)
     assert spread.over_share(first, 8)
