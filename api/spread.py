@@ -62,27 +62,14 @@ class Spread:
     def assign(self, taken: Iterable[int]) -> int:
         """The master, before it forks a worker: the lowest slot no live worker holds (FREE if
         every slot is held: that worker then takes every connection it is offered)."""
-        free = sorted(set(range(self.slots)) - set(taken))
-        if not free:
-            return FREE
-        self._held[free[0]] = FREE  # not serving yet: it holds no one back while it starts
-        return free[0]
+        slot = min(set(range(self.slots)) - set(taken), default=FREE)
+        self.free(slot)  # not serving yet: it holds no one back while it starts
+        return slot
 
     def free(self, slot: int) -> None:
         """The master, as it reaps a worker: its slot no longer counts."""
         if slot != FREE:
             self._held[slot] = FREE
-
-    def over_share(self, slot: int, held: int) -> bool:
-        """Whether the worker in `slot`, holding `held` connections, holds two or more than a
-        serving worker: then it closes a connection after its next answer, and the client's
-        next one goes to a worker with fewer."""
-        if slot == FREE:
-            return False
-        now = self._clock()
-        others, turned = self._held, self._turned
-        return any(0 <= others[i] < held - 1 and now - turned[i] < ABSENT_SECONDS
-                   for i in range(len(others)) if i != slot)
 
     def held(self, slot: int, held: int) -> None:
         """The worker in `slot` holds `held` connections, at a turn of its loop."""
@@ -93,10 +80,21 @@ class Spread:
     def may_accept(self, slot: int, held: int) -> bool:
         """Whether the worker in `slot`, holding `held` connections (said so), may take another:
         no serving worker holds fewer."""
-        if slot == FREE:
-            return True
         self.held(slot, held)
+        return not self._serving_below(slot, held)
+
+    def over_share(self, slot: int, held: int) -> bool:
+        """Whether the worker in `slot`, holding `held` connections, holds two or more than a
+        serving worker: then it closes a connection after its next answer, and the client's
+        next one goes to a worker with fewer."""
+        return self._serving_below(slot, held - 1)
+
+    def _serving_below(self, slot: int, count: int) -> bool:
+        """Whether a serving worker other than the one in `slot` holds fewer than `count` (never,
+        for a worker without a slot: it takes every connection and closes none)."""
+        if slot == FREE:
+            return False
         now = self._clock()
         others, turned = self._held, self._turned
-        return not any(0 <= others[i] < held and now - turned[i] < ABSENT_SECONDS
-                       for i in range(len(others)) if i != slot)
+        return any(0 <= others[i] < count and now - turned[i] < ABSENT_SECONDS
+                   for i in range(len(others)) if i != slot)
