@@ -43,13 +43,12 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from uuid import UUID
 
 from eventsourcing.persistence import (
     OperationalError,
     StoredEvent,
 )
-from eventsourcing.sqlite import SQLiteCursor
+from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
 
 from ledger.core import private
 from ledger.store.sqlite import Factory, SQLiteRecorder, database_path, translated
@@ -209,10 +208,9 @@ class GroupCommitRecorder(SQLiteRecorder):
                     self._leading = False
 
     def _write_group(self, group: list[SaveRequest]) -> None:
-        """One transaction for the group: each request in a savepoint, one commit; sets every
-        request's answer (`_lead` then wakes them)."""
-        written: list[tuple[SaveRequest, Sequence[int] | None]] = []
-        refused = 0
+        """One transaction for the group: its rows at once (or, when one is refused, each
+        request in a savepoint), one commit; sets every request's answer (`_lead` then wakes
+        them)."""
         try:
             with self.turns.turn(), self.datastore.get_connection(commit=True) as connection:
                 cursor = connection.cursor()
@@ -221,17 +219,10 @@ class GroupCommitRecorder(SQLiteRecorder):
                     cursor.execute("BEGIN IMMEDIATE")
                     try:
                         answers = self._write_at_once(cursor, group)
-                        if answers is not None:
-                            written = list(zip(group, answers, strict=True))
-                        else:  # a request's rows were refused: again, each in a savepoint
+                        if answers is None:  # a request's rows were refused: each on its own
                             raw.rollback()
                             cursor.execute("BEGIN IMMEDIATE")
-                            for request in group:
-                                answer = self._write_one(raw, cursor, request)
-                                if request.error is None:
-                                    written.append((request, answer))
-                                else:
-                                    refused += 1
+                            answers = [self._write_one(raw, cursor, request) for request in group]
                         self._commit(cursor)
                     except BaseException:
                         if raw.in_transaction:
@@ -251,10 +242,12 @@ class GroupCommitRecorder(SQLiteRecorder):
             if not isinstance(error, Exception):
                 raise
             return
+        written = [(request, answer) for request, answer in zip(group, answers, strict=True)
+                   if request.error is None]
         with self._lock:
             self._counts.groups += 1
             self._counts.saves += len(written)
-            self._counts.refused += refused
+            self._counts.refused += len(group) - len(written)
             self._counts.largest = max(self._counts.largest, len(group))
             for request, answer in written:
                 request.notification_ids = answer
@@ -264,7 +257,7 @@ class GroupCommitRecorder(SQLiteRecorder):
             listener(len(written))
 
     def _write_at_once(self, cursor: SQLiteCursor, group: list[SaveRequest]
-                       ) -> list[list[int]] | None:
+                       ) -> list[Sequence[int] | None] | None:
         """Every request's rows in one statement, in queue order; each request's positions, or
         None when SQLite refused a row (a version taken: the caller rolls back and writes the
         requests one by one, each in a savepoint).
@@ -276,14 +269,14 @@ class GroupCommitRecorder(SQLiteRecorder):
         3.3 saves). A new row's rowid is one more than the largest in the table (SQLite's rule
         for a table without AUTOINCREMENT), and the write lock keeps every other writer out, so
         the rows take the positions after the largest, in order; the largest after them says
-        so, or the whole group fails."""
-        rows = [(s.originator_id.hex if isinstance(s.originator_id, UUID) else s.originator_id,
-                 s.originator_version, s.topic, s.state)
-                for request in group for s in request.stored_events]
+        so, or the whole group fails. The one statement is the library's own: its aggregate
+        recorder's `_insert_events` (the application recorder's runs one per row, to read each
+        rowid)."""
+        rows = [stored for request in group for stored in request.stored_events]
         cursor.execute(self.select_max_notification_id_statement)
         before = cursor.fetchone()[0] or 0
         try:
-            cursor.executemany(self.insert_events_statement, rows)
+            super(SQLiteApplicationRecorder, self)._insert_events(cursor, rows)
         except sqlite3.IntegrityError:
             return None
         cursor.execute(self.select_max_notification_id_statement)
@@ -291,7 +284,8 @@ class GroupCommitRecorder(SQLiteRecorder):
         if after != before + len(rows):
             raise OperationalError(f"the group's rows took positions {before + 1} to {after}, "
                                    f"not the {len(rows)} after {before}")
-        answers, at = [], before
+        answers: list[Sequence[int] | None] = []
+        at = before
         for request in group:
             count = len(request.stored_events)
             answers.append(list(range(at + 1, at + count + 1)))
