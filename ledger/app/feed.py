@@ -25,6 +25,7 @@ from eventsourcing.utils import resolve_topic
 from ledger.app.sealed import SealedBets, leave_out_amount
 from ledger.core.digests import stored_as_sealed
 from ledger.core.fastjson import FastJSONTranscoder
+from ledger.core.ids import hex_id_text
 from ledger.domain.fairness import REVEALS, SECRET_FIELDS
 from ledger.domain.highcard import HighCardTable
 from ledger.domain.records import HEADER, aggregate_type_of
@@ -42,7 +43,7 @@ def _json_ready(obj: dict[str, Any]) -> Any:
     if len(obj) == 2 and "_type_" in obj and "_data_" in obj:
         kind, data = obj["_type_"], obj["_data_"]
         if kind == "uuid_hex" and isinstance(data, str) and len(data) == 32:
-            return f"{data[:8]}-{data[8:12]}-{data[12:16]}-{data[16:20]}-{data[20:]}".lower()
+            return hex_id_text(data)
         if kind == "datetime_iso" and isinstance(data, str):
             return data
         raise _NotPlain(kind)

@@ -8,7 +8,6 @@ wallets it touched and any new sealed seeds in one `save`.
 from __future__ import annotations
 
 import copy
-import functools
 from collections.abc import Callable
 from typing import Any
 from uuid import UUID
@@ -21,7 +20,7 @@ from ledger.app.unit import CommandKey, Decision, UnitOfWork
 from ledger.core import fairness, validation
 from ledger.core.cards import CANONICAL_PACK, Card
 from ledger.core.errors import Forbidden, InvalidInput, NotFound, RuleViolation
-from ledger.core.ids import derived_id, id_text
+from ledger.core.ids import derived_id, id_text, uuid_of
 from ledger.domain.casino import SealedSeed
 from ledger.domain.highcard import NO_DEAL, HighCardTable, default_name
 from ledger.domain.records import transfers_in
@@ -34,9 +33,6 @@ from ledger.store.snapshots import events_after
 
 SeedSource = Callable[[], str]
 
-#: A seat's wallet and a deal are kept as text in the engine's state and read as `UUID`s by
-#: every command on the table: each text is parsed once (an id is a value, shared safely).
-uuid_of = functools.lru_cache(maxsize=4096)(UUID)
 Do = Callable[[HighCardGame, Context, HighCardTable], None]
 
 

@@ -9,6 +9,7 @@ digest, the MAC and the store that write it next), `derived_text` when only its 
 
 from __future__ import annotations
 
+import functools
 from hashlib import sha1
 from uuid import UUID
 
@@ -38,6 +39,17 @@ def id_text(value: UUID | str) -> str:
             _TEXT.clear()
         text = _TEXT[number] = str(value)
     return text
+
+
+#: An id's `UUID` from its text, remembered (a table's seats and deals name the same few ids at
+#: every command).
+uuid_of = functools.lru_cache(maxsize=4096)(UUID)
+
+
+def hex_id_text(digits: str) -> str:
+    """The text `str(UUID)` gives the id of 32 hex digits (as the library's JSON stores an id),
+    without building the UUID."""
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}".lower()
 
 
 # The two below are written out in full, without helpers of their own: they run for every

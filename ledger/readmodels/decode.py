@@ -32,6 +32,7 @@ from eventsourcing.utils import resolve_topic
 
 from ledger.core.digests import stored_as_sealed
 from ledger.core.fastjson import FastJSONTranscoder
+from ledger.core.ids import hex_id_text
 from ledger.domain.access import ApiKey
 from ledger.domain.checkpoint import Checkpoints
 from ledger.domain.dispute import Dispute
@@ -70,6 +71,8 @@ class StoredEvents:
     def _class(self, topic: str) -> type | None:
         """The event class of a topic when its events are read straight from their JSON."""
         if topic not in self._classes:
+            # Resolved by each reader, not from a cache of the process: a topic may name another
+            # class once an older one is registered under it (an upcast's rename).
             try:
                 cls = resolve_topic(topic)
             except Exception:  # noqa: BLE001 - an unknown topic is the mapper's to report
@@ -109,7 +112,7 @@ def _value(name: str, wrapped: dict[str, Any]) -> Any:
     if len(wrapped) != 2 or type(data) is not str:
         raise _NotPlain(name)
     if kind == _UUID and len(data) == 32:
-        return f"{data[:8]}-{data[8:12]}-{data[12:16]}-{data[16:20]}-{data[20:]}".lower()
+        return hex_id_text(data)
     if kind == _TIME and name == "timestamp":
         return datetime.fromisoformat(data)
     raise _NotPlain(name)

@@ -9,14 +9,12 @@ command see them. The decisions are `ledger.rules.highcard.actions` (player acti
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
-from uuid import UUID
 
 from ledger.core.cards import Card
 from ledger.core.errors import RuleViolation
-from ledger.core.ids import derived_text
+from ledger.core.ids import derived_text, uuid_of
 from ledger.core.transfers import Transfer, make_transfer, wallet_movements
 from ledger.rules.highcard.deal import Deal
 from ledger.rules.highcard.inputs import Context, Shuffle
@@ -24,11 +22,6 @@ from ledger.rules.highcard.state import HighCardState
 from ledger.rules.operations import Operation
 
 Emit = Callable[[Operation], None]
-
-#: The state keeps its table's id as text; every transfer's id is drawn from it as a `UUID`,
-#: parsed once per table (an id is a value, shared safely).
-_table_uuid = functools.lru_cache(maxsize=1024)(UUID)
-
 
 class Recorder:
     """One table's operations out and inputs in, for the command under way (`ctx`)."""
@@ -62,7 +55,7 @@ class Recorder:
         if sealed:
             why["sealed"] = True
         # The id's text straight from its digest: `str(uuid5(table, "transfer:N"))`.
-        return make_transfer(derived_text(_table_uuid(s.table_id), f"transfer:{number}"),
+        return make_transfer(derived_text(uuid_of(s.table_id), f"transfer:{number}"),
                              source, destination, amount, why)
 
     def deal(self) -> Deal:
