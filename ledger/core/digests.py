@@ -34,7 +34,7 @@ import hmac
 import json
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from eventsourcing.persistence import (
@@ -213,16 +213,14 @@ def state_digest(state: dict[str, Any]) -> str:
     return hashlib.sha256(canonical(state)).hexdigest()
 
 
-def stored_event_digest(mapper: Mapper[UUID], stored: StoredEvent,
-                        originator: str | None = None) -> str:
+def stored_event_digest(mapper: Mapper[UUID], stored: StoredEvent) -> str:
     """The digest of a stored event as it was sealed, in its form: the same as it was linked
     by when it was written, whatever upcasters do to it since (raises when the bytes of an
-    event of the canonical form cannot be decoded). `originator`: its aggregate id as text,
-    where the caller has it."""
+    event of the canonical form cannot be decoded)."""
     data = plain_bytes(mapper, stored)
     split = split_sealed(data)
     if split is not None:
-        return body_digest(stored.topic, originator or id_text(stored.originator_id),
+        return body_digest(stored.topic, id_text(stored.originator_id),
                            stored.originator_version, split[0])
     return state_digest(sealed_state(mapper, stored))
 
@@ -305,24 +303,34 @@ def event_mac(key: bytes, topic: str, originator_id: Any, version: int, digest: 
     return hmac_sha256_hex(key, f"{topic}|{originator_id}|{version}|{digest}".encode())
 
 
+class Seal(NamedTuple):
+    """A stored event's digest as it was sealed, whether its MAC holds, and whether the row is
+    of the stored form as stored (its bytes changed by no cipher or compressor: its digest is
+    then the row's for the checkpoints, `stored_digest`)."""
+
+    digest: str
+    sealed: bool
+    stored_form: bool
+
+
 def stored_seal(key: bytes, mapper: Mapper[UUID], stored: StoredEvent,
-                state: dict[str, Any] | None = None, originator: str | None = None
-                ) -> tuple[str, bool]:
-    """A stored event's digest as it was sealed and whether its MAC holds under `key`, in its
-    form: of the stored form from its bytes alone (no decoding); of the canonical form from
-    its sealed state (`state`, decoded here when not given; raises when it cannot be).
-    `originator`: its aggregate id as text, where the caller has it."""
+                state: dict[str, Any] | None = None, originator: str | None = None) -> Seal:
+    """A stored event's `Seal` under `key`, in its form: of the stored form from its bytes
+    alone (no decoding); of the canonical form from its sealed state (`state`, decoded here
+    when not given; raises when it cannot be). `originator`: its aggregate id as text, where
+    the caller has it."""
     data = plain_bytes(mapper, stored)
     originator = originator or id_text(stored.originator_id)
     split = split_sealed(data)
     if split is not None:
         body, mac = split
         digest = body_digest(stored.topic, originator, stored.originator_version, body)
-        return digest, hmac.compare_digest(mac, seal_mac(key, digest).encode())
+        return Seal(digest, hmac.compare_digest(mac, seal_mac(key, digest).encode()),
+                    data is stored.state)
     if state is None:
         state = sealed_state(mapper, stored)
     digest = state_digest(state)
-    return digest, mac_matches(key, stored, state, digest, originator)
+    return Seal(digest, mac_matches(key, stored, state, digest, originator), False)
 
 
 def stored_digest(position: int, stored: StoredEvent, originator: str | None = None,
@@ -333,16 +341,17 @@ def stored_digest(position: int, stored: StoredEvent, originator: str | None = N
     JSON; its MAC is checked with it, and its position by the order and runs a checkpoint
     records), its first 32 hex digits: so a process that wrote it records what it sealed with no
     second pass over its bytes (`recorded_digest`); `digest`, where the caller worked it out
-    from these bytes already. Any other row: of its position, aggregate, version, topic and
-    stored bytes, as the first release recorded. `originator`: its aggregate id as text, when
-    the caller has written it already (a reader that checks every event writes it once for all
-    its checks)."""
+    from these bytes already and knows the row is of the stored form (`Seal.stored_form`). Any
+    other row: of its position, aggregate, version, topic and stored bytes, as the first
+    release recorded. `originator`: its aggregate id as text, when the caller has written it
+    already (a reader that checks every event writes it once for all its checks)."""
+    if digest is not None:
+        return digest[:32]
     if originator is None:
         originator = id_text(stored.originator_id)
     split = split_sealed(stored.state)
     if split is not None:
-        if digest is None:
-            digest = body_digest(stored.topic, originator, stored.originator_version, split[0])
+        digest = body_digest(stored.topic, originator, stored.originator_version, split[0])
         return digest[:32]
     h = hashlib.sha256()
     h.update(f"{position}|{originator}|{stored.originator_version}|{stored.topic}|".encode())

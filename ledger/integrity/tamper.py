@@ -64,8 +64,9 @@ class TamperCheck:
             return aggregate
         # The stored form from its bytes alone; the canonical form from its sealed state. The
         # row's digest for the checkpoints is then taken from the event's.
-        digest, sealed = stored_seal(self.key, self.mapper, stored, state, aggregate)
-        self.digests[position] = stored_digest(position, stored, aggregate, digest)
+        digest, sealed, stored_form = stored_seal(self.key, self.mapper, stored, state, aggregate)
+        self.digests[position] = stored_digest(position, stored, aggregate,
+                                               digest if stored_form else None)
         if not sealed:
             self.fail(position, aggregate, "the event does not match its MAC: altered, or written "
                       "outside the application")
