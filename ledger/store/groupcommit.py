@@ -273,14 +273,12 @@ class GroupCommitRecorder(SQLiteRecorder):
         recorder's `_insert_events` (the application recorder's runs one per row, to read each
         rowid)."""
         rows = [stored for request in group for stored in request.stored_events]
-        cursor.execute(self.select_max_notification_id_statement)
-        before = cursor.fetchone()[0] or 0
+        before = self._max_notification_id(cursor) or 0
         try:
             super(SQLiteApplicationRecorder, self)._insert_events(cursor, rows)
         except sqlite3.IntegrityError:
             return None
-        cursor.execute(self.select_max_notification_id_statement)
-        after = cursor.fetchone()[0]
+        after = self._max_notification_id(cursor)
         if after != before + len(rows):
             raise OperationalError(f"the group's rows took positions {before + 1} to {after}, "
                                    f"not the {len(rows)} after {before}")
