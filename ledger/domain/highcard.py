@@ -156,7 +156,9 @@ class HighCardTable(LedgerAggregate):
         and compared): applying the event, moving its chips and reading it after all read the
         same one."""
 
-        __slots__ = ("_operation",)  # not annotated: an annotation would make it a field
+        # Not annotated: an annotation would make it a field. A slot, so pickling and copying
+        # (`LedgerAggregate.Event.__getstate__`: its fields alone) never keep the built operation.
+        __slots__ = ("_operation",)
 
         data: dict[str, Any]
 
@@ -168,11 +170,6 @@ class HighCardTable(LedgerAggregate):
                 built = operations.operation_of(type(self).__name__, self.data)
                 object.__setattr__(self, "_operation", built)
             return built
-
-        def __getstate__(self) -> dict[str, Any]:
-            """What pickling and copying keep: the event's fields, never the built operation
-            (a frozen event could not be given it back; it is built again when read)."""
-            return self.__dict__
 
         def apply(self, aggregate: HighCardTable) -> None:
             operation = self.operation
