@@ -175,13 +175,18 @@ def seal_new(event: Any) -> str:
 SEAL_SLOT = "_seal"
 
 
+def of_stored_form(data: bytes) -> bool:
+    """Whether stored bytes end as the stored form does: with its MAC as the last member."""
+    end = len(data) - _TAIL
+    return end >= 2 and data[-2:] == b'"}' and data[end:end + len(_MAC_MEMBER)] == _MAC_MEMBER
+
+
 def split_sealed(data: bytes) -> tuple[bytes, bytes] | None:
     """A stored JSON of the stored form taken apart without decoding it: (the JSON its digest
     is of, its MAC's 64 hex digits); None for any other (the canonical form)."""
-    end = len(data) - _TAIL
-    if end < 2 or data[-2:] != b'"}' or data[end:end + len(_MAC_MEMBER)] != _MAC_MEMBER:
+    if not of_stored_form(data):
         return None
-    return data[:end] + b"}", data[-66:-2]
+    return data[:-_TAIL] + b"}", data[-66:-2]
 
 
 def sealed_json(body: bytes, mac: str) -> bytes:
@@ -364,8 +369,7 @@ def recorded_digest(position: int, event: Any, stored: StoredEvent) -> str:
     with (no second pass over the stored bytes); of the row itself where that is not in hand
     (an event of the canonical form, or bytes a cipher or compressor changed)."""
     kept = getattr(event, SEAL_SLOT, None)
-    if (type(kept) is tuple and kept[0] is not None
-            and stored.state[-_TAIL:-_TAIL + len(_MAC_MEMBER)] == _MAC_MEMBER):
+    if type(kept) is tuple and kept[0] is not None and of_stored_form(stored.state):
         return kept[1][:32]  # type: ignore[no-any-return]
     return stored_digest(position, stored)
 
