@@ -145,7 +145,9 @@ def stored_json(state: dict[str, Any], encode: Callable[[Any], bytes]) -> bytes 
     return body
 
 
-def _state_to_store(event: Any) -> dict[str, Any]:
+def state_to_store(event: Any) -> dict[str, Any]:
+    """What an event's stored form holds of it: its attributes but its id, version and MAC,
+    with `class_version` where above 1 (`stored_json` writes it)."""
     state = dict(vars(event))
     del state["originator_id"], state["originator_version"]
     state.pop("chain_mac", None)
@@ -159,7 +161,7 @@ def seal_new(event: Any) -> str:
     """Digest a new event (its chain link set) and keep what its mapper needs on it: the stored
     form (its JSON written here, once, and its digest), or where that JSON cannot be written
     the canonical form's digest (`sealed_digest` answers it)."""
-    body = stored_json(_state_to_store(event), _STORED.encode)
+    body = stored_json(state_to_store(event), _STORED.encode)
     if body is None:
         digest = event_digest(event)
     else:
@@ -277,7 +279,7 @@ def sealed_digest(event: Any) -> str:
         object.__setattr__(event, SEAL_SLOT, digest)
         return digest
     if str(vars(event).get("chain_mac", "")).startswith(SEAL_MARK):
-        body = stored_json(_state_to_store(event), _STORED.encode)
+        body = stored_json(state_to_store(event), _STORED.encode)
         if body is not None:
             return body_digest(get_topic(type(event)), id_text(event.originator_id),
                                event.originator_version, body)

@@ -23,6 +23,7 @@ from ledger.core.digests import (
     read_seal,
     seal_mac,
     sealed_json,
+    state_to_store,
     stored_json,
 )
 from ledger.core.ids import id_text
@@ -78,12 +79,7 @@ class ChainedMapper(Mapper):
         does not write JSON (the canonical form then)."""
         if not self._writes_json():
             return None
-        state = dict(vars(domain_event))
-        del state["originator_id"], state["originator_version"]
-        class_version = getattr(type(domain_event), "class_version", 1)
-        if class_version > 1:
-            state["class_version"] = class_version
-        return stored_json(state, self.transcoder.encode)
+        return stored_json(state_to_store(domain_event), self.transcoder.encode)
 
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
         """The domain event, upcast by its class's `upcast_vN_vN+1` where its class is newer
