@@ -310,7 +310,6 @@ class Bench:
         cpus = usable_cpus()
         self.ctx, self.store, self.tmp = ctx, store, tmp
         self.seconds = float(options.get("seconds", 2.0 if ctx.quick else 10.0))
-        self.warmup = min(1.0, self.seconds / 5)
         #: The phases whose figures are rates alone (module docstring): shorter.
         self.short = float(options.get("short_seconds", min(self.seconds, SHORT_SECONDS)))
         self.clients = int(options.get("clients", 4 if ctx.quick else min(64, max(8, 4 * cpus))))
@@ -323,12 +322,16 @@ class Bench:
     @contextlib.contextmanager
     def lasting(self, seconds: float) -> Iterator[None]:
         """The phases started inside last `seconds` (their warm-up a fifth of it, at most 1 s)."""
-        kept = self.seconds, self.warmup
-        self.seconds, self.warmup = seconds, min(1.0, seconds / 5)
+        kept, self.seconds = self.seconds, seconds
         try:
             yield
         finally:
-            self.seconds, self.warmup = kept
+            self.seconds = kept
+
+    @property
+    def warmup(self) -> float:
+        """A phase's warm-up: a fifth of it, at most 1 s."""
+        return min(1.0, self.seconds / 5)
 
     def say(self, message: str) -> None:
         self.progress.step(f"{self.store.kind}: {message}")
