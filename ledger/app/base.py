@@ -20,6 +20,7 @@ from eventsourcing.utils import Environment, EnvType
 
 from ledger.app.telemetry import Telemetry
 from ledger.app.versions import Versions
+from ledger.core.background import SharedLoop
 from ledger.core.cards import Card
 from ledger.core.digests import recorded_digest
 from ledger.core.fastjson import FastJSONTranscoder
@@ -208,10 +209,11 @@ class LedgerBase(Application[UUID]):
         """Fold the log into the read models up to its end now; returns events folded."""
         return self.projection.catch_up()
 
-    def follow(self, poll: float = 0.25) -> Follower:
-        """Keep the read models folded from a thread of this process (`ledger.readmodels.projection`)."""
+    def follow(self, poll: float = 0.25, shared: SharedLoop | None = None) -> Follower:
+        """Keep the read models folded from a thread of this process (`ledger.readmodels.projection`);
+        `shared`: by one of the processes forked from the one that made it (a server's workers)."""
         if self._follower is None:
-            self._follower = Follower(self.projection, poll).start()
+            self._follower = Follower(self.projection, poll, shared).start()
         return self._follower
 
     def _take_snapshots(self, processing_event: Any) -> None:
@@ -234,12 +236,13 @@ class LedgerBase(Application[UUID]):
         from the log up to there carries; None where no public log is kept."""
         return None if self.public is None else self.public.state_at(position)
 
-    def publish_in_background(self) -> Publisher | None:
+    def publish_in_background(self, shared: SharedLoop | None = None) -> Publisher | None:
         """Keep the public log up with the event log from a thread of this process
-        (`ledger.transparency.publish`): what every server process does."""
+        (`ledger.transparency.publish`): what every server process does (`shared`: or one of
+        the processes forked from the one that made it, a server's workers)."""
         with self._lazy:
             if self._publisher is None and self.public is not None:
-                self._publisher = Publisher(self.public).start()
+                self._publisher = Publisher(self.public, shared=shared).start()
             return self._publisher
 
     def checkpoint(self) -> dict[str, Any] | None:

@@ -1,28 +1,122 @@
 """A loop in a daemon thread of its own that a process wakes when there is work for it: the
-projection's `Follower` and the log's `Checkpointer` (`ledger.integrity.checkpoints`), each of
-which a server runs beside its requests so that none of them waits for the work."""
+projection's `Follower`, the public log's `Publisher`, the log's `Checkpointer`
+(`ledger.integrity.checkpoints`) and `HeadKeeper`, each of which a server runs beside its
+requests so that none of them waits for the work.
+
+The workers of `reddog serve --workers N` each run the same loops over the same store. Where
+one process's pass does the others' work too (the fold of the read models, the public tree:
+each takes the store's lock and goes on from where the last pass, in whichever process, left
+off), the workers share the loop (`SharedLoop`): one of them runs it, woken by the saves of
+every worker, and the others only stand by to take it over.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
+import select
+import tempfile
 import threading
 from typing import Self
 
 
+class SharedLoop:
+    """A loop that the processes forked from one share: one of them runs it, any of them wakes
+    it. Made in the parent before the first fork (`reddog serve --workers N`'s master), it
+    holds an unnamed file whose POSIX lock (`lockf`, which a process holds until it exits,
+    however it ends) says which process runs the loop, and a pipe whose bytes wake it. A
+    process that does not hold the lock tries to take it again every time it would have polled,
+    so when the one that runs the loop stops or is killed, another takes it over within that
+    time."""
+
+    def __init__(self) -> None:
+        self._lock, path = tempfile.mkstemp(prefix="reddog-loop-")
+        os.unlink(path)  # an unnamed file from now on: nothing left behind
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._read, False)
+        os.set_blocking(self._write, False)
+
+    def close(self) -> None:
+        """Close the file and the pipe in this process (a process that exits closes them)."""
+        for fd in (self._lock, self._read, self._write):
+            os.close(fd)
+
+    def lead(self) -> bool:
+        """Whether this process runs the loop: it takes the lock if no other process holds it
+        (and holds it from then on)."""
+        try:
+            fcntl.lockf(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False
+        return True
+
+    def wake(self) -> None:
+        """Wake the process that runs the loop (a byte in the pipe; a full pipe holds wakes
+        enough already)."""
+        with contextlib.suppress(BlockingIOError):
+            os.write(self._write, b"!")
+
+    def wait(self, seconds: float | None) -> bool:
+        """In the process that runs the loop: wait at most `seconds` for a wake; whether one is
+        waiting (it stays until `clear`)."""
+        ready, _, _ = select.select([self._read], [], [], seconds)
+        return bool(ready)
+
+    def clear(self) -> None:
+        """Take every wake sent so far (empty the pipe)."""
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self._read, 4096):
+                pass
+
+
 class Background:
     """A thread running `run` until `stop`; `notify` wakes it. Subclasses write `run`, which
-    waits on `_wake` (and clears it) and returns once `_stop` is set."""
+    waits for a wake (`_waited`), takes it (`_clear_wake`) and returns once `_stop` is set. With
+    a `SharedLoop`, only the process that leads it runs the loop (`_leads`); `notify`, in any of
+    them, wakes that one."""
 
     #: The thread's name, as `ps -L`, py-spy and log lines show it.
     thread_name = "reddog-background"
 
-    def __init__(self) -> None:
+    def __init__(self, shared: SharedLoop | None = None) -> None:
+        self.shared = shared
+        self._led = False  # this process has led the shared loop
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def notify(self) -> None:
         """There is work: do it soon."""
-        self._wake.set()
+        if self.shared is not None:
+            self.shared.wake()
+        else:
+            self._wake.set()
+
+    def _waited(self, seconds: float | None) -> bool:
+        """Wait at most `seconds` (None: until woken or stopped) for a wake; whether one is
+        waiting. The wake stays until `_clear_wake`."""
+        if self.shared is not None:
+            return self.shared.wait(seconds)
+        return self._wake.wait(seconds)
+
+    def _clear_wake(self) -> None:
+        """Take the wakes so far: the work that follows does what they asked for."""
+        if self.shared is not None:
+            self.shared.clear()
+        else:
+            self._wake.clear()
+
+    def _leads(self, poll: float) -> bool:
+        """Whether this process runs the loop now: always, unless the loop is shared and
+        another process leads it; then after waiting `poll` (or until stopped) to look again."""
+        if self.shared is None:
+            return True
+        if self.shared.lead():
+            self._led = True
+            return True
+        self._stop.wait(poll)
+        return False
 
     def start(self) -> Self:
         self._thread = threading.Thread(target=self.run, name=self.thread_name, daemon=True)
@@ -33,6 +127,8 @@ class Background:
         """Stop after the work in hand (waiting at most `seconds` for it)."""
         self._stop.set()
         self._wake.set()
+        if self.shared is not None and self._led:
+            self.shared.wake()  # (this process's thread waits on the pipe)
         if self._thread is not None:
             self._thread.join(timeout=seconds)
 

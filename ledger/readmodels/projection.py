@@ -25,7 +25,7 @@ from uuid import UUID
 
 from eventsourcing.persistence import ApplicationRecorder, Mapper
 
-from ledger.core.background import Background
+from ledger.core.background import Background, SharedLoop
 from ledger.readmodels.decode import StoredEvents
 from ledger.readmodels.fold import Fold, folded_topic, listed_topic
 from ledger.readmodels.readstore import (
@@ -210,12 +210,16 @@ class Follower(Background):
     A wake is folded at once, in one page: what this process saved, and what accumulated while
     the last page was folded. No command waits for the fold (reads say how far behind they
     are). Letting the saves of 50 ms gather first halved the fold's CPU per command, but a list
-    read right after a command was then often the one before it: not kept."""
+    read right after a command was then often the one before it: not kept.
+
+    With a `SharedLoop` (the workers of a server), one worker folds for all of them, woken by
+    the saves of each, and the others stand by to take over if it ends."""
 
     thread_name = "reddog-projection"
 
-    def __init__(self, projection: Projection, poll: float = 0.25) -> None:
-        super().__init__()
+    def __init__(self, projection: Projection, poll: float = 0.25,
+                 shared: SharedLoop | None = None) -> None:
+        super().__init__(shared)
         self.projection = projection
         self.poll = poll
         self.folded = 0
@@ -224,7 +228,7 @@ class Follower(Background):
 
     def notify(self, position: int | None = None) -> None:
         """This process saved events up to `position`: fold them soon."""
-        if position is not None:
+        if position is not None and self.shared is None:
             with self._saving:  # saves of several threads: the largest stays
                 self._saved = max(self._saved, position)
         super().notify()
@@ -233,9 +237,12 @@ class Follower(Background):
         """Fold until stopped. A failed page is logged and tried again after a pause."""
         woken = False  # the first pass looks up the log's end (what it gained while nobody folded)
         while not self._stop.is_set():
-            self._wake.clear()
+            if not self._leads(self.poll):
+                continue
+            self._clear_wake()
             # Woken by this process's saves, the log reaches at least their last position: no
-            # look at its end needed. Polled, the end is looked up (another process's saves).
+            # look at its end needed. Polled, or shared with other processes, whose saves wake
+            # it too, the end is looked up.
             target = self._saved if woken and self._saved else None
             try:
                 self.folded += self.projection.catch_up(wait=False, target=target)
@@ -244,7 +251,7 @@ class Follower(Background):
                 self._stop.wait(1.0)
                 woken = False
                 continue
-            woken = self._wake.wait(self.poll)
+            woken = self._waited(self.poll)
 
 
 __all__ = ["PROJECTION", "Follower", "LostRace", "Projection", "listed_topic"]

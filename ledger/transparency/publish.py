@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ledger.core import tlog
-from ledger.core.background import Background
+from ledger.core.background import Background, SharedLoop
 from ledger.settings import Settings
 from ledger.store.locate import StoreLocation
 from ledger.transparency.signing import find_signing_key
@@ -169,22 +169,25 @@ class PublicLog:
 
 
 class Publisher(Background):
-    """A process's thread that keeps its store's public log up with the event log."""
+    """A process's thread that keeps its store's public log up with the event log (with a
+    `SharedLoop`, one worker's thread for all the workers of a server)."""
 
     thread_name = "reddog-publisher"
 
     def __init__(self, public: PublicLog, poll: float = 1.0,
-                 gather: float = GATHER_SECONDS) -> None:
-        super().__init__()
+                 gather: float = GATHER_SECONDS, shared: SharedLoop | None = None) -> None:
+        super().__init__(shared)
         self.public = public
         self.poll = poll
         self.gather = gather
 
     def run(self) -> None:
         while not self._stop.is_set():
-            if self._wake.wait(self.poll) and self._stop.wait(self.gather):
+            if not self._leads(self.poll):
+                continue
+            if self._waited(self.poll) and self._stop.wait(self.gather):
                 break  # stopped while gathering: the tree catches up from the log later
-            self._wake.clear()
+            self._clear_wake()
             try:
                 self.public.refresh()
                 self.public.witness()

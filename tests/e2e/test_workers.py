@@ -27,6 +27,7 @@ from tests.e2e.load_harness import (
     ok,
     process_env,
     reddog_command,
+    report_days,
     wait_for_projection,
     wait_until,
 )
@@ -116,7 +117,7 @@ def test_two_workers_answer_and_share_the_store(server: ServerProcess, store_url
     for opened in wallets:
         assert ok(base, "GET", f"/wallets/{opened['id']}", operator)["balance"] == 55
 
-    if store_url.startswith("sqlite"):  # both workers fold: each page once, as from scratch
+    if store_url.startswith("sqlite"):  # one worker folds for both: as from scratch
         wait_for_projection(base, operator)
         server.stop()
         ledger = LedgerApplication(Settings.from_env(process_env(), store=store_url))
@@ -176,6 +177,67 @@ def two_workers(tmp_path: Path) -> Iterator[TwoWorkers]:
 
 
 LIVE = 'reddog_http_requests_total{method="GET",route="/health/live",status="200"}'
+
+
+def shared_loop_holders(master: int) -> list[int | None]:
+    """For each loop the master made for its workers to share (its unnamed `reddog-loop-`
+    files, in the order it made them: the fold, then the public log's), the process holding
+    its lock (/proc/locks), None while no process holds it."""
+    files = []
+    for fd in sorted(Path(f"/proc/{master}/fd").iterdir(), key=lambda path: int(path.name)):
+        with contextlib.suppress(OSError):
+            if "reddog-loop-" in os.readlink(fd):
+                found = os.stat(fd)
+                files.append(f"{os.major(found.st_dev):02x}:{os.minor(found.st_dev):02x}:"
+                             f"{found.st_ino}")
+    holders = {}
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()  # "11: POSIX  ADVISORY  WRITE 8633 fe:00:2146581 0 EOF"
+        if fields[1] == "POSIX":
+            holders[fields[5]] = int(fields[4])
+    return [holders.get(name) for name in files]
+
+
+def report_behind(base: str, key: str) -> int:
+    """How far behind the log the read models are, as a report says."""
+    return ok(base, "GET", f"/reports?{report_days()}", key)["projection"]["behind"]
+
+
+def test_one_worker_folds_and_publishes_for_both_and_another_takes_over_when_it_is_killed(
+        two_workers: TwoWorkers) -> None:
+    """The workers share the fold of the read models and the public log's publishing: one
+    worker runs each, woken by the saves of both; the other does neither, and takes over within
+    its poll when the one running it is killed."""
+    server, operator = two_workers.server, two_workers.operator
+    assert server.process is not None
+    master, base = server.process.pid, server.base
+    workers = set(two_workers.workers)
+    fold, publish = wait_until(
+        lambda: (held := shared_loop_holders(master)) and all(held) and held, 30,
+        f"a worker running each shared loop\n{server.output()}")
+    assert {fold, publish} <= workers
+    [other] = workers - {fold}
+
+    wallet = ok(base, "POST", "/wallets", operator, {"player_id": "fold"}, "w-fold", 201)
+    wait_for_projection(base, operator)
+    paused(fold)  # the other worker answers, and does not fold what it saved
+    try:
+        ok(base, "POST", f"/wallets/{wallet['id']}/grants", operator, {"amount": 7}, "g-f1", 201)
+        assert report_behind(base, operator) > 0
+        assert shared_loop_holders(master)[0] == fold
+    finally:
+        resumed(fold)
+    wait_for_projection(base, operator)  # folded by the worker that folds, woken by the other
+
+    os.kill(fold, signal.SIGKILL)
+    taken = wait_until(
+        lambda: (held := shared_loop_holders(master)) and all(held) and fold not in held
+        and held, 30, f"other workers running the loops of {fold}\n{server.output()}")
+    assert set(taken) <= set(children(master))
+    ok(base, "POST", f"/wallets/{wallet['id']}/grants", operator, {"amount": 8}, "g-f2", 201)
+    wait_for_projection(base, operator)
+    assert ok(base, "GET", f"/wallets/{wallet['id']}", operator)["balance"] == 15
+    assert other in children(master)  # the worker that was not killed still serves
 
 
 def test_metrics_sum_both_workers_counters_whichever_answers(two_workers: TwoWorkers) -> None:
