@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from ledger.core.ids import id_text
 from ledger.core.transfers import Transfer, transfers_of, wallet_movements
 from ledger.domain.casino import CasinoDeal, CasinoTable
 from ledger.domain.dispute import Dispute
@@ -49,7 +50,7 @@ def facts(event: Any) -> Facts:
             data.pop(name, None)
         record = event
         transfers = transfers_of(data)
-    return Facts(data, record, transfers, str(event.originator_id),
+    return Facts(data, record, transfers, id_text(event.originator_id),
                  list(wallet_movements(transfers)) if transfers else [])
 
 
