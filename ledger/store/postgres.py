@@ -60,17 +60,17 @@ class AggregateRecorder(_SetUpOneAtATime, PostgresAggregateRecorder):
 class ApplicationRecorder(_SetUpOneAtATime, PostgresApplicationRecorder):
     """The event log's recorder, set up one process at a time."""
 
-    def select_versions(self, start: int, stop: int) -> list[tuple[UUID, int]]:
-        """The aggregate and version of each event from position `start` to `stop`, in order:
-        what a cache needs to know which of its aggregates moved on, without their states
-        (`ledger.store.repository`)."""
-        statement = SQL("SELECT originator_id, originator_version FROM {schema}.{table} "
-                        "WHERE notification_id >= %s AND notification_id <= %s "
-                        "ORDER BY notification_id").format(
+    def select_versions_after(self, after: int, most: int) -> list[tuple[int, UUID, int]]:
+        """The position, aggregate and version of the events after position `after`, at most
+        `most` of them, in order: one round trip for a cache's look at what moved on since it
+        last looked, and where the log now ends (`ledger.store.repository`)."""
+        statement = SQL("SELECT notification_id, originator_id, originator_version FROM "
+                        "{schema}.{table} WHERE notification_id > %s ORDER BY notification_id "
+                        "LIMIT %s").format(
             schema=Identifier(self.datastore.schema), table=Identifier(self.events_table_name))
         with self.datastore.get_connection() as connection, connection.cursor() as cursor:
-            cursor.execute(statement, (start, stop), prepare=True)
-            return [(row["originator_id"], row["originator_version"])
+            cursor.execute(statement, (after, most), prepare=True)
+            return [(row["notification_id"], row["originator_id"], row["originator_version"])
                     for row in cursor.fetchall()]
 
 

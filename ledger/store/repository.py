@@ -218,33 +218,45 @@ class LedgerRepository(Repository[UUID]):
         if self.held is None:
             return
         recorder = self.event_store.recorder
-        head = recorder.max_notification_id() or 0  # type: ignore[attr-defined]
         seen = self._seen
-        if head <= seen:
-            return
-        if head - seen > WALK_AT_MOST:
-            with self._lock:
-                self.held = (LRUCache(maxsize=self.held.maxsize)
-                             if isinstance(self.held, LRUCache) else Cache())
-                self._seen = max(self._seen, head)
-            return
-        # Only which aggregates moved on, to what version: a narrow query where the store has
-        # one (SQLite, PostgreSQL), not the events' states read and dropped.
-        select = getattr(recorder, "select_versions", None)
+        # Which aggregates moved on, to what version, and where the log ends, in one narrow
+        # query where the store has one (SQLite, PostgreSQL): not the events' states read and
+        # dropped, nor a second query for the log's end.
+        select = getattr(recorder, "select_versions_after", None)
         if select is not None:
-            versions = select(seen + 1, head)
+            moved = select(seen, WALK_AT_MOST + 1)
+            if not moved:
+                return
+            head = moved[-1][0]
+            if len(moved) > WALK_AT_MOST:
+                self._clear(recorder.max_notification_id() or 0)  # type: ignore[attr-defined]
+                return
         else:
-            versions = [(n.originator_id, n.originator_version) for n in
-                        recorder.select_notifications(  # type: ignore[attr-defined]
-                            start=seen + 1, limit=head - seen, stop=head)]
+            head = recorder.max_notification_id() or 0  # type: ignore[attr-defined]
+            if head <= seen:
+                return
+            if head - seen > WALK_AT_MOST:
+                self._clear(head)
+                return
+            moved = [(n.id, n.originator_id, n.originator_version) for n in
+                     recorder.select_notifications(  # type: ignore[attr-defined]
+                         start=seen + 1, limit=head - seen, stop=head)]
         with self._lock:
-            for originator_id, version in versions:
+            for _position, originator_id, version in moved:
                 try:
                     held: _Held = self.held.get(originator_id)
                 except KeyError:
                     continue
                 if held.version < version:
                     self.held.get(originator_id, evict=True)
+            self._seen = max(self._seen, head)
+
+    def _clear(self, head: int) -> None:
+        """Drop everything held: more moved on than is worth walking."""
+        assert self.held is not None
+        with self._lock:
+            self.held = (LRUCache(maxsize=self.held.maxsize)
+                         if isinstance(self.held, LRUCache) else Cache())
             self._seen = max(self._seen, head)
 
     def saw(self, positions: Iterator[int] | list[int]) -> None:

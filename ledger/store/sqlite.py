@@ -71,19 +71,19 @@ class SQLiteRecorder(SQLiteApplicationRecorder):
             finally:
                 cursor.sqlite_cursor.close()
 
-    def select_versions(self, start: int, stop: int) -> list[tuple[UUID, int]]:
-        """The aggregate and version of each event from position `start` to `stop`, in order:
-        what a cache needs to know which of its aggregates moved on, without their states
-        (`ledger.store.repository`)."""
+    def select_versions_after(self, after: int, most: int) -> list[tuple[int, UUID, int]]:
+        """The position, aggregate and version of the events after position `after`, at most
+        `most` of them, in order: one statement for a cache's look at what moved on since it
+        last looked, and where the log now ends (`ledger.store.repository`)."""
         with self.datastore.get_connection(commit=False) as connection:
             cursor = connection.cursor()
             try:
-                cursor.execute(f"SELECT originator_id, originator_version FROM "
-                               f"{self.events_table_name} WHERE rowid >= ? AND rowid <= ? "
-                               "ORDER BY rowid", (start, stop))
+                cursor.execute(f"SELECT rowid, originator_id, originator_version FROM "
+                               f"{self.events_table_name} WHERE rowid > ? ORDER BY rowid "
+                               "LIMIT ?", (after, most))
                 convert = self.convert_originator_id
-                return cast(list[tuple[UUID, int]],
-                            [(convert(row[0]), row[1]) for row in cursor.fetchall()])
+                return cast(list[tuple[int, UUID, int]],
+                            [(row[0], convert(row[1]), row[2]) for row in cursor.fetchall()])
             except sqlite3.Error as error:
                 raise translated(error) from error
             finally:

@@ -10,6 +10,7 @@ import pickle
 import threading
 from collections.abc import Iterator
 from copy import deepcopy
+from typing import Any
 from uuid import UUID, uuid4
 
 import pytest
@@ -206,10 +207,10 @@ def test_a_request_looks_at_the_log_once_and_its_command_decides_on_that_look(
     wallet_id = open_wallet(app, 500)
     operator = {"Authorization": f"Bearer {app.keys.issue_key('operator')[0]}"}
     client = create_app({"LEDGER": app}).test_client()
-    looks = []
-    head = app.recorder.max_notification_id
-    monkeypatch.setattr(app.recorder, "max_notification_id",
-                        lambda: looks.append(head()) or looks[-1])
+    looks: list[Any] = []
+    look = app.recorder.select_versions_after  # a look at the log: what moved on, where it ends
+    monkeypatch.setattr(app.recorder, "select_versions_after",
+                        lambda *args: looks.append(args) or look(*args))
     answer = client.post(f"/wallets/{wallet_id}/grants", json={"amount": 100}, headers=operator)
     # Check authentication's load looked, and the grant decided on that look without another.
     assert answer.status_code == 201 and answer.get_json()["balance"] == 600
@@ -274,16 +275,22 @@ def test_a_look_at_the_log_evicts_what_another_application_changed_reading_versi
     changed, kept = open_wallet(one, 500), open_wallet(one, 700)
     assert two.wallets.wallet(SYSTEM, changed)["balance"] == 500  # both cached in `two` now
     assert two.wallets.wallet(SYSTEM, kept)["balance"] == 700
-    one.wallets.grant(SYSTEM, changed, 100)
+    one.wallets.grant(SYSTEM, changed, 40)
+    one.wallets.grant(SYSTEM, changed, 60)
     recorder = two.repository.event_store.recorder
     seen = two.repository._seen
     head = recorder.max_notification_id()
-    # Check the narrow query names each new event's aggregate and version as the log does.
-    assert recorder.select_versions(seen + 1, head) == [
-        (n.originator_id, n.originator_version)
+    # Check the narrow query names each new event's position, aggregate and version as the
+    # log does, and no more than it is asked for.
+    assert head - seen >= 2
+    assert recorder.select_versions_after(seen, 100) == [
+        (n.id, n.originator_id, n.originator_version)
         for n in recorder.select_notifications(start=seen + 1, limit=head - seen, stop=head)]
+    assert [row[0] for row in recorder.select_versions_after(seen, 1)] == [seen + 1]
     monkeypatch.setattr(recorder, "select_notifications",
                         lambda *a, **k: pytest.fail("read the events' states to evict"))
+    monkeypatch.setattr(recorder, "max_notification_id",
+                        lambda *a, **k: pytest.fail("a second query for the log's end"))
     two.repository.sync()
     # Check the wallet another application changed is evicted and the other one stays.
     with pytest.raises(KeyError):
