@@ -121,15 +121,19 @@ class Projection:
 
     def catch_up(self, limit: int | None = None, wait: bool = True,
                  progress: Callable[[int], None] | None = None,
-                 target: int | None = None) -> int:
+                 target: int | None = None, look: bool = True) -> int:
         """Fold until the end of the log as it was when called (or `limit` events); returns
         events folded here. With `wait`, when another folder holds the projection, wait for it
         to get there instead of returning early. `target`: a position the caller knows the log
-        reaches (a save's), which spares the look at the log's end."""
-        if target is None:
-            target = self.head()
-        if self.store.position(PROJECTION) >= target:
-            return 0  # folded already (by another folder): no page's transaction for nothing
+        reaches (a save's), which spares the look at the log's end. `look=False`: the caller
+        knows there is something to fold (it was woken by a save): no look at the log's end
+        nor at the position folded before the first page, which reads its position inside
+        its transaction anyway; the fold ends at a page that is not full."""
+        if look:
+            if target is None:
+                target = self.head()
+            if self.store.position(PROJECTION) >= target:
+                return 0  # folded already (by another folder): no page's transaction for nothing
         done = 0
         deadline = time.monotonic() + WAIT_SECONDS
         while limit is None or done < limit:
@@ -137,7 +141,7 @@ class Projection:
             try:
                 folded, reached = self._fold_page(size)
             except LostRace:
-                if not wait or self.store.position(PROJECTION) >= target:
+                if not wait or (target is not None and self.store.position(PROJECTION) >= target):
                     break
                 if time.monotonic() > deadline:
                     raise
@@ -148,7 +152,7 @@ class Projection:
                 progress(folded)
             # A short page ended at the log's end, and a page reaching the target ends the
             # call: no second transaction to find nothing more.
-            if folded < size or reached >= target:
+            if folded < size or (target is not None and reached >= target):
                 break
         return done
 
@@ -241,11 +245,12 @@ class Follower(Background):
                 continue
             self._clear_wake()
             # Woken by this process's saves, the log reaches at least their last position: no
-            # look at its end needed. Polled, or shared with other processes, whose saves wake
-            # it too, the end is looked up.
+            # look at its end needed. Shared with other processes, woken by the saves of any:
+            # no look at all, the page is folded at once. Polled, the end is looked up.
             target = self._saved if woken and self._saved else None
             try:
-                self.folded += self.projection.catch_up(wait=False, target=target)
+                self.folded += self.projection.catch_up(
+                    wait=False, target=target, look=not (woken and self.shared is not None))
             except Exception:
                 log.exception("the projection could not fold; trying again")
                 self._stop.wait(1.0)

@@ -131,6 +131,27 @@ def test_a_caught_up_projection_opens_no_page_to_fold_nothing(app, monkeypatch):
     assert app.projection.store.position("ledger") == saved
 
 
+def test_a_folder_woken_by_a_save_folds_at_once_across_pages(app, monkeypatch):
+    """`catch_up(look=False)`, as the folder a server's workers share is woken: no look at the
+    log's end nor at the position folded before the first page, every page up to the end (a
+    full page is followed by another), and nothing written when nothing is new."""
+    simulate_casino(app, 12, seed="62" * 16, bet=30)
+    head = app.recorder.max_notification_id()
+    opened = []
+    exclusive = app.projection.store.exclusive
+    monkeypatch.setattr(app.projection.store, "exclusive",
+                        lambda projection: opened.append(projection) or exclusive(projection))
+    monkeypatch.setattr(app.projection, "head", lambda: pytest.fail("looked at the log's end"))
+    position = app.projection.store.position
+    monkeypatch.setattr(app.projection.store, "position",
+                        lambda projection: pytest.fail("looked at the position first"))
+    monkeypatch.setattr("ledger.readmodels.projection.PAGE", head // 3 + 1)
+    assert app.projection.catch_up(wait=False, look=False) == head
+    assert len(opened) == 3  # three pages, the last of them short
+    assert app.projection.catch_up(wait=False, look=False) == 0 and len(opened) == 4
+    assert position("ledger") == head
+
+
 # The feed index against a scan of the log with rules of its own.
 class Oracle:
     """What each feed filter should find, computed from the log and the aggregates directly."""

@@ -37,16 +37,42 @@ def test_the_head_is_the_librarys_and_moves_with_another_connections_commits(
     assert reader.wallets.wallet(SYSTEM, wallet)["balance"] == 1 + 2 + 3  # the cache saw the grants
 
 
+def test_notifications_are_the_librarys_for_every_shape_of_query(
+        make_sqlite_app: Callable[..., LedgerApplication]) -> None:
+    reader, writer = make_sqlite_app("on"), make_sqlite_app("on")
+    wallet = UUID(writer.wallets.open_wallet(SYSTEM, "ada")["id"])
+    for grant in range(1, 6):
+        writer.wallets.grant(SYSTEM, wallet, grant)
+    head = reader.recorder.max_notification_id()
+    topics = sorted({n.topic for n in SQLiteApplicationRecorder.select_notifications(
+        reader.recorder, start=1, limit=head)})
+    assert len(topics) >= 2
+    shapes = [dict(start=start, limit=limit, stop=stop, topics=chosen,
+                   inclusive_of_start=inclusive)
+              for start in (None, 1, 3, head, head + 1) for limit in (1, 4, head)
+              for stop in (None, 2, head - 1) for chosen in ((), topics[:1], topics[1:])
+              for inclusive in (True, False)]
+    for shape in shapes:
+        ours = reader.recorder.select_notifications(**shape)
+        assert ours == SQLiteApplicationRecorder.select_notifications(reader.recorder, **shape), \
+            shape
+    assert [n.id for n in reader.recorder.select_notifications(start=1, limit=head)] == list(
+        range(1, head + 1))  # the comparison above compared something
+
+
 def test_sqlites_errors_are_the_librarys(tmp_path: Path) -> None:
     app = LedgerApplication(Settings.from_env({}, store=f"sqlite:///{tmp_path / 'x'}.sqlite3"))
     try:
         recorder = app.recorder
         with sqlite3.connect(tmp_path / "x.sqlite3") as db:
             db.execute("DROP TABLE stored_events")
-        with pytest.raises(OperationalError) as raised:
-            recorder.max_notification_id()
-        assert isinstance(raised.value.__cause__, sqlite3.OperationalError)
-        assert "stored_events" in str(raised.value)
+        for read in (recorder.max_notification_id,
+                     lambda: recorder.select_notifications(start=1, limit=10),
+                     lambda: recorder.select_versions_after(0, 10)):
+            with pytest.raises(OperationalError) as raised:
+                read()
+            assert isinstance(raised.value.__cause__, sqlite3.OperationalError)
+            assert "stored_events" in str(raised.value)
     finally:
         app.close()
 
