@@ -47,8 +47,8 @@ def test_notifications_are_the_librarys_for_every_shape_of_query(
     topics = sorted({n.topic for n in SQLiteApplicationRecorder.select_notifications(
         reader.recorder, start=1, limit=head)})
     assert len(topics) >= 2
-    shapes = [dict(start=start, limit=limit, stop=stop, topics=chosen,
-                   inclusive_of_start=inclusive)
+    shapes = [{"start": start, "limit": limit, "stop": stop, "topics": chosen,
+               "inclusive_of_start": inclusive}
               for start in (None, 1, 3, head, head + 1) for limit in (1, 4, head)
               for stop in (None, 2, head - 1) for chosen in ((), topics[:1], topics[1:])
               for inclusive in (True, False)]
