@@ -24,11 +24,13 @@ from typing import Self
 class SharedLoop:
     """A loop that the processes forked from one share: one of them runs it, any of them wakes
     it. Made in the parent before the first fork (`reddog serve --workers N`'s master), it
-    holds an unnamed file whose POSIX lock (`lockf`, which a process holds until it exits,
-    however it ends) says which process runs the loop, and a pipe whose bytes wake it. A
-    process that does not hold the lock tries to take it again every time it would have polled,
-    so when the one that runs the loop stops or is killed, another takes it over within that
-    time."""
+    holds an unnamed file whose POSIX lock (`lockf`) says which process runs the loop, and a
+    pipe whose bytes wake it. The process running the loop lets go of the lock when its loop
+    ends (`Background` releases it as its thread returns, whatever ends it), and the kernel
+    lets go of it when the process exits, however it ends (killed too). A process that does not
+    hold the lock tries to take it again every time it would have polled, so another takes the
+    loop over within that time. (A POSIX lock is also let go when its process closes any
+    descriptor of the file: `close` does.)"""
 
     def __init__(self) -> None:
         self._lock, path = tempfile.mkstemp(prefix="reddog-loop-")
@@ -36,20 +38,28 @@ class SharedLoop:
         self._read, self._write = os.pipe()
         os.set_blocking(self._read, False)
         os.set_blocking(self._write, False)
+        self._closed = False
 
     def close(self) -> None:
-        """Close the file and the pipe in this process (a process that exits closes them)."""
-        for fd in (self._lock, self._read, self._write):
-            os.close(fd)
+        """Close the file and the pipe in this process, letting go of the lock if it held it
+        (a process that exits closes them); a second call does nothing."""
+        if not self._closed:
+            self._closed = True
+            for fd in (self._lock, self._read, self._write):
+                os.close(fd)
 
     def lead(self) -> bool:
         """Whether this process runs the loop: it takes the lock if no other process holds it
-        (and holds it from then on)."""
+        (and holds it until `release`, or until it exits)."""
         try:
             fcntl.lockf(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except (BlockingIOError, PermissionError):  # another process holds it (EAGAIN, EACCES)
             return False
         return True
+
+    def release(self) -> None:
+        """Let go of the lock, for another process to take the loop over."""
+        fcntl.lockf(self._lock, fcntl.LOCK_UN)
 
     def wake(self) -> None:
         """Wake the process that runs the loop (a byte in the pipe; a full pipe holds wakes
@@ -60,8 +70,9 @@ class SharedLoop:
     def wait(self, seconds: float | None) -> bool:
         """In the process that runs the loop: wait at most `seconds` for a wake; whether one is
         waiting (it stays until `clear`)."""
-        ready, _, _ = select.select([self._read], [], [], seconds)
-        return bool(ready)
+        poller = select.poll()  # (not `select.select`, limited to descriptors below 1024)
+        poller.register(self._read, select.POLLIN)
+        return bool(poller.poll(None if seconds is None else max(0, int(seconds * 1000))))
 
     def clear(self) -> None:
         """Take every wake sent so far (empty the pipe)."""
@@ -119,9 +130,17 @@ class Background:
         return False
 
     def start(self) -> Self:
-        self._thread = threading.Thread(target=self.run, name=self.thread_name, daemon=True)
+        self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
         self._thread.start()
         return self
+
+    def _run(self) -> None:
+        """`run`, and once it returns or fails, the shared loop let go of if this process led it."""
+        try:
+            self.run()
+        finally:
+            if self.shared is not None and self._led:
+                self.shared.release()
 
     def stop(self, seconds: float = 10.0) -> None:
         """Stop after the work in hand (waiting at most `seconds` for it)."""

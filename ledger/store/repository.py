@@ -229,7 +229,7 @@ class LedgerRepository(Repository[UUID]):
                 return
             head = moved[-1][0]
             if len(moved) > WALK_AT_MOST:
-                self._clear(recorder.max_notification_id() or 0)  # type: ignore[attr-defined]
+                self._clear(head)  # (the next look walks what follows, if anything)
                 return
         else:
             head = recorder.max_notification_id() or 0  # type: ignore[attr-defined]

@@ -1,8 +1,8 @@
 """The SQLite event store: the library's application recorder, reading the log in one
-statement a read: its head (`max_notification_id`, which every command asks before it decides:
-`ledger.store.repository`), the aggregates that moved on since a cache last looked
-(`select_versions_after`) and pages of notifications (`select_notifications`: a fold's page, the
-public tree's, a checkpoint's range, a feed page).
+statement a read: its head (`max_notification_id`), the aggregates that moved on since a cache
+last looked, which every command asks before it decides (`select_versions_after`:
+`ledger.store.repository`), and pages of notifications (`select_notifications`: a fold's page,
+the public tree's, a checkpoint's range, a feed page).
 
 The library reads inside a transaction of its own: BEGIN, the query, ROLLBACK, three calls
 into SQLite, each of which lets go of the GIL and waits to take it back on a busy server. A
@@ -62,19 +62,24 @@ def translated(error: BaseException) -> BaseException:
 
 
 class SQLiteRecorder(SQLiteApplicationRecorder):
-    """The library's SQLite application recorder, reading the head of the log in one
-    statement (module docstring)."""
+    """The library's SQLite application recorder, reading the log in one statement a read
+    (module docstring)."""
 
-    def max_notification_id(self) -> int:
+    def _rows(self, statement: str, params: Sequence[Any] = ()) -> list[Any]:
+        """The rows of one SELECT, on a connection in autocommit mode (no BEGIN, no ROLLBACK);
+        SQLite's errors raised as the library's."""
         with self.datastore.get_connection(commit=False) as connection:
             cursor = connection.cursor()
             try:
-                cursor.execute(self.select_max_notification_id_statement)
-                return cursor.fetchone()[0]
+                cursor.execute(statement, params)
+                return cast(list[Any], cursor.fetchall())
             except sqlite3.Error as error:
                 raise translated(error) from error
             finally:
                 cursor.sqlite_cursor.close()
+
+    def max_notification_id(self) -> int:
+        return cast(int, self._rows(self.select_max_notification_id_statement)[0][0])
 
     def select_notifications(
         self,
@@ -85,9 +90,9 @@ class SQLiteRecorder(SQLiteApplicationRecorder):
         *,
         inclusive_of_start: bool = True,
     ) -> Sequence[Notification]:
-        """The library's query, as one statement on a connection in autocommit mode (as
-        `max_notification_id`), its rows read by position rather than by name: a fold's page,
-        the public tree's, a checkpoint's range and a feed page are read this way."""
+        """The library's query, as one statement, its rows read by position rather than by
+        name: a fold's page, the public tree's, a checkpoint's range and a feed page are read
+        this way."""
         conditions: list[str] = []
         params: list[int | str] = []
         if start is not None:
@@ -101,38 +106,23 @@ class SQLiteRecorder(SQLiteApplicationRecorder):
             params.extend(topics)
         where = f"WHERE {' AND '.join(conditions)} " if conditions else ""
         params.append(limit)
-        with self.datastore.get_connection(commit=False) as connection:
-            cursor = connection.cursor()
-            try:
-                cursor.execute(f"SELECT rowid, originator_id, originator_version, topic, state "
-                               f"FROM {self.events_table_name} {where}ORDER BY rowid LIMIT ?",
-                               params)
-                convert = self.convert_originator_id
-                return [Notification(id=row[0], originator_id=convert(row[1]),
-                                     originator_version=row[2], topic=row[3], state=row[4])
-                        for row in cursor.fetchall()]
-            except sqlite3.Error as error:
-                raise translated(error) from error
-            finally:
-                cursor.sqlite_cursor.close()
+        rows = self._rows(f"SELECT rowid, originator_id, originator_version, topic, state FROM "
+                          f"{self.events_table_name} {where}ORDER BY rowid LIMIT ?", params)
+        convert = self.convert_originator_id
+        return [Notification(id=row[0], originator_id=convert(row[1]),
+                             originator_version=row[2], topic=row[3], state=row[4])
+                for row in rows]
 
     def select_versions_after(self, after: int, most: int) -> list[tuple[int, UUID, int]]:
         """The position, aggregate and version of the events after position `after`, at most
         `most` of them, in order: one statement for a cache's look at what moved on since it
         last looked, and where the log now ends (`ledger.store.repository`)."""
-        with self.datastore.get_connection(commit=False) as connection:
-            cursor = connection.cursor()
-            try:
-                cursor.execute(f"SELECT rowid, originator_id, originator_version FROM "
-                               f"{self.events_table_name} WHERE rowid > ? ORDER BY rowid "
-                               "LIMIT ?", (after, most))
-                convert = self.convert_originator_id
-                return cast(list[tuple[int, UUID, int]],
-                            [(row[0], convert(row[1]), row[2]) for row in cursor.fetchall()])
-            except sqlite3.Error as error:
-                raise translated(error) from error
-            finally:
-                cursor.sqlite_cursor.close()
+        rows = self._rows(f"SELECT rowid, originator_id, originator_version FROM "
+                          f"{self.events_table_name} WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                          (after, most))
+        convert = self.convert_originator_id
+        return cast(list[tuple[int, UUID, int]], [(row[0], convert(row[1]), row[2])
+                                                  for row in rows])
 
 
 def database_path(db_name: str) -> str:

@@ -1,6 +1,7 @@
 """The public log kept up with the event log: leaves appended, checkpoints signed, witnesses told.
 
-- **Appended** after the commit, by a `Publisher` thread of each server process that the saves
+- **Appended** after the commit, by a `Publisher` thread of each server process (with
+  `--workers N`, of one worker for all of them: `ledger.core.background.SharedLoop`) that the saves
   wake, `GATHER_SECONDS` later, the events of every save since in one append (one process at
   a time appends: `Tree.catch_up` holds the tree's write lock), or by
   `PublicLog.catch_up` wherever an answer needs the tree to reach the log's end.
@@ -42,7 +43,7 @@ SECONDS = 10.0
 #: events of many commands, not one for each, and the tree at most that much later behind
 #: the log (an answer that needs the tree at the log's end catches it up itself; checkpoints
 #: are signed every `EVERY` leaves or `SECONDS` anyway). A wake costs about 0.6 ms of CPU on
-#: SQLite and 3.5 ms on PostgreSQL, whatever it appends, in each server process.
+#: SQLite and 3.5 ms on PostgreSQL, whatever it appends, in the process that publishes.
 GATHER_SECONDS = 0.5
 
 

@@ -187,14 +187,12 @@ def shared_loop_holders(master: int) -> list[int | None]:
     for fd in sorted(Path(f"/proc/{master}/fd").iterdir(), key=lambda path: int(path.name)):
         with contextlib.suppress(OSError):
             if "reddog-loop-" in os.readlink(fd):
-                found = os.stat(fd)
-                files.append(f"{os.major(found.st_dev):02x}:{os.minor(found.st_dev):02x}:"
-                             f"{found.st_ino}")
+                files.append(str(os.stat(fd).st_ino))
     holders = {}
     for line in Path("/proc/locks").read_text().splitlines():
         fields = line.split()  # "11: POSIX  ADVISORY  WRITE 8633 fe:00:2146581 0 EOF"
-        if fields[1] == "POSIX":
-            holders[fields[5]] = int(fields[4])
+        if fields[1] == "POSIX":  # by inode (the device as /proc/locks names it may differ)
+            holders[fields[5].rpartition(":")[2]] = int(fields[4])
     return [holders.get(name) for name in files]
 
 

@@ -13,6 +13,7 @@ from uuid import UUID
 import pytest
 
 from ledger.app.access import SYSTEM, Principal
+from ledger.core.background import SharedLoop
 from ledger.core.transfers import transfers_of
 from ledger.domain.access import Role
 from ledger.domain.casino import CasinoDeal
@@ -22,7 +23,7 @@ from ledger.domain.wallet import Wallet
 from ledger.integrity.verify import read_log
 from ledger.readmodels.decode import StoredEvents
 from ledger.readmodels.fold import folded_topic
-from ledger.readmodels.projection import PROJECTION, Projection
+from ledger.readmodels.projection import PROJECTION, Follower, Projection
 from ledger.readmodels.readstore import FORMAT_ROW, LostRace, MemoryReadStore
 from ledger.readmodels.readstore_sql import PostgresReadStore, SQLiteReadStore
 from ledger.sim.bots import simulate_casino, simulate_table
@@ -129,6 +130,29 @@ def test_a_caught_up_projection_opens_no_page_to_fold_nothing(app, monkeypatch):
     saved = app.recorder.max_notification_id()
     assert app.projection.catch_up(target=saved) > 0 and opened == ["ledger"]
     assert app.projection.store.position("ledger") == saved
+
+
+def test_a_follower_sharing_its_loop_folds_when_another_process_wakes_it(app, monkeypatch):
+    """A server's workers share one folder (`SharedLoop`): a wake in the pipe, as another
+    worker's save sends, makes the one that leads fold at once, with no look first."""
+    calls: list[dict[str, Any]] = []
+    catch_up = app.projection.catch_up
+    monkeypatch.setattr(app.projection, "catch_up",
+                        lambda **kwargs: calls.append(kwargs) or catch_up(**kwargs))
+    loop = SharedLoop()
+    follower = Follower(app.projection, poll=600, shared=loop).start()
+    try:
+        wait_until(lambda: calls)  # its first pass looks at the log's end (nothing woke it)
+        assert calls[0]["look"] is True
+        simulate_casino(app, 2, seed="63" * 16, bet=30)  # saved by "another process"
+        loop.wake()
+        head = app.recorder.max_notification_id()
+        wait_until(lambda: app.projection.store.position(PROJECTION) == head)
+        assert calls[-1]["look"] is False and len(calls) == 2
+    finally:
+        follower.stop()
+        loop.close()
+    assert not follower.running
 
 
 def test_a_folder_woken_by_a_save_folds_at_once_across_pages(app, monkeypatch):

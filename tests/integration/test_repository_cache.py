@@ -201,6 +201,28 @@ def test_a_save_that_loses_a_race_is_retried_from_the_store(make_shared_app) -> 
     assert two.wallets.grant(SYSTEM, wallet_id, 100)["balance"] == 111
 
 
+def test_a_look_at_more_than_it_walks_clears_the_cache_and_the_next_look_goes_on(
+        make_shared_app, monkeypatch) -> None:
+    one, two = make_shared_app(rate_limit=0), make_shared_app(rate_limit=0)
+    changed, kept = open_wallet(one, 500), open_wallet(one, 700)
+    assert two.wallets.wallet(SYSTEM, changed)["balance"] == 500  # both cached in `two` now
+    assert two.wallets.wallet(SYSTEM, kept)["balance"] == 700
+    for amount in (1, 2, 3, 4):
+        one.wallets.grant(SYSTEM, changed, amount)
+    monkeypatch.setattr("ledger.store.repository.WALK_AT_MOST", 2)
+    seen = two.repository._seen
+    two.repository.sync()
+    # Check more than it walks clears everything held, and the look goes as far as it read.
+    with pytest.raises(KeyError):
+        two.repository.held.get(kept)
+    assert two.repository._seen == seen + 3
+    assert two.wallets.wallet(SYSTEM, kept)["balance"] == 700  # read again, held again
+    two.repository.sync()  # the one event left: walked, and `kept` did not move
+    assert two.repository._seen == one.recorder.max_notification_id()
+    two.repository.held.get(kept)  # still held (a KeyError otherwise)
+    assert two.wallets.wallet(SYSTEM, changed)["balance"] == 510
+
+
 def test_a_request_looks_at_the_log_once_and_its_command_decides_on_that_look(
         make_shared_app, monkeypatch) -> None:
     app = make_shared_app(rate_limit=0)

@@ -1,5 +1,5 @@
 """`SharedLoop`: one of the processes forked from the one that made it runs the loop, any of
-them wakes it, and another takes it over when the one running it ends, killed or not
+them wakes it, and another takes it over when the one running it is killed or its loop ends
 (`ledger.core.background`; the workers of `reddog serve --workers N` share their fold and
 their public log's publishing this way, `tests/e2e/test_workers.py`)."""
 
@@ -121,3 +121,47 @@ def test_a_background_loop_runs_in_the_process_that_leads_and_is_woken_by_any(
     to_runner.send("end")
     assert answer(to_runner) == "stopped"  # woken from its wait by its own stop
     runner.join(30)
+
+
+def test_a_loop_that_ends_lets_go_while_its_process_lives_on(loop: SharedLoop) -> None:
+    def runs_then_lives_on(connection: Any) -> None:
+        passes = Passes(loop, connection).start()
+        connection.recv()
+        passes.stop()
+        connection.send("stopped" if not passes.running else "running")
+        connection.recv()  # the process lives on, its loop ended
+
+    runner, to_runner = in_child(runs_then_lives_on)
+    Passes(loop, None).notify()
+    assert answer(to_runner) == "pass"  # it leads
+    waiting, to_waiting = in_child(leads_then_holds(loop))
+    assert answer(to_waiting) is False
+    to_waiting.send("end")
+    waiting.join(30)
+    to_runner.send("stop")
+    assert answer(to_runner) == "stopped"
+    taker, to_taker = in_child(leads_then_holds(loop))
+    assert answer(to_taker) is True  # while the process that led is still alive
+    for process, connection in ((runner, to_runner), (taker, to_taker)):
+        connection.send("end")
+        process.join(30)
+
+
+def test_close_lets_go_and_a_second_close_does_nothing(loop: SharedLoop) -> None:
+    def leads_then_closes(connection: Any) -> None:
+        connection.send(loop.lead())
+        connection.recv()
+        loop.close()
+        loop.close()
+        connection.send("closed")
+        connection.recv()
+
+    closer, to_closer = in_child(leads_then_closes)
+    assert answer(to_closer) is True
+    to_closer.send("close")
+    assert answer(to_closer) == "closed"
+    taker, to_taker = in_child(leads_then_holds(loop))
+    assert answer(to_taker) is True
+    for process, connection in ((closer, to_closer), (taker, to_taker)):
+        connection.send("end")
+        process.join(30)
