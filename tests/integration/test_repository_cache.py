@@ -201,12 +201,19 @@ def test_a_save_that_loses_a_race_is_retried_from_the_store(make_shared_app) -> 
     assert two.wallets.grant(SYSTEM, wallet_id, 100)["balance"] == 111
 
 
-def test_a_look_at_more_than_it_walks_clears_the_cache_and_the_next_look_goes_on(
-        make_shared_app, monkeypatch) -> None:
+def two_wallets_held_by_another_app(make_shared_app) -> tuple[Any, Any, UUID, UUID]:
+    """Two applications on one store: the first opens two wallets (500 and 700 chips), the
+    second has read both (held in its cache)."""
     one, two = make_shared_app(rate_limit=0), make_shared_app(rate_limit=0)
     changed, kept = open_wallet(one, 500), open_wallet(one, 700)
     assert two.wallets.wallet(SYSTEM, changed)["balance"] == 500  # both cached in `two` now
     assert two.wallets.wallet(SYSTEM, kept)["balance"] == 700
+    return one, two, changed, kept
+
+
+def test_a_look_at_more_than_it_walks_clears_the_cache_and_the_next_look_goes_on(
+        make_shared_app, monkeypatch) -> None:
+    one, two, changed, kept = two_wallets_held_by_another_app(make_shared_app)
     for amount in (1, 2, 3, 4):
         one.wallets.grant(SYSTEM, changed, amount)
     monkeypatch.setattr("ledger.store.repository.WALK_AT_MOST", 2)
@@ -293,10 +300,7 @@ def test_many_threads_granting_one_wallet_lose_no_chips(make_shared_app) -> None
 
 def test_a_look_at_the_log_evicts_what_another_application_changed_reading_versions_only(
         make_shared_app, monkeypatch) -> None:
-    one, two = make_shared_app(rate_limit=0), make_shared_app(rate_limit=0)
-    changed, kept = open_wallet(one, 500), open_wallet(one, 700)
-    assert two.wallets.wallet(SYSTEM, changed)["balance"] == 500  # both cached in `two` now
-    assert two.wallets.wallet(SYSTEM, kept)["balance"] == 700
+    one, two, changed, kept = two_wallets_held_by_another_app(make_shared_app)
     one.wallets.grant(SYSTEM, changed, 40)
     one.wallets.grant(SYSTEM, changed, 60)
     recorder = two.repository.event_store.recorder
