@@ -99,15 +99,28 @@ class _IndexedReads:
                     for version in self._versions[originator]]
 
 
+class _VersionsAfter:
+    """`select_versions_after`, as the SQLite and PostgreSQL recorders answer it: what a
+    cache's look at the log reads (`ledger.store.repository`)."""
+
+    def select_versions_after(self, after: int, most: int) -> list[tuple[int, Any, int]]:
+        """The position, aggregate and version of the events after position `after`, at most
+        `most` of them, in order."""
+        with self._database_lock:  # type: ignore[attr-defined]
+            rows = self._stored_events[max(after, 0):max(after, 0) + most]  # type: ignore[attr-defined]
+            return [(after + 1 + i, s.originator_id, s.originator_version)
+                    for i, s in enumerate(rows)]
+
+
 class IndexedAggregateRecorder(_IndexedReads, POPOAggregateRecorder):
     """POPO aggregate recorder (snapshots) with indexed reads."""
 
 
-class IndexedApplicationRecorder(_IndexedReads, POPOApplicationRecorder):
+class IndexedApplicationRecorder(_VersionsAfter, _IndexedReads, POPOApplicationRecorder):
     """POPO application recorder with indexed reads."""
 
 
-class IndexedProcessRecorder(_IndexedReads, POPOProcessRecorder):
+class IndexedProcessRecorder(_VersionsAfter, _IndexedReads, POPOProcessRecorder):
     """POPO process recorder with indexed reads, its tracking checked and written as POPO's."""
 
     def _assert_uniqueness(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:

@@ -217,30 +217,18 @@ class LedgerRepository(Repository[UUID]):
         """Evict what other writers recorded since the last look at the log."""
         if self.held is None:
             return
-        recorder = self.event_store.recorder
         seen = self._seen
         # Which aggregates moved on, to what version, and where the log ends, in one narrow
-        # query where the store has one (SQLite, PostgreSQL): not the events' states read and
+        # query (every store of the ledger answers it): not the events' states read and
         # dropped, nor a second query for the log's end.
-        select = getattr(recorder, "select_versions_after", None)
-        if select is not None:
-            moved = select(seen, WALK_AT_MOST + 1)
-            if not moved:
-                return
-            head = moved[-1][0]
-            if len(moved) > WALK_AT_MOST:
-                self._clear(head)  # (the next look walks what follows, if anything)
-                return
-        else:
-            head = recorder.max_notification_id() or 0  # type: ignore[attr-defined]
-            if head <= seen:
-                return
-            if head - seen > WALK_AT_MOST:
-                self._clear(head)
-                return
-            moved = [(n.id, n.originator_id, n.originator_version) for n in
-                     recorder.select_notifications(  # type: ignore[attr-defined]
-                         start=seen + 1, limit=head - seen, stop=head)]
+        moved = self.event_store.recorder.select_versions_after(  # type: ignore[attr-defined]
+            seen, WALK_AT_MOST + 1)
+        if not moved:
+            return
+        head = moved[-1][0]
+        if len(moved) > WALK_AT_MOST:
+            self._clear(head)  # (the next look walks what follows, if anything)
+            return
         with self._lock:
             for _position, originator_id, version in moved:
                 try:

@@ -40,6 +40,11 @@ def test_saves_are_recorded_indexed_and_refused_as_popo_records_them(ours, their
                 recorder.insert_events(refused)
     assert mine._stored_events == popo._stored_events
     assert mine.select_events(b) == popo.select_events(b)
+    # The cache's look at the log: each event's position, aggregate and version, as the log.
+    for after, most in ((0, 10), (1, 2), (4, 10), (5, 10)):
+        assert mine.select_versions_after(after, most) == [
+            (n.id, n.originator_id, n.originator_version)
+            for n in popo.select_notifications(start=after + 1, limit=most)]
 
 
 def test_the_process_recorder_checks_and_writes_its_tracking():
