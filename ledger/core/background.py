@@ -81,6 +81,29 @@ class SharedLoop:
                 pass
 
 
+class _ProcessWake:
+    """The wake of a loop that only this process runs: `SharedLoop`'s interface over an event
+    of this process (it always leads, and has nothing to let go of)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def lead(self) -> bool:
+        return True
+
+    def release(self) -> None:
+        pass
+
+    def wake(self) -> None:
+        self._event.set()
+
+    def wait(self, seconds: float | None) -> bool:
+        return self._event.wait(seconds)
+
+    def clear(self) -> None:
+        self._event.clear()
+
+
 class Background:
     """A thread running `run` until `stop`; `notify` wakes it. Subclasses write `run`, which
     waits for a wake (`_waited`), takes it (`_clear_wake`) and returns once `_stop` is set. With
@@ -92,38 +115,28 @@ class Background:
 
     def __init__(self, shared: SharedLoop | None = None) -> None:
         self.shared = shared
-        self._led = False  # this process has led the shared loop
-        self._wake = threading.Event()
+        self._wakes: SharedLoop | _ProcessWake = shared if shared is not None else _ProcessWake()
+        self._led = shared is None  # whether this process runs the loop (a shared one: has led)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def notify(self) -> None:
         """There is work: do it soon."""
-        if self.shared is not None:
-            self.shared.wake()
-        else:
-            self._wake.set()
+        self._wakes.wake()
 
     def _waited(self, seconds: float | None) -> bool:
         """Wait at most `seconds` (None: until woken or stopped) for a wake; whether one is
         waiting. The wake stays until `_clear_wake`."""
-        if self.shared is not None:
-            return self.shared.wait(seconds)
-        return self._wake.wait(seconds)
+        return self._wakes.wait(seconds)
 
     def _clear_wake(self) -> None:
         """Take the wakes so far: the work that follows does what they asked for."""
-        if self.shared is not None:
-            self.shared.clear()
-        else:
-            self._wake.clear()
+        self._wakes.clear()
 
     def _leads(self, poll: float) -> bool:
         """Whether this process runs the loop now: always, unless the loop is shared and
         another process leads it; then after waiting `poll` (or until stopped) to look again."""
-        if self.shared is None:
-            return True
-        if self.shared.lead():
+        if self._led or self._wakes.lead():
             self._led = True
             return True
         self._stop.wait(poll)
@@ -139,15 +152,14 @@ class Background:
         try:
             self.run()
         finally:
-            if self.shared is not None and self._led:
-                self.shared.release()
+            if self._led:
+                self._wakes.release()
 
     def stop(self, seconds: float = 10.0) -> None:
         """Stop after the work in hand (waiting at most `seconds` for it)."""
         self._stop.set()
-        self._wake.set()
-        if self.shared is not None and self._led:
-            self.shared.wake()  # (this process's thread waits on the pipe)
+        if self._led:  # (a process that does not lead a shared loop waits on `_stop` alone)
+            self._wakes.wake()
         if self._thread is not None:
             self._thread.join(timeout=seconds)
 

@@ -324,8 +324,8 @@ class Checkpointer(Background):
 
     def run(self) -> None:
         while not self._stop.is_set() or self._due.is_set():
-            self._wake.wait()
-            self._wake.clear()
+            self._waited(None)
+            self._clear_wake()
             if not self._due.is_set():
                 continue
             self._due.clear()

@@ -358,8 +358,8 @@ class HeadKeeper(Background):
 
     def run(self) -> None:
         while not self._stop.is_set():
-            self._wake.wait()
-            self._wake.clear()
+            self._waited(None)
+            self._clear_wake()
             self._stop.wait(GATHER_SECONDS)  # let a burst gather (a stop writes at once)
             self.flush()
         self.flush()
