@@ -47,7 +47,7 @@ from werkzeug.wrappers import Response
 
 from api.errors import http_error
 from api.headers import nosniff
-from api.spread import TURN_SECONDS, Spread
+from api.spread import TURN_SECONDS, Seat
 
 log = logging.getLogger(__name__)
 KIB = 1024
@@ -267,10 +267,10 @@ class Server(TcpWSGIServer):
 
     channel_class = Channel
 
-    def __init__(self, application: Any, limits: Limits, spread: tuple[Spread, int] | None = None,
+    def __init__(self, application: Any, limits: Limits, seat: Seat | None = None,
                  **kwargs: Any) -> None:
         self.limits = limits
-        self.spread = spread
+        self.seat = seat  # a worker's place among the others (`api.spread`); None alone
         super().__init__(application, **kwargs)
 
     def readable(self) -> bool:
@@ -278,28 +278,22 @@ class Server(TcpWSGIServer):
         turn of its loop how many connections it holds (`api.spread`)."""
         if not super().readable():
             return False
-        if self.spread is not None:
-            spread, slot = self.spread
-            spread.held(slot, len(self._map))
+        if self.seat is not None:
+            self.seat.held(len(self._map))
         return True
 
     def handle_accept(self) -> None:
         """Take the connection waiting, unless (a worker) another serving worker holds fewer:
         then that one takes it, and this one looks again after a moment (it wakes as long as
         a connection waits, so it takes it after all if the other does not)."""
-        if self.spread is not None:
-            spread, slot = self.spread
-            if not spread.may_accept(slot, len(self._map)):
-                time.sleep(REFRAIN_SECONDS)
-                return
+        if self.seat is not None and not self.seat.may_accept(len(self._map)):
+            time.sleep(REFRAIN_SECONDS)
+            return
         super().handle_accept()
 
     def over_share(self) -> bool:
         """Whether this worker holds two connections or more than another serving worker."""
-        if self.spread is None:
-            return False
-        spread, slot = self.spread
-        return spread.over_share(slot, len(self._map))
+        return self.seat is not None and self.seat.over_share(len(self._map))
 
     def maintenance(self, now: float) -> None:
         super().maintenance(now)  # the connections silent for IDLE_SECONDS
@@ -316,18 +310,18 @@ class Edge:
     worker's are, or bound here to `host` and `port`) and its threads running the app."""
 
     def __init__(self, app: Any, threads: int, limits: Limits, sockets: Sequence[socket] = (),
-                 spread: tuple[Spread, int] | None = None, **listen: Any) -> None:
+                 seat: Seat | None = None, **listen: Any) -> None:
         adj = limits.adjustments(threads, **listen)
         #: Seconds the loop waits for something to do: a worker that spreads connections with
         #: others turns more often, so they see it serving (`api.spread`).
-        self.turn = TICK_SECONDS if spread is None else TURN_SECONDS
+        self.turn = TICK_SECONDS if seat is None else TURN_SECONDS
         self.map: dict[int, Any] = {}
         self.threads = ThreadedTaskDispatcher()
         self.threads.set_thread_count(threads)
         places: list[tuple[socket | None, Any]] = (
             [(sock, (sock.family, sock.type, sock.proto, sock.getsockname())) for sock in sockets]
             or [(None, info) for info in adj.listen])
-        self.servers = [Server(app, limits, spread, map=self.map, _sock=sock,
+        self.servers = [Server(app, limits, seat, map=self.map, _sock=sock,
                                dispatcher=self.threads, adj=adj, sockinfo=info,
                                bind_socket=sock is None)
                         for sock, info in places]

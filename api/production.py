@@ -113,11 +113,15 @@ class SharedLoops(NamedTuple):
     Measured with the HTTP bench's commands alone on SQLite, the fold in one worker instead of
     both: 3.19 to 3.37 ms of server CPU a command against 3.31 to 3.43, alternating runs."""
 
-    fold: SharedLoop
-    publish: SharedLoop
+    fold: SharedLoop | None
+    publish: SharedLoop | None
 
 
-def serving_app(ledger: Any, shared: SharedLoops | None = None) -> Any:
+#: A server of one process: nothing shared.
+ALONE = SharedLoops(None, None)
+
+
+def serving_app(ledger: Any, shared: SharedLoops = ALONE) -> Any:
     """The Flask app a server process serves over its ledger: folding the read models when
     its settings say the server does, checkpointing the log and publishing its public tree in
     the background, its start-up heap settled (`reddog serve` alone, or a worker:
@@ -126,14 +130,14 @@ def serving_app(ledger: Any, shared: SharedLoops | None = None) -> Any:
 
     app = create_app({"LEDGER": ledger})
     if ledger.settings.follows_in_serve:
-        ledger.follow(shared=None if shared is None else shared.fold)
+        ledger.follow(shared=shared.fold)
     ledger.checkpoint_in_background()  # no request waits for a checkpoint of the log
-    ledger.publish_in_background(None if shared is None else shared.publish)  # nor the tree
+    ledger.publish_in_background(shared.publish)  # nor for the public tree of it
     heap.settle()  # once ready to serve: its full collections walk what requests make
     return app
 
 
-def worker_app(settings: Settings, shared: SharedLoops | None = None) -> Any:
+def worker_app(settings: Settings, shared: SharedLoops = ALONE) -> Any:
     """A worker's own app over its own ledger (the store's tables made already by the master)."""
     from ledger.app.application import LedgerApplication
 

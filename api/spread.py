@@ -36,6 +36,7 @@ import ctypes
 import time
 from collections.abc import Callable, Iterable
 from multiprocessing.sharedctypes import RawArray
+from typing import NamedTuple
 
 #: Seconds between the turns of an idle worker's loop, so the others see it serving.
 TURN_SECONDS = 0.1
@@ -58,6 +59,10 @@ class Spread:
     @property
     def slots(self) -> int:
         return len(self._held)
+
+    def seat(self, slot: int) -> Seat:
+        """The worker in `slot`'s place: what its loop asks of the spread."""
+        return Seat(self, slot)
 
     def assign(self, taken: Iterable[int]) -> int:
         """The master, before it forks a worker: the lowest slot no live worker holds (FREE if
@@ -98,3 +103,19 @@ class Spread:
         others, turned = self._held, self._turned
         return any(0 <= others[i] < count and now - turned[i] < ABSENT_SECONDS
                    for i in range(len(others)) if i != slot)
+
+
+class Seat(NamedTuple):
+    """A worker's place in a `Spread`, asked with the count of connections it holds now."""
+
+    spread: Spread
+    slot: int
+
+    def held(self, count: int) -> None:
+        self.spread.held(self.slot, count)
+
+    def may_accept(self, count: int) -> bool:
+        return self.spread.may_accept(self.slot, count)
+
+    def over_share(self, count: int) -> bool:
+        return self.spread.over_share(self.slot, count)

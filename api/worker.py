@@ -35,7 +35,7 @@ class WaitressWorker(Worker):
         spread = getattr(self.app, "spread", None)
         edge = Edge(self.wsgi, self.cfg.threads, self.app.limits,
                     sockets=[listener.sock for listener in self.sockets],
-                    spread=None if spread is None else (spread, self.slot))
+                    seat=None if spread is None else spread.seat(self.slot))
         self.log.info("%s (pid: %s)", SERVING, self.pid)
         edge.run(alive=self._serving, tick=self.notify)
         edge.stop(self.cfg.graceful_timeout, tick=self.notify)
