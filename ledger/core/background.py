@@ -38,6 +38,7 @@ class SharedLoop:
         self._read, self._write = os.pipe()
         os.set_blocking(self._read, False)
         os.set_blocking(self._write, False)
+        self._poller: select.poll | None = None  # made by the process that waits, once
         self._closed = False
 
     def close(self) -> None:
@@ -70,9 +71,10 @@ class SharedLoop:
     def wait(self, seconds: float | None) -> bool:
         """In the process that runs the loop: wait at most `seconds` for a wake; whether one is
         waiting (it stays until `clear`)."""
-        poller = select.poll()  # (not `select.select`, limited to descriptors below 1024)
-        poller.register(self._read, select.POLLIN)
-        return bool(poller.poll(None if seconds is None else max(0, int(seconds * 1000))))
+        if self._poller is None:  # (`poll`, not `select`, which stops at descriptor 1023)
+            self._poller = select.poll()
+            self._poller.register(self._read, select.POLLIN)
+        return bool(self._poller.poll(None if seconds is None else max(0, int(seconds * 1000))))
 
     def clear(self) -> None:
         """Take every wake sent so far (empty the pipe)."""
