@@ -296,13 +296,13 @@ def _ok(base: str, path: str, key: str) -> Any:
     return ok(base, "GET", path, key)
 
 
-def sqlite_server(tmp_path: Path, name: str = "server", group_commit: str = "on"
-                  ) -> tuple[str, ServerProcess]:
+def sqlite_server(tmp_path: Path, name: str = "server", group_commit: str = "on",
+                  workers: int = 1) -> tuple[str, ServerProcess]:
     """A server on a SQLite file of the test's own, with group commit on or off
-    (`REDDOG_GROUP_COMMIT`, docs/performance.md)."""
+    (`REDDOG_GROUP_COMMIT`, docs/performance.md), of one process or of `workers` workers."""
     store = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
     env = process_env(REDDOG_GROUP_COMMIT=group_commit)
-    return store, ServerProcess(name, store, tmp_path / f"{name}.log", env)
+    return store, ServerProcess(name, store, tmp_path / f"{name}.log", env, workers=workers)
 
 
 def grouped(server: ServerProcess, key: str, group_commit: str, wrote: bool = True
@@ -320,10 +320,15 @@ def grouped(server: ServerProcess, key: str, group_commit: str, wrote: bool = Tr
         figures["group_saves"] / max(figures["group_commits"], 1), 2)}
 
 
+@pytest.mark.parametrize("workers", [1, 2], ids=["one-process", "two-workers"])
 def test_eight_players_and_sixteen_readers_on_one_sqlite_server_lose_and_invent_nothing(
-        tmp_path, processes, capsys):
+        tmp_path, processes, capsys, workers):
+    """Two workers share one folder of the read models (`SharedLoop`): it folds the saves of
+    both, and `reddog verify --read-models` finds them equal to a fold from nothing."""
+    if workers > 1:
+        pytest.importorskip("gunicorn")
     started = time.monotonic()
-    store, server = sqlite_server(tmp_path, group_commit="on")
+    store, server = sqlite_server(tmp_path, group_commit="on", workers=workers)
     processes.append(server)
     load = Load(tmp_path, store, [server], processes)
     load.prepare(PLAYERS)
@@ -334,7 +339,7 @@ def test_eight_players_and_sixteen_readers_on_one_sqlite_server_lose_and_invent_
 
     figures = {**load.check_all(records), **grouped(server, load.auditor, "on"), "load_s": round(played, 1),
                "total_s": round(time.monotonic() - started, 1)}
-    report(capsys, "sqlite, 1 server, group commit", figures)
+    report(capsys, f"sqlite, 1 server of {workers} process(es), group commit", figures)
 
 
 def test_two_postgres_servers_and_a_projection_process_race_on_shared_tables_and_verify_with_gaps(
