@@ -99,7 +99,7 @@ def serve(host: str, port: int, workers: int, threads: int, demo: bool,
             click.echo(line)
     if ledger.settings.follows_in_serve:
         click.echo("Read models folded by " + ("this process" if workers == 1 else
-                                               "the workers (one page at a time, each once)")
+                                               "one of the workers for all of them")
                    + " (REDDOG_PROJECTIONS=off to leave it to `reddog project --follow`)")
     click.echo(f"Pages (sign in first): lobby {base}/   cashier {base}/pages/cashier   "
                f"audit {base}/pages/audit")

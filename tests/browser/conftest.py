@@ -105,7 +105,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     directory = tmp_path_factory.mktemp("browser-server")
     port = free_port()
     store = f"sqlite:///{directory / 'x.sqlite3'}"
-    command = [*reddog_command(), "serve", "--store", store, "--port", str(port), "--demo"]
+    # REDDOG_BROWSER_SERVE: more arguments for `reddog serve` (`--workers 2`: the pages against
+    # a server of two workers, one of which folds the read models for both).
+    command = [*reddog_command(), "serve", "--store", store, "--port", str(port), "--demo",
+               *os.environ.get("REDDOG_BROWSER_SERVE", "").split()]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, env=process_env(), cwd=directory)
     lines: queue.Queue = queue.Queue()
