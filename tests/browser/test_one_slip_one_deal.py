@@ -229,6 +229,28 @@ def test_C2_disabled_casino_controls_say_why_and_the_status_invites_only_what_is
     fits_without_sideways_scroll(short)
 
 
+def test_C2_casino_controls_wait_disabled_until_the_table_is_read(open_page, server, size):
+    expect = _expect()
+    player = server.player(grant=500)
+    table = casino_table(server, player)
+    page = open_page(f"/pages/casino?table={table}", player["key"])
+    expect(page.locator("#balance")).to_have_text("500")
+    # Read the page again with the table's answer held: nothing may be clicked before it.
+    held = Held(page, re.compile(rf".*/tables/{table}$"))
+    held.hold()
+    page.reload()
+    expect(page.locator(".signed-in")).to_be_visible()
+    expect(page.locator("#balance")).to_have_text("–")
+    for control in [*page.locator(".chip").all(), *(page.locator(f"#{name}") for name in (
+            "bet", "undo", "clear", "rebet", "double", "deal"))]:
+        expect(control).to_be_disabled()
+    held.release()
+    expect(page.locator("#balance")).to_have_text("500")
+    page.get_by_role("button", name="100 chip", exact=True).click()
+    page.locator("#bet").click()
+    expect(page.locator("#bet-total")).to_have_text("100")
+
+
 def test_C1_double_triple_and_rapid_clicks_on_grant_each_grant_once_and_refusals_name_C1_once(
         open_page, server, size):
     expect = _expect()

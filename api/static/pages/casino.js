@@ -272,7 +272,9 @@ $("#history").addEventListener("click", async (event) => {
   }
 });
 
+// Every control is disabled in the page's HTML until the table has been read (`render`).
 $$(".chip").forEach((b) => b.addEventListener("click", () => {
+  if (!view) return;
   chip = Number(b.dataset.chip);
   render();
   say(`${chips(chip)} chip chosen. ${nextStep()}`);
