@@ -26,6 +26,7 @@ function row(d) {
 }
 
 async function list(more = false) {
+  if (!more) { next = null; $("#more").hidden = true; }  // the other list's cursor is not this one's
   const page = await get(`/disputes?status=${status}&limit=50${more && next ? `&after=${next}` : ""}`);
   const body = $("#disputes tbody");
   const rows = page.disputes.map(row);

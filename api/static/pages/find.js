@@ -36,7 +36,11 @@ function dealHtml(d) {
 
 async function findDeals(more = false) {
   const query = formQuery($("#deal-form"), DEAL_FIELDS);
-  if (!more) history.replaceState(null, "", `?${query}`);
+  if (!more) {  // a new search: the last one's cursor and More go
+    history.replaceState(null, "", `?${query}`);
+    state.deals = null;
+    $("#more-deals").hidden = true;
+  }
   query.set("limit", PAGE);
   if (more && state.deals) query.set("after", state.deals);
   say("Searching…");
@@ -90,7 +94,11 @@ function eventHtml(e) {
 
 async function readFeed(more = false) {
   const query = formQuery($("#event-form"), EVENT_FIELDS);
-  if (!more) history.replaceState(null, "", `?view=events&${query}`);
+  if (!more) {  // a new read: the last one's position and More go
+    history.replaceState(null, "", `?view=events&${query}`);
+    state.events = null;
+    $("#more-events").hidden = true;
+  }
   query.set("limit", PAGE);
   if (more && state.events !== null) query.set("after", state.events);
   say("Reading the feed…");

@@ -101,7 +101,6 @@ $("#tables").addEventListener("click", async (event) => {
     }
   } catch (error) { fail(error); }
 });
-$("#filter").addEventListener("change", () => load().catch(fail));
 
 async function loadWallet() {
   const wallets = await listAll(`/wallets?player_id=${encodeURIComponent(me.player_id)}`, "wallets");
@@ -122,5 +121,6 @@ async function keepCurrent() {  // seats fill, tables open and grants arrive whi
 }
 
 me = await signedIn();
+$("#filter").addEventListener("change", () => load().catch(fail));  // its tables are drawn for `me`
 if (me.role === "operator") openTableForm($("#staff"), () => load().catch(fail));
 keepCurrent();

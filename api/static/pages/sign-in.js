@@ -35,5 +35,8 @@ $("#key-form").addEventListener("submit", (event) => {
   event.preventDefault();
   enter($("#key").value.trim());
 });
+// Enabled only now: before the script holds the form, a submit would be the browser's own GET.
+// The key's field has no name either, so even that could never put the key in an address.
+$("#sign-in").disabled = false;
 if (param("reason")) say(param("reason"), true);
 if (location.hash.includes("token=")) fromLink();

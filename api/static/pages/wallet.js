@@ -31,7 +31,11 @@ function rowHtml(t) {
 
 async function statement(more = false) {
   const query = formQuery($("#period"), ["since", "until"]);
-  if (!more) history.replaceState(null, "", `?id=${encodeURIComponent(id)}&${query}`);
+  if (!more) {  // a new statement: the last one's cursor and More go
+    history.replaceState(null, "", `?id=${encodeURIComponent(id)}&${query}`);
+    nextVersion = null;
+    $("#more").hidden = true;
+  }
   if (more && nextVersion !== null) query.set("after_version", nextVersion);
   query.set("limit", "100");
   try {
@@ -58,6 +62,11 @@ async function asOf() {
   } catch (error) { refused($("#as-of-answer"), error); }
 }
 
+// Listened to from the start (they need only the wallet's id, from the address): a submit while
+// the wallet is read, or after it failed, is never the browser's own, which would drop the id.
+$("#period").addEventListener("submit", (event) => { event.preventDefault(); if (id) statement(); });
+$("#more").addEventListener("click", () => statement(true));
+$("#as-of").addEventListener("submit", (event) => { event.preventDefault(); if (id) asOf(); });
 await signedIn();
 if (!id) {
   say("Name a wallet: /pages/wallet?id=<wallet id>.", true);
@@ -71,9 +80,6 @@ if (!id) {
     render($("#wallet-links"), html`<a href="/pages/find?player=${encodeURIComponent(w.player_id)}">Deals of ${w.player_id}</a>
       · <a href="/pages/recall?player=${encodeURIComponent(w.player_id)}">Recall</a>`);
     fillForm($("#period"), ["since", "until"]);
-    $("#period").addEventListener("submit", (event) => { event.preventDefault(); statement(); });
-    $("#more").addEventListener("click", () => statement(true));
-    $("#as-of").addEventListener("submit", (event) => { event.preventDefault(); asOf(); });
     await statement();
   } catch (error) { refused($("#wallet"), error); }
 }
