@@ -8,8 +8,9 @@ import hmac
 import operator
 import secrets
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ledger.core.cards import CANONICAL_PACK, Card
 from ledger.core.errors import InvalidInput
@@ -100,11 +101,11 @@ def _shuffled(server_seed: str, client_seed: str, nonce: int) -> tuple[tuple[Car
     # `random_stream`'s words, its first blocks computed together: the 51 draws take seven
     # blocks unless a word is drawn again (at most 51 in 2**32 each), and then more follow.
     blocks = _Blocks(bytes.fromhex(server_seed), f"{client_seed}:{nonce}:")
-    words = blocks.words(_FIRST_BLOCKS)
+    words = blocks.first_words()
     order = list(range(len(CANONICAL_PACK)))
     if max(words[:len(_DRAWS)]) < _LOWEST_LIMIT:  # no word is drawn again: one word a place
-        for (i, _limit), r in zip(_DRAWS, words, strict=False):
-            j = r % (i + 1)
+        for (i, places), r in zip(_PLACES, words, strict=False):
+            j = r % places
             order[i], order[j] = order[j], order[i]
     else:
         at = 0
@@ -122,8 +123,11 @@ def _shuffled(server_seed: str, client_seed: str, nonce: int) -> tuple[tuple[Car
     return place(CANONICAL_PACK), place(_CARD_NAMES)
 
 
+#: Each place of the draws with the count of places it draws from (`i + 1`), worked out once.
+_PLACES = tuple((i, i + 1) for i, _limit in _DRAWS)
 #: The blocks a shuffle computes at once: 56 words for its 51 draws.
 _FIRST_BLOCKS = 7
+_FIRST_WORDS = struct.Struct(f">{8 * _FIRST_BLOCKS}I")
 #: Under this bound, a word is never drawn again at any place.
 _LOWEST_LIMIT = min(limit for _i, limit in _DRAWS)
 class _Blocks:
@@ -136,6 +140,20 @@ class _Blocks:
         self.prefix = prefix
         self.counter = 0
 
+    def first_words(self) -> tuple[int, ...]:
+        """The words of the first `_FIRST_BLOCKS` blocks (`words`, its loop written out: every
+        shuffle takes them)."""
+        inner, outer, prefix = self.mac.inner, self.mac.outer, self.prefix
+        digests = []
+        for counter in range(_FIRST_BLOCKS):
+            step = inner.copy()
+            step.update(f"{prefix}{counter}".encode("ascii"))
+            last = outer.copy()
+            last.update(step.digest())
+            digests.append(last.digest())
+        self.counter = _FIRST_BLOCKS
+        return _FIRST_WORDS.unpack(b"".join(digests))
+
     def words(self, blocks: int) -> tuple[int, ...]:
         """The unsigned 32-bit big-endian words of the next `blocks` blocks."""
         prefix = self.prefix
@@ -145,14 +163,14 @@ class _Blocks:
         return struct.unpack(f">{8 * blocks}I", digests)
 
 
-@dataclass(frozen=True)
-class PackStep:
+class PackStep(NamedTuple):
     """One thing the log says happened to the pack, in order (G3).
 
     `kind` is `take` (the top card leaves the pack: dealt, turned or discarded), `burn` (the top
     card is shown, then put at the bottom), `return` (cards put at the bottom, `positions`) or
     `show` (a card already dealt is shown face up). `position` is the card's place in the
-    shuffled pack (0 = top); `card` is what the log says it is, when the log shows it.
+    shuffled pack (0 = top); `card` is what the log says it is, when the log shows it. (A named
+    tuple: a verifier makes a few for every deal of the log.)
     """
 
     kind: str
@@ -164,7 +182,8 @@ class PackStep:
 
 @dataclass(frozen=True)
 class FairnessReport:
-    """The outcome of checking one finished deal against its commitment."""
+    """The outcome of checking one finished deal against its commitment: every check, or where
+    only the failures were asked for (`verify_deal(explain=False)`), the checks that failed."""
 
     fair: bool
     checks: list[dict[str, object]]
@@ -172,6 +191,23 @@ class FairnessReport:
 
     def failures(self) -> list[str]:
         return [str(check["detail"]) for check in self.checks if not check["ok"]]
+
+
+#: Each check of `verify_deal` in words, from what it compared: its name, and its detail.
+_WORDS_OF: dict[str, tuple[Callable[..., str], Callable[..., str]]] = {
+    "commitment": (lambda recomputed, committed: "commitment",
+                   lambda recomputed, committed:
+                   f"SHA-256(seed) = {recomputed}; committed {committed}"),
+    "pack": (lambda detail: "pack", lambda detail: detail),
+    "top": (lambda position, top: f"card {position} from the top",
+            lambda position, top: f"the log takes position {position}; the top of the pack is {top}"),
+    "card": (lambda position, expected, card: f"card {position}",
+             lambda position, expected, card:
+             f"pack position {position} is {expected}; log shows {card}"),
+    "after": (lambda position, version, committed: f"card {position} after commitment",
+              lambda position, version, committed:
+              f"card event version {version}, commitment version {committed}"),
+}
 
 
 def verify_deal(
@@ -182,49 +218,42 @@ def verify_deal(
     nonce: int,
     commitment_version: int,
     steps: list[PackStep],
+    explain: bool = True,
 ) -> FairnessReport:
     """Check a finished deal: the seed matches the commitment, and replaying the pack steps on the
-    recomputed pack gives every card the log shows, from the right place, after the commitment."""
-    checks: list[dict[str, object]] = []
+    recomputed pack gives every card the log shows, from the right place, after the commitment.
+    `explain=False` (a verifier of the whole log, which reports only what fails): the report's
+    checks are those that failed, the same checks made the same way, and only they are put in
+    words."""
+    made: list[tuple[str, bool, tuple[object, ...]]] = []  # (kind, ok, what it compared)
     try:
         recomputed = commitment(server_seed)
     except InvalidInput as error:
         recomputed = f"invalid seed ({error.detail})"
-    checks.append({
-        "check": "commitment",
-        "ok": recomputed == commitment_hex,
-        "detail": f"SHA-256(seed) = {recomputed}; committed {commitment_hex}",
-    })
+    made.append(("commitment", recomputed == commitment_hex, (recomputed, commitment_hex)))
     try:
         pack = shuffled_notation(server_seed, client_seed, nonce)
     except InvalidInput as error:
         pack = []
-        checks.append({"check": "pack", "ok": False, "detail": error.detail})
+        made.append(("pack", False, (error.detail,)))
     remaining = list(range(52))
     for step in steps:
-        if step.kind in ("take", "burn"):
+        kind, position = step.kind, step.position
+        if kind == "take" or kind == "burn":
             top = remaining.pop(0) if remaining else None
-            checks.append({
-                "check": f"card {step.position} from the top",
-                "ok": step.position == top,
-                "detail": f"the log takes position {step.position}; the top of the pack is {top}",
-            })
-            if step.kind == "burn" and top is not None:
+            made.append(("top", position == top, (position, top)))
+            if kind == "burn" and top is not None:
                 remaining.append(top)
-        if step.kind == "return":
+        elif kind == "return":
             remaining.extend(step.positions)
             continue
         if step.card is not None:
-            expected = pack[step.position] if 0 <= step.position < len(pack) else None
-            checks.append({
-                "check": f"card {step.position}",
-                "ok": expected == step.card,
-                "detail": f"pack position {step.position} is {expected}; log shows {step.card}",
-            })
-        checks.append({
-            "check": f"card {step.position} after commitment",
-            "ok": step.version > commitment_version,
-            "detail": f"card event version {step.version}, commitment version "
-                      f"{commitment_version}",
-        })
-    return FairnessReport(fair=all(check["ok"] for check in checks), checks=checks, pack=pack)
+            expected = pack[position] if 0 <= position < len(pack) else None
+            made.append(("card", expected == step.card, (position, expected, step.card)))
+        made.append(("after", step.version > commitment_version,
+                     (position, step.version, commitment_version)))
+    checks = [{"check": _WORDS_OF[kind][0](*compared), "ok": ok,
+               "detail": _WORDS_OF[kind][1](*compared)}
+              for kind, ok, compared in made if explain or not ok]
+    return FairnessReport(fair=all(ok for _kind, ok, _compared in made), checks=checks,
+                          pack=pack)

@@ -25,7 +25,7 @@ import gc
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ledger.core.digests import read_stored_event
 from ledger.core.transfers import (
@@ -34,13 +34,15 @@ from ledger.core.transfers import (
     Transfer,
     deal_stake_account,
     owner_of,
+    transfers_of,
     wallet_of,
 )
 from ledger.domain.base import LedgerAggregate
 from ledger.domain.casino import CasinoDeal
 from ledger.domain.dispute import Dispute
 from ledger.domain.fairness import REVEALS, fairness_of
-from ledger.domain.records import record_of, transfers_in
+from ledger.domain.highcard import HighCardTable
+from ledger.domain.records import record_of
 from ledger.domain.wallet import Wallet
 from ledger.integrity.checkpoints import head_differences
 from ledger.integrity.jobs import ComparisonElsewhere
@@ -50,6 +52,7 @@ from ledger.readmodels.fold import folded_topic
 from ledger.readmodels.projection import Projection
 from ledger.readmodels.readstore import MemoryReadStore
 from ledger.rules import operations as op
+from ledger.rules.operations import Operation
 from ledger.store.snapshots import check_snapshots
 
 #: Positions read (and decoded) at a time.
@@ -289,12 +292,18 @@ def _verify(app: SealedLedger, progress: Callable[[int], None] | None,
                 wallets.unreadable.setdefault(aggregate_id, position)
                 continue
             events += 1
-            if isinstance(event, Wallet.Event):
+            plan = _plan_of(type(event))
+            if plan.wallet:
                 wallets.apply(aggregate_id, event)
-            record = record_of(event)  # an operation is built once per event
-            if isinstance(event, Dispute.Resolved) and event.adjustment:
+            if plan.operation:
+                record = event.operation  # an operation is built once per event
+                of_record = _plan_of(type(record))
+                moved = record.moves() if of_record.moves else transfers_of(vars(event))
+            else:
+                record, of_record, moved = event, plan, transfers_of(vars(event))
+            if plan.resolved and event.adjustment:
                 adjustments[event.adjustment["id"]] = (position, aggregate_id, event.adjustment)
-            for transfer in transfers_in(event, record):
+            for transfer in moved:
                 amount, transfer_id = transfer.get("amount"), transfer.get("id")
                 source, destination = transfer.get("source"), transfer.get("destination")
                 if ((type(amount) is not int or amount <= 0 or not transfer_id
@@ -327,10 +336,11 @@ def _verify(app: SealedLedger, progress: Callable[[int], None] | None,
                     if balances[account] < 0 and account not in UNBOUNDED_ACCOUNTS:
                         fail(position, aggregate_id,
                              f"{account} went below zero ({balances[account]})")
-            deal_id = _deal_of(event, record, aggregate_id)
+            deal_id = (aggregate_id if plan.casino_deal
+                       else record.deal_id if of_record.deal_step else None)  # `_deal_of`
             if deal_id is not None:
                 deal_events[deal_id].append(event)
-                if isinstance(record, REVEALS):
+                if of_record.reveals:
                     _check_deal(deal_id, deal_events.pop(deal_id), balances, position, fail)
                     deals_checked += 1
         last_position = page[-1][0]
@@ -373,6 +383,33 @@ def _verify(app: SealedLedger, progress: Callable[[int], None] | None,
     return report
 
 
+class _Plan(NamedTuple):
+    """What verification does with an event or record of a class, worked out once per class
+    (the loop dispatches on these rather than asking `isinstance` of every event)."""
+
+    wallet: bool  # a wallet's event: the wallet is rebuilt from it
+    operation: bool  # a table's operation: what it records is `event.operation`
+    moves: bool  # (a record) an operation, whose transfers are its `moves()`
+    resolved: bool  # a dispute resolved, with its adjustment
+    casino_deal: bool  # a casino deal's event: its aggregate is the deal
+    deal_step: bool  # (a record) a step of a table's deal: `deal_id` names it
+    reveals: bool  # (a record) its deal's seed revealed: the deal is checked
+
+
+_PLANS: dict[type, _Plan] = {}
+
+
+def _plan_of(cls: type) -> _Plan:
+    found = _PLANS.get(cls)
+    if found is None:
+        found = _PLANS[cls] = _Plan(
+            issubclass(cls, Wallet.Event), issubclass(cls, HighCardTable.Operation),
+            issubclass(cls, Operation), issubclass(cls, Dispute.Resolved),
+            issubclass(cls, CasinoDeal.Event), issubclass(cls, op.DealStep),
+            issubclass(cls, REVEALS))
+    return found
+
+
 def _shape_problem(transfer: Transfer) -> str | None:
     amount = transfer.get("amount")
     if not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0:
@@ -398,7 +435,7 @@ def _check_deal(
     if not isinstance(record_of(events[0]), CasinoDeal.Committed | op.Committed):
         fail(position, deal_id, "deal events do not start at its commitment")
         return
-    report = fairness_of(events)
+    report = fairness_of(events, explain=False)  # only what fails is reported
     for problem in report.failures():
         fail(position, deal_id, f"fairness: {problem}")
     stake_account = deal_stake_account(events[0].originator_id)

@@ -179,3 +179,25 @@ def test_G2_the_shuffles_blocks_are_hmac_sha256(key_size):
     expected = b"".join(hmac.digest(key, f"c:3:{counter}".encode(), "sha256")
                         for counter in range(3))
     assert words == struct.unpack(">24I", expected)
+
+
+def test_G2_G3_a_verifier_asking_only_for_failures_gets_the_same_failures_and_no_passed_check():
+    seed, client_seed, nonce, committed, pack_text = VECTOR_1
+    pack = pack_text.split()
+    kwargs = {"server_seed": seed, "commitment_hex": committed, "client_seed": client_seed,
+              "nonce": nonce, "commitment_version": 2}
+    honest = [PackStep("burn", 0, pack[0], 3), PackStep("take", 1, pack[1], 4),
+              PackStep("return", version=5, positions=(1,)), PackStep("show", 1, pack[1], 6)]
+    rigged = [PackStep("take", 0, pack[3], 3), PackStep("take", 2, pack[2], 1),
+              PackStep("show", 60, "AS", 5)]
+    for steps in (honest, rigged, []):
+        told = verify_deal(steps=steps, **kwargs)
+        failed = verify_deal(steps=steps, explain=False, **kwargs)
+        assert failed.fair == told.fair and failed.pack == told.pack
+        assert failed.checks == [check for check in told.checks if not check["ok"]]
+        assert failed.failures() == told.failures()
+    assert verify_deal(steps=honest, **kwargs).fair
+    assert len(verify_deal(steps=rigged, **kwargs).failures()) == 4
+    bad_seed = verify_deal(steps=rigged, explain=False, **{**kwargs, "server_seed": "zz"})
+    assert not bad_seed.fair and bad_seed.pack == []
+    assert [check["check"] for check in bad_seed.checks][:2] == ["commitment", "pack"]
