@@ -59,8 +59,10 @@ HEAD_BYTES = 64 * KIB
 CONNECTIONS = 1000
 #: Seconds a connection may stay silent (between requests, or a client not reading).
 IDLE_SECONDS = 15
-#: Seconds between the loop's looks at the deadlines (and a worker's heartbeat).
+#: Seconds between the loop's looks at the deadlines (and a worker's heartbeat, at most).
 TICK_SECONDS = 1
+#: Seconds between a worker's heartbeats, at least (`Edge.run`).
+BEAT_SECONDS = 0.25
 #: The interpreter's switch interval in a server process: how long a thread that wants the GIL
 #: waits before the thread running is asked to let it go (Python's default is 5 ms). A group
 #: commit's leader lets go of the GIL at every call into SQLite, its commit's flush among them,
@@ -332,10 +334,16 @@ class Edge:
                 for server in self.servers]
 
     def run(self, alive: Callable[[], bool], tick: Callable[[], None] = lambda: None) -> None:
-        """Serve while `alive()`, calling `tick` at least once a second."""
+        """Serve while `alive()`, calling `tick` at least once a second, and at most every
+        `BEAT_SECONDS`: a busy loop turns several times a request, and a worker's heartbeat
+        is a write to a file's times (a system call each)."""
         sys.setswitchinterval(SWITCH_SECONDS)
+        beaten = -BEAT_SECONDS
         while alive():
-            tick()
+            now = time.monotonic()
+            if now - beaten >= BEAT_SECONDS:
+                tick()
+                beaten = now
             wasyncore.loop(timeout=self.turn, map=self.map, use_poll=True, count=1)
 
     def stop(self, seconds: float = GRACEFUL_SECONDS,

@@ -4,8 +4,9 @@ the listening sockets it inherited, so a slow client holds a socket in the worke
 never one of its threads (gunicorn's own gthread worker gives a connection a thread as its first
 bytes come, which then reads the head with no deadline).
 
-The loop calls `notify()` at least once a second, the heartbeat by which the master sees the
-worker alive (its requests run in the worker's threads and never silence the loop). On SIGTERM
+The loop calls `notify()` at least once a second (and at most every `BEAT_SECONDS`), the
+heartbeat by which the master sees the worker alive (its requests run in the worker's threads
+and never silence the loop). On SIGTERM
 (gunicorn's `alive` false) the worker stops as `Edge.stop` does, within gunicorn's
 `graceful_timeout`; SIGINT and SIGQUIT end it at once (gunicorn's); a worker whose master is
 gone stops too. It takes a new connection only while it holds no more than the other workers

@@ -6,6 +6,7 @@ the address, or drop the page's own)."""
 from __future__ import annotations
 
 import re
+
 import pytest
 
 from tests.browser.play import casino_table
