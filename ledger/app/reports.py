@@ -15,6 +15,7 @@ from typing import Any
 from ledger.app.access import Action, Principal, require
 from ledger.app.base import LedgerBase
 from ledger.core import validation
+from ledger.readmodels.deals import recall_range
 from ledger.readmodels.disputes import DISPUTE_COUNTS
 from ledger.readmodels.fold import COUNTS, RECALL_KEPT, TABLE_ROW, TOP_WINS
 from ledger.rules import variants
@@ -38,8 +39,9 @@ class ReportService:
         require(actor, Action.READ_WALLET, owner=player_id)
         validation.check_page(count, "count", RECALL_KEPT)
         status = self.ledger.projection.status()
-        deals = self.ledger.projection.store.read(f"r|{player_id}") or []
-        return {"player_id": player_id, "deals": deals[:count], "projection": status,
+        first, last = recall_range(player_id)
+        deals = list(self.ledger.projection.store.read_range(first, last, limit=count).values())
+        return {"player_id": player_id, "deals": deals, "projection": status,
                 "log": self.ledger.log_state(status["position"])}
 
     def report(

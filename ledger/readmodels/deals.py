@@ -2,7 +2,8 @@
 and `ledger.readmodels.disputes`), so `GET /deals` is a range read, never a log scan.
 
 Documents:
-- `g|<deal>`: the deal's summary (`summary`), and `index`, the names of its index entries.
+- `g|<deal>`: the deal's summary (`summary`), `index`, the names of its index entries, and
+  `position`, the log position that finished it (its players' recall entries are named by it).
 - `gi|<dimension>|<newest>|<deal>` → the same summary, one entry per way to find the deal:
   `*` (every deal), `t:<table>`, `v:<variant>`, `p:<player>` (each player seated for it: dealt
   in, or the dealer who deals without a hand, with no bet) and, once a
@@ -22,6 +23,8 @@ from ledger.rules.variants import VARIANTS
 
 #: Above every time in microseconds the index will see (the year 2286).
 NEWEST = 10**16 - 1
+#: Above every position of the log (positions are 64-bit).
+LAST_POSITION = 10**19 - 1
 INDEX = "gi|"
 #: Every deal's dimension.
 EVERY = "*"
@@ -42,6 +45,19 @@ def sort_key(finished: datetime, deal_id: str) -> str:
     return f"{NEWEST - _microseconds(finished):016d}|{deal_id}"
 
 
+def recall_name(player: str, position: int) -> str:
+    """The name of a player's recall entry for the deal whose end is at this log position: in
+    name order, the player's deals newest first, as the log ordered them (their times may be
+    the same)."""
+    return f"r|{player}|{LAST_POSITION - position:019d}"
+
+
+def recall_range(player: str) -> tuple[str, str]:
+    """The names of a player's recall entries, newest first: [first, last) for `read_range`.
+    (`}` follows `|`, and no player id holds either.)"""
+    return f"r|{player}|", f"r|{player}}}"
+
+
 def key_bound(at: datetime) -> str:
     """Where deals finished before `at` start: every deal finished at or after it sorts before."""
     return f"{NEWEST - _microseconds(at) + 1:016d}"
@@ -58,9 +74,9 @@ def family_of_variant(variant: str) -> str:
 
 
 def index_deal(fold: Any, deal_id: str, deal: dict[str, Any], table_id: str, variant: str,
-               finished: datetime, wallets: dict[str, int]) -> None:
+               finished: datetime, wallets: dict[str, int], position: int) -> None:
     """Put a finished deal in the index. `deal` is the fold's `d|` document; `wallets` the
-    balance of each player's wallet now."""
+    balance of each player's wallet now; `position` the log position that finished it."""
     players = []
     seated = {name: {**info, "bets": 0, "returned": 0, "outcome": None}
               for name, info in deal.get("seated", {}).items()}
@@ -86,7 +102,7 @@ def index_deal(fold: Any, deal_id: str, deal: dict[str, Any], table_id: str, var
     index = [f"{INDEX}{d}|{key}" for d in dimensions]
     for name in index:
         fold.put(name, summary)
-    fold.put(f"g|{deal_id}", {"summary": summary, "index": index})
+    fold.put(f"g|{deal_id}", {"summary": summary, "index": index, "position": position})
 
 
 def mark_disputed(fold: Any, deal_id: str, dispute_id: str, player_id: str) -> None:

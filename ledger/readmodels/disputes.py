@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from ledger.domain.dispute import OPEN, Dispute
-from ledger.readmodels.deals import mark_disputed
+from ledger.readmodels.deals import mark_disputed, recall_name
 
 EVERYONE = "*"
 DISPUTE_COUNTS = ("disputes_opened", "disputes_resolved", "disputes_upheld", "chips_adjusted",
@@ -103,13 +103,16 @@ def _day(fold: Any, doc: dict[str, Any], at: datetime) -> dict[str, Any]:
 
 
 def _recall(fold: Any, doc: dict[str, Any]) -> None:
-    recall = fold.get(f"r|{doc['player_id']}")
-    if not recall:
+    """The dispute on the player's recall entry of the deal (named by the position that
+    finished it, in the deal's `g|<deal>`), where the player played it."""
+    deal = fold.get(f"g|{doc['deal_id']}")
+    if deal is None:
         return
-    for entry in recall:
-        if entry["deal_id"] == doc["deal_id"]:
-            entry["dispute"] = {"dispute_id": doc["dispute_id"], "status": doc["status"],
-                                "upheld": doc["upheld"],
-                                "adjustment": (doc["adjustment"] or {}).get("amount", 0)}
-            fold.put(f"r|{doc['player_id']}", recall)
-            return
+    name = recall_name(doc["player_id"], deal["position"])
+    entry = fold.get(name)
+    if entry is None:
+        return
+    entry["dispute"] = {"dispute_id": doc["dispute_id"], "status": doc["status"],
+                        "upheld": doc["upheld"],
+                        "adjustment": (doc["adjustment"] or {}).get("amount", 0)}
+    fold.put(name, entry)

@@ -58,8 +58,8 @@ def named_documents(event: Any, known: Facts) -> set[str]:
     """The documents a fold of the event reads that the event names itself: its wallet, table,
     casino deal or dispute, the wallets its chips move between, and the table, wallet and deal
     its fields name; for the start of a casino deal, also what its end reads: the day's rows
-    of its table and player, the player's recall and the day's series. A page reads them all at
-    once (`Fold.prefetch`); the few others (the day totals and recall of a multi-seat table's
+    of its table and player and the day's series. A page reads them all at
+    once (`Fold.prefetch`); the few others (the day totals of a multi-seat table's
     players, or of a deal begun on an earlier page) are read one at a time as the fold comes
     to them."""
     aggregate, data = known.aggregate, known.data
@@ -75,7 +75,7 @@ def named_documents(event: Any, known: Facts) -> set[str]:
             day, table, player = event.timestamp.isoformat()[:10], data["table_id"], data[
                 "player_id"]
             names.update((f"a|{day}|{table}|{player}", f"a|{day}|{table}|{TABLE_ROW}",
-                          f"r|{player}", f"p|{day}|{CASINO}"))
+                          f"p|{day}|{CASINO}"))
     elif isinstance(event, Dispute.Event):
         names.add(f"x|{aggregate}")
     for prefix, field in (("w|", "wallet_id"), ("t|", "table_id"), ("d|", "deal_id")):

@@ -8,7 +8,10 @@ Documents (JSON, by name):
 - `d|<deal>`: a deal in progress: its table, who plays, their bets, returns and cards seen.
 - `a|<day>|<table>|<player>`: one UTC day's totals at a table for a player; the player `#`
   (which no player id can be) holds the table's own counts: deals, stitch rounds, pot splits.
-- `r|<player>`: the player's most recent deals, newest first.
+- `r|<player>|<newest>`: a deal the player played, one document each, named by the log position
+  that finished it (`ledger.readmodels.deals.recall_name`: in name order, newest first); recall
+  reads the first of a player's names. (Format 2 kept a player's last 50 in one document, read and
+  written again at every deal's end.)
 - `k|<key id>`: an API key's record (role, player, label, expiry, revocation), never the key
   (`ledger.readmodels.keys`).
 - `x|`, `q|`, `s|`: disputes, their lists and day totals (`ledger.readmodels.disputes`).
@@ -41,7 +44,7 @@ from ledger.domain.highcard import HighCardTable
 from ledger.domain.verification import VerificationRun
 from ledger.domain.wallet import Wallet
 from ledger.readmodels.chips import count_chips
-from ledger.readmodels.deals import index_deal
+from ledger.readmodels.deals import index_deal, recall_name
 from ledger.readmodels.disputes import dispute_doc, facts_of, fold_dispute
 from ledger.readmodels.events import (
     CASINO,
@@ -58,6 +61,7 @@ from ledger.readmodels.series import deal_finished, track_pot
 from ledger.readmodels.verification import fold_checkpoint, fold_run
 from ledger.rules import operations as op
 
+#: The most deals recall answers at once.
 RECALL_KEPT = 50
 TOP_WINS = 5
 COUNTS = ("deals", "turns", "wins", "handle", "returned", "paid_in", "paid_out", "banker_in",
@@ -166,6 +170,7 @@ class Fold:
         self.keys: list[tuple[str, int]] = []
         self.listed: list[tuple[int, int]] = []
         self._owners: dict[str, str] = {}  # wallet id → its player, as read for the index
+        self.at = 0  # the log position of the event being folded
 
     def get(self, name: str, default: Any = None) -> Any:
         found = self.changed.get(name, _UNREAD)
@@ -204,6 +209,7 @@ class Fold:
 
     def fold(self, position: int, event: Any, known: Facts) -> None:
         """Fold one event, at its position in the log (`known`: its `facts`)."""
+        self.at = position
         record = known.record
         plan = _plan_of(type(event))
         of_record = plan if record is event else _plan_of(type(record))
@@ -456,13 +462,13 @@ class Fold:
 
     def _finish_deal(self, deal_id: str, deal: dict[str, Any], day: str, table_id: str,
                      variant: str, when: str) -> None:
+        finished = datetime.fromisoformat(when)
         for player, info in deal["players"].items():
             if not info["bets"]:
                 continue
             self.row(day, table_id, player, variant)["deals"] += 1
             wallet = self.get(f"w|{info['wallet']}")
-            recall = self.get(f"r|{player}", [])
-            recall.insert(0, {
+            self.put(recall_name(player, self.at), {
                 "deal_id": deal_id, "table_id": table_id, "variant": variant,
                 "started": deal["started"], "ended": when, "seat": info["seat"],
                 "cards": info["cards"], "target": info["target"] or deal["target"],
@@ -470,8 +476,7 @@ class Fold:
                 "returned": info["returned"], "outcome": info["outcome"],
                 "balance_before": info["balance_before"], "balance_after": wallet["balance"],
             })
-            self.put(f"r|{player}", recall[:RECALL_KEPT])
         balances = {info["wallet"]: (self.get(f"w|{info['wallet']}") or {}).get("balance", 0)
                     for info in [*deal["players"].values(), *deal.get("seated", {}).values()]}
-        index_deal(self, deal_id, deal, table_id, variant, datetime.fromisoformat(when), balances)
+        index_deal(self, deal_id, deal, table_id, variant, finished, balances, self.at)
         self.put(f"d|{deal_id}", None)

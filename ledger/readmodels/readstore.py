@@ -28,7 +28,9 @@ empties it, under the fold's lock, and folds the log again from its start. Forma
 row per key and position, also indexed every event by `deal:<id>` and `revealed:<deal id>`,
 which no filter reads, and kept a SQLite store's documents in a WITHOUT ROWID table: a store
 of format 1 is emptied as it opens (`ledger.readmodels.readstore_sql`), before anything reads
-its index.
+its index. Format 2 kept a player's recall in one document (`r|<player>`, the last 50 deals),
+read and written whole at the end of each of the player's deals; format 3 keeps a document per
+player and deal (`ledger.readmodels.fold`).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from typing import Any
 import orjson
 
 #: The format of the read models (see above): raised whenever what the fold writes changes.
-FORMAT = 2
+FORMAT = 3
 #: The projection name under which a store records its format (no projection is named so).
 FORMAT_ROW = "#format"
 #: Index rows a feed query examines before it answers with a cursor instead.

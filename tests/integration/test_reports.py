@@ -87,6 +87,19 @@ def test_recall_lists_a_players_deals_newest_first_with_balances(app, casino_day
     assert len(recall[2]["cards"]) == 2
 
 
+def test_recall_answers_the_newest_fifty_in_the_logs_order_when_deals_end_at_one_instant(app):
+    with freeze_time(at(D1)):  # every deal ends at the same time: the log orders them
+        simulate_casino(app, 53, seed="3c" * 16, bet=10)
+    app.project()
+    ended = [str(event.originator_id) for _position, event in read_log(app)
+             if type(event).__qualname__ == "CasinoDeal.SeedRevealed"]
+    assert len(ended) == 53
+    recall = app.reports.recall(SYSTEM, "sim-casino", 50)["deals"]
+    assert [d["deal_id"] for d in recall] == ended[::-1][:50]
+    assert [d["deal_id"] for d in app.reports.recall(SYSTEM, "sim-casino", 3)["deals"]] == (
+        ended[::-1][:3])
+
+
 #: Named here, apart from the fold's own lists, so the test does not check the fold against itself.
 BETS = {"Wagered", "Raised", "BetPlaced"}
 RETURNS = {"Settled", "PaidOut", "PartiallyPaid"}
