@@ -34,6 +34,7 @@ from eventsourcing.persistence import (
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteFactory
 
 from ledger.core import private
+from ledger.core.ids import uuid_of
 
 _TRANSLATED: tuple[tuple[type[sqlite3.Error], type[PersistenceError]], ...] = (
     (sqlite3.InterfaceError, InterfaceError),
@@ -77,6 +78,13 @@ class SQLiteRecorder(SQLiteApplicationRecorder):
                 raise translated(error) from error
             finally:
                 cursor.sqlite_cursor.close()
+
+    def convert_originator_id(self, originator_id: str) -> UUID | str:
+        """The library's, each id's `UUID` remembered (`uuid_of`): the rows of a page of the
+        log, and of an aggregate's events, name the same few ids again and again."""
+        if self.datastore.originator_id_type == "uuid":
+            return uuid_of(originator_id)
+        return originator_id
 
     def max_notification_id(self) -> int:
         return cast(int, self._rows(self.select_max_notification_id_statement)[0][0])

@@ -202,19 +202,26 @@ def timed(work: Callable[[], Any]) -> Timed:
 def raw_read(app: Any) -> int:
     """The library alone: every notification, a page at a time, decoded by the mapper. The
     query is the library's own recorder's, not the ledger's where it has one of its own (on
-    SQLite, `ledger.store.sqlite` reads in one statement), so that the ceiling stays the
-    library's."""
+    SQLite, `ledger.store.sqlite` reads in one statement, and remembers each id's UUID), so
+    that the ceiling stays the library's."""
     recorder, mapper = app.recorder, app.mapper
     select = library_method(recorder, "select_notifications")
-    start, count = 1, 0
-    while True:
-        page = select(start=start, limit=RAW_PAGE)
-        if not page:
-            return count
-        for notification in page:
-            mapper.to_domain_event(notification)
-        count += len(page)
-        start = page[-1].id + 1
+    ours = not library_defines(recorder, "convert_originator_id")
+    if ours:  # the library's query calls it: the library's, for this read
+        recorder.convert_originator_id = library_method(recorder, "convert_originator_id")
+    try:
+        start, count = 1, 0
+        while True:
+            page = select(start=start, limit=RAW_PAGE)
+            if not page:
+                return count
+            for notification in page:
+                mapper.to_domain_event(notification)
+            count += len(page)
+            start = page[-1].id + 1
+    finally:
+        if ours:
+            del recorder.convert_originator_id
 
 
 def library_method(obj: Any, name: str) -> Callable[..., Any]:
@@ -224,6 +231,14 @@ def library_method(obj: Any, name: str) -> Callable[..., Any]:
         if cls.__module__.startswith("eventsourcing.") and name in vars(cls):
             return getattr(cls, name).__get__(obj)
     raise LookupError(f"no class of the eventsourcing library defines {name}")
+
+
+def library_defines(obj: Any, name: str) -> bool:
+    """Whether `obj`'s method `name` is the library's own (or `obj` has none at all)."""
+    for cls in type(obj).__mro__:
+        if name in vars(cls):
+            return cls.__module__.startswith("eventsourcing.")
+    return True
 
 
 def walk_feed(app: Any) -> int:
