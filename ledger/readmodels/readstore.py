@@ -13,6 +13,8 @@ exactly once, and a crash anywhere leaves either the whole page or none of it.
   fold never holds the lock that commands need to record events.
 - PostgreSQL: tables `<app>_documents`, `<app>_projections`, `<app>_feed_events` and
   `<app>_feed_keys` in the store's schema; the fold's lock is a transaction advisory lock.
+  Document names and index keys compare in byte order (`COLLATE "C"`), as in the other stores,
+  whatever the database's collation.
 
 The feed index: every listed event has a row (position, time in microseconds, and `at_max`, the
 latest time at or before that position, which never decreases along the log), and the keys it
@@ -319,6 +321,11 @@ class MemoryReadStore(ReadStore):
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._documents: dict[str, str] = {}
+        #: The documents' names in order, for ranges: brought up to date by the next read of a
+        #: range (`_sorted_names`) with the names pages added and removed since.
+        self._names: list[str] = []
+        self._added: set[str] = set()
+        self._removed: set[str] = set()
         self._positions: dict[str, int] = {}
         self._keys: dict[str, list[int]] = {}
         self._listed: list[int] = []
@@ -339,11 +346,21 @@ class MemoryReadStore(ReadStore):
             self._lock.release()
 
     def _apply(self, projection: str, write: PageWrite) -> None:
+        documents, added, removed = self._documents, self._added, self._removed
         for name, text in document_texts(write.documents).items():
             if text is None:
-                self._documents.pop(name, None)
+                if documents.pop(name, None) is not None:
+                    if name in added:
+                        added.discard(name)
+                    else:
+                        removed.add(name)
             else:
-                self._documents[name] = text
+                if name not in documents:
+                    if name in removed:
+                        removed.discard(name)  # still in the names in order
+                    else:
+                        added.add(name)
+                documents[name] = text
         for key, position in write.keys:
             self._keys.setdefault(key, []).append(position)
         for position, at in write.listed:
@@ -363,8 +380,25 @@ class MemoryReadStore(ReadStore):
 
     def read_range(self, first: str, last: str, limit: int | None = None) -> dict[str, Any]:
         with self._lock:
-            names = sorted(n for n in self._documents if first <= n < last)[:limit]
-            return {n: document_value(self._documents[n]) for n in names}
+            names = self._sorted_names()
+            start = bisect.bisect_left(names, first)
+            end = bisect.bisect_left(names, last, start)
+            if limit is not None:
+                end = min(end, start + limit)
+            return {n: document_value(self._documents[n]) for n in names[start:end]}
+
+    def _sorted_names(self) -> list[str]:
+        """Every document's name, in order: the names in order kept, less those removed since
+        and merged with those added (two sorted runs, which one sort merges in linear time)."""
+        if self._removed:
+            removed = self._removed
+            self._names = [name for name in self._names if name not in removed]
+            removed.clear()
+        if self._added:
+            self._names.extend(sorted(self._added))
+            self._names.sort()
+            self._added.clear()
+        return self._names
 
     def has_key(self, key: str) -> bool:
         with self._lock:

@@ -417,8 +417,11 @@ class PostgresReadStore(_SqlReadStore):
         self.feed_keys = f'"{schema}".{prefix}_feed_keys'
         self.lock_id = advisory_lock_id(f"{schema}.{prefix}.read")
         statements = (
-            (f"CREATE TABLE IF NOT EXISTS {self.documents} (name text PRIMARY KEY, doc text NOT "
-             "NULL)"),
+            # Names and keys in byte order (`COLLATE "C"`), whatever the database's own: a read
+            # of a range of names (recall, the deal index, reports) and the index's digest
+            # order them as the other stores do. A table made before is altered to it.
+            (f'CREATE TABLE IF NOT EXISTS {self.documents} (name text COLLATE "C" PRIMARY KEY, '
+             "doc text NOT NULL)"),
             (f"CREATE TABLE IF NOT EXISTS {self.projections} (projection text PRIMARY KEY, "
              "position bigint NOT NULL)"),
             (f"CREATE TABLE IF NOT EXISTS {self.feed_events} (position bigint PRIMARY KEY, "
@@ -434,8 +437,10 @@ class PostgresReadStore(_SqlReadStore):
              f"column_name = 'positions') THEN DROP TABLE {self.feed_keys}; "
              f"DELETE FROM {self.documents}; DELETE FROM {self.feed_events}; "
              f"DELETE FROM {self.projections}; END IF; END $$"),
-            (f"CREATE TABLE IF NOT EXISTS {self.feed_keys} (key text NOT NULL, position bigint "
-             "NOT NULL, positions text NOT NULL, PRIMARY KEY (key, position))"),
+            (f'CREATE TABLE IF NOT EXISTS {self.feed_keys} (key text COLLATE "C" NOT NULL, '
+             "position bigint NOT NULL, positions text NOT NULL, PRIMARY KEY (key, position))"),
+            *(_in_byte_order(schema, f"{prefix}_{table}", column)
+              for table, column in (("documents", "name"), ("feed_keys", "key"))),
         )
         create_postgres_tables(datastore, f"{schema}.{prefix}.tables", statements)
 
@@ -476,6 +481,17 @@ class PostgresReadStore(_SqlReadStore):
             yield _PostgresSession(self, cursor, start), write
             if write.position > start:
                 self._write(cursor, projection, start, write)
+
+
+def _in_byte_order(schema: str, table: str, column: str) -> str:
+    """A statement that makes a text column of a table compare in byte order (`COLLATE "C"`)
+    where it does not yet: a table made by an older release took the database's own order,
+    which may sort `}` before `|` (ICU's, a glibc locale's) and so put a player's recall, or
+    any range of names, out of its bounds. Altering the column rebuilds its index."""
+    return (f"DO $$ BEGIN IF EXISTS (SELECT 1 FROM information_schema.columns WHERE "
+            f"table_schema = '{schema}' AND table_name = '{table}' AND column_name = '{column}' "
+            f"AND collation_name IS DISTINCT FROM 'C') THEN ALTER TABLE \"{schema}\".{table} "
+            f'ALTER COLUMN {column} TYPE text COLLATE "C"; END IF; END $$')
 
 
 def read_store_for(store: StoreLocation, datastore: Any, prefix: str) -> ReadStore:

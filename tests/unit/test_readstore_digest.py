@@ -60,3 +60,35 @@ def test_memory_and_sqlite_snapshot_the_same_writes_alike(tmp_path):
         assert memory.snapshot() == sqlite.snapshot()
     finally:
         sqlite.close()
+
+
+def test_ranges_of_names_read_alike_in_memory_and_sqlite_as_pages_add_and_remove_documents(
+        tmp_path):
+    import random
+
+    chooser = random.Random(7)
+    names = [f"{kind}|{chooser.choice(['a', 'ab', 'b'])}|{n:03d}"
+             for kind in ("r", "g", "gi") for n in range(40)]
+    memory, sqlite = MemoryReadStore(), SQLiteReadStore(tmp_path / "read.sqlite3")
+    ranges = [("r|a|", "r|a}"), ("r|ab|", "r|ab}"), ("g|", "g}"), ("gi|", "gi~"), ("", "~"),
+              ("r|b|010", "r|b|030"), ("z", "zz")]
+    try:
+        for page in range(1, 30):
+            # A page puts some names, removes some (some of them put in an earlier page, some
+            # just now, some never), and some pages are read between and some not.
+            changed = {name: {"n": page} for name in chooser.sample(names, 12)}
+            changed.update({name: None for name in chooser.sample(names, 6)})
+            for store in (memory, sqlite):
+                with store.exclusive("ledger") as (_session, write):
+                    write.documents, write.position = dict(changed), page
+            if page % 3:
+                continue
+            for first, last in ranges:
+                for limit in (None, 1, 5):
+                    found = memory.read_range(first, last, limit)
+                    assert found == sqlite.read_range(first, last, limit)
+                    assert list(found) == sorted(found)
+        texts, _index = memory.snapshot_texts()
+        assert list(memory.read_range("", "~")) == sorted(texts)
+    finally:
+        sqlite.close()
