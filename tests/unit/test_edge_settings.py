@@ -36,7 +36,16 @@ def test_a_busy_loop_beats_at_most_four_times_a_second_and_an_idle_one_at_every_
     def one_turn(**_kwargs):
         clock[0] += turn[0]
 
-    monkeypatch.setattr(edge_module.time, "monotonic", lambda: clock[0])
+    class Clock:  # the edge module's `time`, its monotonic clock stepped by the loop's turns
+        def __getattr__(self, name: str) -> object:
+            return getattr(real_time, name)
+
+        @staticmethod
+        def monotonic() -> float:
+            return clock[0]
+
+    real_time = edge_module.time
+    monkeypatch.setattr(edge_module, "time", Clock())
     monkeypatch.setattr(edge_module.wasyncore, "loop", one_turn)
     edge = Edge(lambda environ, start: [], 1, Limits(head_seconds=10.0, body_seconds=30.0),
                 host="127.0.0.1", port=0)
