@@ -14,6 +14,7 @@ from uuid import UUID, uuid5
 import pytest
 
 from tests.browser.conftest import Server, fits_without_sideways_scroll, shoot
+from tests.browser.test_one_slip_one_deal import Held
 
 pytestmark = pytest.mark.browser
 #: How long the server's projection may take to index what was just played.
@@ -146,6 +147,30 @@ def test_staff_find_the_disputed_deal_of_each_family_from_the_players_name(
     replay = feed.locator("#events a.replay").first.get_attribute("href")
     assert replay.removeprefix("/pages/replay?deal=") in [*played["casino"], played["polish"]]
     shoot(feed, "find-events", size)
+
+
+def test_a_new_read_of_the_feed_offers_no_more_of_the_last_read_while_it_is_answered(
+        open_page, server, size, played):
+    expect = _expect()
+    feed = open_page("/pages/find?view=events", played["auditor"])
+    more = feed.locator("#more-events")
+    expect(more).to_be_visible()  # the whole feed is more than a page
+    held = Held(feed, re.compile(r".*/events\?.*"))
+    held.hold()
+    alice = played["alice"]["player_id"]
+    feed.locator("#event-form [name=player]").fill(alice)
+    feed.get_by_role("button", name="Read the feed").click()
+    # While the new read is in flight, More would follow the last read's cursor with the new
+    # read's filters: it is not offered.
+    expect(more).to_be_hidden()
+    held.release()
+    expect(feed.locator("#event-summary")).to_contain_text("shown")
+    # The list is the new read's: the API's first page of the player's events.
+    answer = server.api("GET", f"/events?player={alice}&limit=50", played["auditor"])
+    expect(feed.locator("#events > li")).to_have_count(len(answer["entries"]))
+    assert feed.locator("#events > li").first.get_attribute("data-position") == str(
+        answer["entries"][0]["position"])
+    assert f"player={alice}" in feed.url
 
 
 def test_a_player_is_refused_another_players_deals_and_finds_their_own(
