@@ -173,6 +173,32 @@ def test_a_new_read_of_the_feed_offers_no_more_of_the_last_read_while_it_is_answ
     assert f"player={alice}" in feed.url
 
 
+def test_a_late_answer_to_a_replaced_read_of_the_feed_is_not_drawn_over_the_new_one(
+        open_page, server, size, played):
+    expect = _expect()
+    feed = open_page("/pages/find?view=events", played["auditor"])
+    expect(feed.locator("#more-events")).to_be_visible()
+    alice = played["alice"]["player_id"]
+    answer = server.api("GET", f"/events?player={alice}&limit=50", played["auditor"])
+    # The whole feed read again, its answer held; meanwhile the player's events are read.
+    whole = re.compile(r".*/events\?limit=50$")
+    held = Held(feed, whole)
+    held.hold()
+    feed.get_by_role("button", name="Read the feed").click()
+    feed.locator("#event-form [name=player]").fill(alice)
+    feed.get_by_role("button", name="Read the feed").click()
+    first = feed.locator("#events > li").first
+    expect(first).to_have_attribute("data-position", str(answer["entries"][0]["position"]))
+    # Now the first read's answer comes, late: the page has moved on, and it is dropped.
+    with feed.expect_response(whole) as late:
+        held.release()
+    late.value.finished()
+    feed.evaluate("() => new Promise((done) => setTimeout(done))")  # its handling has run
+    expect(first).to_have_attribute("data-position", str(answer["entries"][0]["position"]))
+    expect(feed.locator("#events > li")).to_have_count(len(answer["entries"]))
+    assert f"player={alice}" in feed.url
+
+
 def test_a_player_is_refused_another_players_deals_and_finds_their_own(
         open_page, size, played):
     expect = _expect()

@@ -25,9 +25,13 @@ function row(d) {
     <td><button type="button" data-open="${d.dispute_id}">Open</button></td></tr>`;
 }
 
+let listed = 0;  // lists read: the answer of one a newer list has replaced is dropped
+
 async function list(more = false) {
   if (!more) { next = null; $("#more").hidden = true; }  // the other list's cursor is not this one's
+  const mine = more ? listed : ++listed;
   const page = await get(`/disputes?status=${status}&limit=50${more && next ? `&after=${next}` : ""}`);
+  if (mine !== listed) return;
   const body = $("#disputes tbody");
   const rows = page.disputes.map(row);
   if (more) append(body, rows);

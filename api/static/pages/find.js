@@ -10,6 +10,9 @@ const DEAL_FIELDS = ["player", "table", "variant", "outcome", "since", "until", 
 const EVENT_FIELDS = ["player", "table", "wallet", "type", "since", "until", "after"];
 const PAGE = 50;
 const state = {deals: null, events: null};
+// Each list's reads, counted: an answer to a read that a newer list's has since replaced (the
+// search changed while it was in flight) is dropped, not drawn over the newer list.
+const reads = {deals: 0, events: 0};
 
 const findHref = (name, value) => `/pages/find?${name}=${encodeURIComponent(value)}`;
 
@@ -44,8 +47,10 @@ async function findDeals(more = false) {
   query.set("limit", PAGE);
   if (more && state.deals) query.set("after", state.deals);
   say("Searching…");
+  const mine = more ? reads.deals : ++reads.deals;
   try {
     const page = await get(`/deals?${query}`);
+    if (mine !== reads.deals) return;
     if (!more) render($("#deals"));
     append($("#deals"), page.deals.map(dealHtml));
     state.deals = page.next;
@@ -56,6 +61,7 @@ async function findDeals(more = false) {
       + (page.projection.behind ? ` (${page.projection.behind} events still to index).` : ".");
     say(count ? "" : "No finished deal matches.");
   } catch (error) {
+    if (mine !== reads.deals) return;
     render($("#deals"));
     $("#more-deals").hidden = true;
     refused($("#deal-summary"), error);
@@ -102,8 +108,10 @@ async function readFeed(more = false) {
   query.set("limit", PAGE);
   if (more && state.events !== null) query.set("after", state.events);
   say("Reading the feed…");
+  const mine = more ? reads.events : ++reads.events;
   try {
     const page = await get(`/events?${query}`);
+    if (mine !== reads.events) return;
     if (!more) render($("#events"));
     append($("#events"), page.entries.map(eventHtml));
     state.events = page.next;
@@ -113,6 +121,7 @@ async function readFeed(more = false) {
       + (page.end ? "; the end." : "; more may follow.");
     say(count || !page.end ? "" : "No event matches.");
   } catch (error) {
+    if (mine !== reads.events) return;
     render($("#events"));
     $("#more-events").hidden = true;
     refused($("#event-summary"), error);

@@ -7,6 +7,7 @@ import {timeView} from "/static/pages/words.js";
 
 const id = param("id");
 let nextVersion = null;
+let statements = 0;  // statements asked for: the answer of one a newer has replaced is dropped
 
 function causeHtml(cause) {
   const links = [];
@@ -38,8 +39,10 @@ async function statement(more = false) {
   }
   if (more && nextVersion !== null) query.set("after_version", nextVersion);
   query.set("limit", "100");
+  const mine = more ? statements : ++statements;
   try {
     const s = await get(`/wallets/${id}/statement?${query}`);
+    if (mine !== statements) return;
     if (!more) render($("#statement"));
     append($("#statement"), s.transfers.map(rowHtml));
     nextVersion = s.next_version;
@@ -47,7 +50,9 @@ async function statement(more = false) {
     render($("#statement-summary"), s.empty ? "No transfer in this period."
       : html`Opening <strong>${chips(s.opening_balance)}</strong> · closing <strong id="closing">${chips(s.closing_balance)}</strong>
          · ${$$("#statement > li").length} transfers shown`);
-  } catch (error) { refused($("#statement-summary"), error); }
+  } catch (error) {
+    if (mine === statements) refused($("#statement-summary"), error);
+  }
 }
 
 async function asOf() {
