@@ -101,7 +101,7 @@ def _shuffled(server_seed: str, client_seed: str, nonce: int) -> tuple[tuple[Car
     # `random_stream`'s words, its first blocks computed together: the 51 draws take seven
     # blocks unless a word is drawn again (at most 51 in 2**32 each), and then more follow.
     blocks = _Blocks(bytes.fromhex(server_seed), f"{client_seed}:{nonce}:")
-    words = blocks.first_words()
+    words = blocks.words(_FIRST_BLOCKS)
     order = list(range(len(CANONICAL_PACK)))
     if max(words[:len(_DRAWS)]) < _LOWEST_LIMIT:  # no word is drawn again: one word a place
         for (i, places), r in zip(_PLACES, words, strict=False):
@@ -127,7 +127,6 @@ def _shuffled(server_seed: str, client_seed: str, nonce: int) -> tuple[tuple[Car
 _PLACES = tuple((i, i + 1) for i, _limit in _DRAWS)
 #: The blocks a shuffle computes at once: 56 words for its 51 draws.
 _FIRST_BLOCKS = 7
-_FIRST_WORDS = struct.Struct(f">{8 * _FIRST_BLOCKS}I")
 #: Under this bound, a word is never drawn again at any place.
 _LOWEST_LIMIT = min(limit for _i, limit in _DRAWS)
 class _Blocks:
@@ -139,20 +138,6 @@ class _Blocks:
         self.mac = KeyedSha256(key)
         self.prefix = prefix
         self.counter = 0
-
-    def first_words(self) -> tuple[int, ...]:
-        """The words of the first `_FIRST_BLOCKS` blocks (`words`, its loop written out: every
-        shuffle takes them)."""
-        inner, outer, prefix = self.mac.inner, self.mac.outer, self.prefix
-        digests = []
-        for counter in range(_FIRST_BLOCKS):
-            step = inner.copy()
-            step.update(f"{prefix}{counter}".encode("ascii"))
-            last = outer.copy()
-            last.update(step.digest())
-            digests.append(last.digest())
-        self.counter = _FIRST_BLOCKS
-        return _FIRST_WORDS.unpack(b"".join(digests))
 
     def words(self, blocks: int) -> tuple[int, ...]:
         """The unsigned 32-bit big-endian words of the next `blocks` blocks."""
@@ -193,20 +178,19 @@ class FairnessReport:
         return [str(check["detail"]) for check in self.checks if not check["ok"]]
 
 
-#: Each check of `verify_deal` in words, from what it compared: its name, and its detail.
-_WORDS_OF: dict[str, tuple[Callable[..., str], Callable[..., str]]] = {
-    "commitment": (lambda recomputed, committed: "commitment",
-                   lambda recomputed, committed:
-                   f"SHA-256(seed) = {recomputed}; committed {committed}"),
-    "pack": (lambda detail: "pack", lambda detail: detail),
-    "top": (lambda position, top: f"card {position} from the top",
-            lambda position, top: f"the log takes position {position}; the top of the pack is {top}"),
-    "card": (lambda position, expected, card: f"card {position}",
-             lambda position, expected, card:
-             f"pack position {position} is {expected}; log shows {card}"),
-    "after": (lambda position, version, committed: f"card {position} after commitment",
-              lambda position, version, committed:
-              f"card event version {version}, commitment version {committed}"),
+#: Each check of `verify_deal` in words, from what it compared: (its name, its detail).
+_WORDS_OF: dict[str, Callable[..., tuple[str, str]]] = {
+    "commitment": lambda recomputed, committed: (
+        "commitment", f"SHA-256(seed) = {recomputed}; committed {committed}"),
+    "pack": lambda detail: ("pack", detail),
+    "top": lambda position, top: (
+        f"card {position} from the top",
+        f"the log takes position {position}; the top of the pack is {top}"),
+    "card": lambda position, expected, card: (
+        f"card {position}", f"pack position {position} is {expected}; log shows {card}"),
+    "after": lambda position, version, committed: (
+        f"card {position} after commitment",
+        f"card event version {version}, commitment version {committed}"),
 }
 
 
@@ -252,8 +236,10 @@ def verify_deal(
             made.append(("card", expected == step.card, (position, expected, step.card)))
         made.append(("after", step.version > commitment_version,
                      (position, step.version, commitment_version)))
-    checks = [{"check": _WORDS_OF[kind][0](*compared), "ok": ok,
-               "detail": _WORDS_OF[kind][1](*compared)}
-              for kind, ok, compared in made if explain or not ok]
+    checks: list[dict[str, object]] = []
+    for kind, ok, compared in made:
+        if explain or not ok:
+            name, detail = _WORDS_OF[kind](*compared)
+            checks.append({"check": name, "ok": ok, "detail": detail})
     return FairnessReport(fair=all(ok for _kind, ok, _compared in made), checks=checks,
                           pack=pack)

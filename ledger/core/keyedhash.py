@@ -25,16 +25,6 @@ class KeyedSha256:
 
     __slots__ = ("_inner", "_outer_key")
 
-    @property
-    def inner(self) -> Any:
-        """The key's padded inner hash, to be copied for each message (never updated)."""
-        return self._inner
-
-    @property
-    def outer(self) -> Any:
-        """The key's padded outer hash, to be copied for each inner digest (never updated)."""
-        return self._outer_key
-
     def __init__(self, key: bytes) -> None:
         if len(key) > _BLOCK:
             key = hashlib.sha256(key).digest()

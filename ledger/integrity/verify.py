@@ -34,7 +34,6 @@ from ledger.core.transfers import (
     Transfer,
     deal_stake_account,
     owner_of,
-    transfers_of,
     wallet_of,
 )
 from ledger.domain.base import LedgerAggregate
@@ -42,7 +41,7 @@ from ledger.domain.casino import CasinoDeal
 from ledger.domain.dispute import Dispute
 from ledger.domain.fairness import REVEALS, fairness_of
 from ledger.domain.highcard import HighCardTable
-from ledger.domain.records import record_of
+from ledger.domain.records import record_of, transfers_in
 from ledger.domain.wallet import Wallet
 from ledger.integrity.checkpoints import head_differences
 from ledger.integrity.jobs import ComparisonElsewhere
@@ -52,7 +51,6 @@ from ledger.readmodels.fold import folded_topic
 from ledger.readmodels.projection import Projection
 from ledger.readmodels.readstore import MemoryReadStore
 from ledger.rules import operations as op
-from ledger.rules.operations import Operation
 from ledger.store.snapshots import check_snapshots
 
 #: Positions read (and decoded) at a time.
@@ -298,12 +296,11 @@ def _verify(app: SealedLedger, progress: Callable[[int], None] | None,
             if plan.operation:
                 record = event.operation  # an operation is built once per event
                 of_record = _plan_of(type(record))
-                moved = record.moves() if of_record.moves else transfers_of(vars(event))
             else:
-                record, of_record, moved = event, plan, transfers_of(vars(event))
+                record, of_record = event, plan
             if plan.resolved and event.adjustment:
                 adjustments[event.adjustment["id"]] = (position, aggregate_id, event.adjustment)
-            for transfer in moved:
+            for transfer in transfers_in(event, record):
                 amount, transfer_id = transfer.get("amount"), transfer.get("id")
                 source, destination = transfer.get("source"), transfer.get("destination")
                 if ((type(amount) is not int or amount <= 0 or not transfer_id
@@ -389,7 +386,6 @@ class _Plan(NamedTuple):
 
     wallet: bool  # a wallet's event: the wallet is rebuilt from it
     operation: bool  # a table's operation: what it records is `event.operation`
-    moves: bool  # (a record) an operation, whose transfers are its `moves()`
     resolved: bool  # a dispute resolved, with its adjustment
     casino_deal: bool  # a casino deal's event: its aggregate is the deal
     deal_step: bool  # (a record) a step of a table's deal: `deal_id` names it
@@ -404,7 +400,7 @@ def _plan_of(cls: type) -> _Plan:
     if found is None:
         found = _PLANS[cls] = _Plan(
             issubclass(cls, Wallet.Event), issubclass(cls, HighCardTable.Operation),
-            issubclass(cls, Operation), issubclass(cls, Dispute.Resolved),
+            issubclass(cls, Dispute.Resolved),
             issubclass(cls, CasinoDeal.Event), issubclass(cls, op.DealStep),
             issubclass(cls, REVEALS))
     return found
