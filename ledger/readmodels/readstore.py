@@ -346,20 +346,14 @@ class MemoryReadStore(ReadStore):
             self._lock.release()
 
     def _apply(self, projection: str, write: PageWrite) -> None:
-        documents, added, removed = self._documents, self._added, self._removed
+        documents = self._documents
         for name, text in document_texts(write.documents).items():
-            if text is None:
-                if documents.pop(name, None) is not None:
-                    if name in added:
-                        added.discard(name)
-                    else:
-                        removed.add(name)
-            else:
+            if text is None and name in documents:
+                del documents[name]
+                self._name_changes(name, self._removed, self._added)
+            elif text is not None:
                 if name not in documents:
-                    if name in removed:
-                        removed.discard(name)  # still in the names in order
-                    else:
-                        added.add(name)
+                    self._name_changes(name, self._added, self._removed)
                 documents[name] = text
         for key, position in write.keys:
             self._keys.setdefault(key, []).append(position)
@@ -386,6 +380,15 @@ class MemoryReadStore(ReadStore):
             if limit is not None:
                 end = min(end, start + limit)
             return {n: document_value(self._documents[n]) for n in names[start:end]}
+
+    @staticmethod
+    def _name_changes(name: str, into: set[str], undone: set[str]) -> None:
+        """A name added (or removed) since the names in order were last brought up to date:
+        noted, unless it undoes a removal (an addition) noted already."""
+        if name in undone:
+            undone.discard(name)
+        else:
+            into.add(name)
 
     def _sorted_names(self) -> list[str]:
         """Every document's name, in order: the names in order kept, less those removed since
