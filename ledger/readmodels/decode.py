@@ -8,7 +8,9 @@ by `orjson`, ids are kept as the text `str(UUID)` gives, the event's time is mad
 as the library makes it, and the event is an instance of its class holding those values, as
 the library builds one (`object.__new__` and its state). So the fold sees the same event but
 for its ids, which are text where the domain event holds UUIDs, and the fold only ever writes
-them as text.
+them as text. Such an event comes with its fields (its state less the header) and its time as
+the ISO text stored, which `datetime.isoformat()` gives back: the fold would otherwise copy the
+one out of the event and write the other again (`Read`, and `ledger.readmodels.events.facts`).
 
 An event is read this way only when its stored JSON is its state as sealed, plain
 (`ledger.core.digests.stored_as_sealed`: no cipher, compressor nor stored class version, which
@@ -23,25 +25,28 @@ log of every kind both ways to the same read models.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 import orjson
 from eventsourcing.persistence import JSONTranscoder, Mapper
 from eventsourcing.utils import resolve_topic
 
-from ledger.core.digests import stored_as_sealed
 from ledger.core.fastjson import FastJSONTranscoder
 from ledger.core.ids import hex_id_text
 from ledger.domain.access import ApiKey
 from ledger.domain.checkpoint import Checkpoints
 from ledger.domain.dispute import Dispute
+from ledger.domain.records import HEADER
 from ledger.domain.verification import VerificationRun
 
 #: Events the fold reads as domain events: their fold reads times or objects from them.
 AS_DOMAIN_EVENTS: tuple[type, ...] = (ApiKey.Event, Checkpoints.Event, VerificationRun.Event,
                                       Dispute.Event)
 _TYPED = b'"_type_"'
+#: What a stored event's JSON may hold of the header besides its time (its id and version are
+#: stored beside it).
+_SEALS = tuple(sorted(HEADER - {"timestamp", "originator_id", "originator_version"}))
 _UUID = "uuid_hex"
 _TIME = "datetime_iso"
 
@@ -50,23 +55,40 @@ class _NotPlain(Exception):
     """A stored value the fold cannot read as plain fields."""
 
 
+class Read(NamedTuple):
+    """A stored event as the fold reads it: the event, and where it was read straight from its
+    JSON, its recorded fields and its time as the ISO text stored (which spares the fold
+    copying the one out of the event and writing the other again); else None for both."""
+
+    event: Any
+    data: dict[str, Any] | None
+    when: str | None
+
+
 class StoredEvents:
     """Reads stored events for the fold, straight from their JSON where it can (one mapper)."""
 
     def __init__(self, mapper: Mapper[UUID]) -> None:
         self.mapper = mapper
-        self.direct = type(mapper.transcoder) in (JSONTranscoder, FastJSONTranscoder)
+        # Bytes that are the sealed state as written (`ledger.core.digests.stored_as_sealed`):
+        # no cipher nor compressor here, and no stored class version (`_plain_event` looks).
+        self.direct = (type(mapper.transcoder) in (JSONTranscoder, FastJSONTranscoder)
+                       and not mapper.cipher and not mapper.compressor)
         self._classes: dict[str, type | None] = {}
 
     def event(self, stored: Any) -> Any:
         """The event a stored one records, as the fold reads it."""
+        return self.read(stored).event
+
+    def read(self, stored: Any) -> Read:
+        """The event a stored one records, with its fields and time where read from its JSON."""
         cls = self._class(stored.topic) if self.direct else None
-        if cls is not None and stored_as_sealed(self.mapper, stored):
+        if cls is not None:
             try:
                 return _plain_event(cls, stored)
             except (_NotPlain, orjson.JSONDecodeError, ValueError, TypeError):
                 pass
-        return self.mapper.to_domain_event(stored)
+        return Read(self.mapper.to_domain_event(stored), None, None)
 
     def _class(self, topic: str) -> type | None:
         """The event class of a topic when its events are read straight from their JSON."""
@@ -83,26 +105,35 @@ class StoredEvents:
         return self._classes[topic]
 
 
-def _plain_event(cls: type, stored: Any) -> Any:
-    """The event of a first-version class read from its stored JSON (raises _NotPlain, or
-    orjson's error, where it cannot be)."""
-    data: bytes = stored.state
-    state = orjson.loads(data)
-    if type(state) is not dict:
-        raise _NotPlain("not an object")
-    typed = data.count(_TYPED)
+def _plain_event(cls: type, stored: Any) -> Read:
+    """The event of a first-version class read from its stored JSON, with its fields and its
+    time's text (raises _NotPlain, or orjson's error, where it cannot be)."""
+    raw: bytes = stored.state
+    data = orjson.loads(raw)
+    if type(data) is not dict or "class_version" in data:  # (an upcaster's to see)
+        raise _NotPlain("not an object of a first version")
+    stamp = data.pop("timestamp", None)
+    if type(stamp) is not dict or stamp.get("_type_") != _TIME or len(stamp) != 2:
+        raise _NotPlain("timestamp")
+    when = stamp["_data_"]
+    typed = raw.count(_TYPED) - 1
     if typed:
-        for name, value in state.items():
+        for name, value in data.items():
             if type(value) is dict and "_type_" in value:
-                state[name] = _value(name, value)
+                data[name] = _value(name, value)
                 typed -= 1
         if typed:  # a transcoded value inside another value
             raise _NotPlain("nested")
+    state = dict(data)
+    # The header: in the event, not among its fields.
+    for name in _SEALS:
+        data.pop(name, None)
+    state["timestamp"] = datetime.fromisoformat(when)
     state["originator_id"] = stored.originator_id
     state["originator_version"] = stored.originator_version
     event: Any = object.__new__(cls)
     object.__setattr__(event, "__dict__", state)
-    return event
+    return Read(event, data, when)
 
 
 def _value(name: str, wrapped: dict[str, Any]) -> Any:
@@ -113,6 +144,4 @@ def _value(name: str, wrapped: dict[str, Any]) -> Any:
         raise _NotPlain(name)
     if kind == _UUID and len(data) == 32:
         return hex_id_text(data)
-    if kind == _TIME and name == "timestamp":
-        return datetime.fromisoformat(data)
     raise _NotPlain(name)

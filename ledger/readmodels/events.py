@@ -32,26 +32,33 @@ class Facts(NamedTuple):
     transfers: list[Transfer]
     aggregate: str  # its aggregate's id, as text
     wallets: list[tuple[str, int]]  # (wallet id, signed amount): each wallet side of a transfer
+    when: str  # its time, as `isoformat()` writes it
 
 
 _HEADER = tuple(HEADER)
 
 
-def facts(event: Any) -> Facts:
+def facts(event: Any, fields: dict[str, Any] | None = None, when: str | None = None) -> Facts:
     """An event's `Facts`: what `ledger.domain.records`' `record_of`, `fields_of` and
-    `transfers_in` give, worked out here with fewer steps (every folded event comes here)."""
+    `transfers_in` give, worked out here with fewer steps (every folded event comes here).
+    `fields` and `when`: its fields and its time's text, where its reader has them already
+    (`ledger.readmodels.decode.Read`)."""
     if isinstance(event, HighCardTable.Operation):
         data = event.data
         record: Any = event.operation
         transfers = record.moves() if isinstance(record, Operation) else transfers_of(vars(event))
     else:
-        data = dict(vars(event))
-        for name in _HEADER:
-            data.pop(name, None)
+        if fields is None:
+            data = dict(vars(event))
+            for name in _HEADER:
+                data.pop(name, None)
+        else:
+            data = fields
         record = event
         transfers = transfers_of(data)
     return Facts(data, record, transfers, id_text(event.originator_id),
-                 list(wallet_movements(transfers)) if transfers else [])
+                 list(wallet_movements(transfers)) if transfers else [],
+                 event.timestamp.isoformat() if when is None else when)
 
 
 def named_documents(event: Any, known: Facts) -> set[str]:
@@ -72,8 +79,7 @@ def named_documents(event: Any, known: Facts) -> set[str]:
         if event.originator_version != 1:  # (the first event's fold makes the document)
             names.add(f"d|{aggregate}")
         if isinstance(event, CasinoDeal.Committed):
-            day, table, player = event.timestamp.isoformat()[:10], data["table_id"], data[
-                "player_id"]
+            day, table, player = known.when[:10], data["table_id"], data["player_id"]
             names.update((f"a|{day}|{table}|{player}", f"a|{day}|{table}|{TABLE_ROW}",
                           f"p|{day}|{CASINO}"))
     elif isinstance(event, Dispute.Event):

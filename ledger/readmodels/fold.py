@@ -167,7 +167,7 @@ class Fold:
         self._session = session
         self._read: dict[str, Any] = {}  # None: the store has no such document
         self.changed: dict[str, Any] = {}
-        self.keys: list[tuple[str, int]] = []
+        self.keys: dict[str, list[int]] = {}  # index key → its positions, in order
         self.listed: list[tuple[int, int]] = []
         self._owners: dict[str, str] = {}  # wallet id → its player, as read for the index
         self.at = 0  # the log position of the event being folded
@@ -190,10 +190,12 @@ class Fold:
             found = self._session.read_many(wanted)
             self._read.update((name, found.get(name)) for name in wanted)
 
-    def fold_page(self, events: list[tuple[int, Any]]) -> None:
+    def fold_page(self, events: list[tuple[int, Any]], known: list[Facts] | None = None) -> None:
         """Fold (position, event) pairs in order, having read at once the documents that
-        their events name (where the store reads in bulk)."""
-        known = [facts(event) for _position, event in events]
+        their events name (where the store reads in bulk). `known`: their facts, where the
+        caller has worked them out."""
+        if known is None:
+            known = [facts(event) for _position, event in events]
         if self._session.reads_in_bulk:
             self.prefetch({name for (_position, event), its in zip(events, known, strict=True)
                            for name in named_documents(event, its)})
@@ -215,7 +217,7 @@ class Fold:
         of_record = plan if record is event else _plan_of(type(record))
         if of_record.bet_placed and record.sealed:
             self._index(position, event, plan, known, known.data)
-            hold_sealed_bet(self, known, event.timestamp.isoformat())
+            hold_sealed_bet(self, known)
             return
         if of_record.unseals:
             fold_unsealed_bets(self, event, known.aggregate)
@@ -288,8 +290,13 @@ class Fold:
             if owner:
                 keys.add(f"player:{owner}")
         self.listed.append((position, microseconds(event)))
-        # In no order: the stores order rows by key and position (`ledger.readmodels.readstore`).
-        self.keys.extend([(key, position) for key in keys])
+        index = self.keys
+        for key in keys:
+            found = index.get(key)
+            if found is None:
+                index[key] = [position]
+            else:
+                found.append(position)
 
     # Reports and recall.
     def _fold(self, event: Any, plan: _Plan, of_record: _Plan, known: Facts) -> None:
@@ -309,13 +316,13 @@ class Fold:
             deal_id = data.get("deal_id")
             table_id = aggregate
         if table_id:
-            self.fold_at_table(known, deal_id, table_id, event.timestamp.isoformat(), of_record)
+            self.fold_at_table(known, deal_id, table_id, of_record)
 
-    def fold_at_table(self, known: Facts, deal_id: str | None, table_id: str, when: str,
+    def fold_at_table(self, known: Facts, deal_id: str | None, table_id: str,
                       plan: _Plan | None = None) -> None:
         """What an event at a table, or of one of its deals, does to the reports and recall
-        (`when`: its time, as ISO text; `plan`: its record's, when known)."""
-        data, record, transfers = known.data, known.record, known.transfers
+        (`plan`: its record's, when known)."""
+        data, record, transfers, when = known.data, known.record, known.transfers, known.when
         table = self.get(f"t|{table_id}")
         if table is None:
             return

@@ -27,6 +27,7 @@ from eventsourcing.persistence import ApplicationRecorder, Mapper
 
 from ledger.core.background import Background, SharedLoop
 from ledger.readmodels.decode import StoredEvents
+from ledger.readmodels.events import Facts, facts
 from ledger.readmodels.fold import Fold, folded_topic, listed_topic
 from ledger.readmodels.readstore import (
     LostRace,
@@ -97,9 +98,14 @@ class Projection:
                                                           stop=stop)
             if not page:
                 return 0, session.position
-            read = self._stored_events().event
-            _fold_into(session, write, [(n.id, read(n)) for n in page if folded_topic(n.topic)],
-                       page[-1].id)
+            read = self._stored_events().read
+            events, known = [], []
+            for stored in page:
+                if folded_topic(stored.topic):
+                    event, fields, when = read(stored)
+                    events.append((stored.id, event))
+                    known.append(facts(event, fields, when))
+            _fold_into(session, write, events, page[-1].id, known)
             return len(page), page[-1].id
 
     def _stored_events(self) -> StoredEvents:
@@ -197,10 +203,12 @@ def _collector_paused() -> Iterator[None]:
         gc.enable()
 
 
-def _fold_into(session: ReadSession, write: PageWrite, events: list[tuple[int, Any]], last: int) -> None:
-    """Fold (position, event) pairs into one page's write, ending at position `last`."""
+def _fold_into(session: ReadSession, write: PageWrite, events: list[tuple[int, Any]], last: int,
+               known: list[Facts] | None = None) -> None:
+    """Fold (position, event) pairs into one page's write, ending at position `last` (`known`:
+    their facts, where worked out already)."""
     fold = Fold(session)
-    fold.fold_page(events)
+    fold.fold_page(events, known)
     write.documents = fold.changed
     write.keys = fold.keys
     write.listed = fold.listed

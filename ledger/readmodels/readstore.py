@@ -73,10 +73,11 @@ class LostRace(Exception):
 
 @dataclass
 class PageWrite:
-    """What one folded page changes: documents (None deletes one), index rows, new position."""
+    """What one folded page changes: documents (None deletes one), index rows (each key's
+    positions, in order), new position."""
 
     documents: dict[str, Any] = field(default_factory=dict)
-    keys: list[tuple[str, int]] = field(default_factory=list)
+    keys: dict[str, list[int]] = field(default_factory=dict)
     listed: list[tuple[int, int]] = field(default_factory=list)
     position: int = 0
 
@@ -355,8 +356,13 @@ class MemoryReadStore(ReadStore):
                 if name not in documents:
                     self._name_changes(name, self._added, self._removed)
                 documents[name] = text
-        for key, position in write.keys:
-            self._keys.setdefault(key, []).append(position)
+        index = self._keys
+        for key, positions in write.keys.items():
+            found = index.get(key)
+            if found is None:
+                index[key] = positions
+            else:
+                found.extend(positions)
         for position, at in write.listed:
             self._listed.append(position)
             self._at[position] = at

@@ -15,7 +15,7 @@ import heapq
 import itertools
 import sqlite3
 from abc import abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -67,17 +67,10 @@ def unpacked(text: str) -> list[int]:
     return list(itertools.accumulate(map(int, text.split(","))))
 
 
-def runs_of(keys: Iterable[tuple[str, int]]) -> list[tuple[str, int, str]]:
-    """A page's index rows (key, position), in position order, as one row per key: (key, its
-    last position, `packed` positions), in key order."""
-    by_key: dict[str, list[int]] = {}
-    for key, position in keys:
-        found = by_key.get(key)
-        if found is None:
-            by_key[key] = [position]
-        else:
-            found.append(position)
-    return [(key, positions[-1], packed(positions)) for key, positions in sorted(by_key.items())]
+def runs_of(keys: dict[str, list[int]]) -> list[tuple[str, int, str]]:
+    """A page's index rows (each key's positions, in order) as one row per key: (key, its last
+    position, `packed` positions), in key order."""
+    return [(key, positions[-1], packed(positions)) for key, positions in sorted(keys.items())]
 
 
 class _SqlReadStore(ReadStore):

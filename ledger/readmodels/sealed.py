@@ -20,10 +20,10 @@ from ledger.rules import operations as op
 UNSEALS = (op.BetsUnsealed, op.DealEnded, op.DealVoided, op.TableClosed)
 
 
-def hold_sealed_bet(fold: Any, known: Facts, when: str) -> None:
-    """Keep a sealed bet's chips back until its table shows the bets (`when`: its time)."""
+def hold_sealed_bet(fold: Any, known: Facts) -> None:
+    """Keep a sealed bet's chips back until its table shows the bets."""
     name = f"u|{known.aggregate}"
-    fold.put(name, [*fold.get(name, []), {"data": known.data, "when": when}])
+    fold.put(name, [*fold.get(name, []), {"data": known.data, "when": known.when}])
 
 
 def fold_unsealed_bets(fold: Any, event: Any, table_id: str) -> None:
@@ -36,7 +36,7 @@ def fold_unsealed_bets(fold: Any, event: Any, table_id: str) -> None:
         transfers = transfers_in(event, record)
         count_chips(fold, event, transfers)
         fold.fold_at_table(Facts(bet["data"], record, transfers, table_id,
-                                 list(wallet_movements(transfers))),
-                           record.deal_id, table_id, bet["when"])
+                                 list(wallet_movements(transfers)), bet["when"]),
+                           record.deal_id, table_id)
     if held:
         fold.put(name, None)

@@ -37,11 +37,11 @@ def test_documents_are_the_same_when_their_texts_read_the_same():
 def test_memory_and_sqlite_snapshot_the_same_writes_alike(tmp_path):
     pages = [
         PageWrite(documents={"w|1": {"player": "a", "balance": 5}, "d|9": {"x": [1, 2]}},
-                  keys=[("type:Granted", 1), ("wallet:1", 1), ("player:a", 2), ("type:Opened", 2)],
+                  keys={"type:Granted": [1], "wallet:1": [1], "player:a": [2], "type:Opened": [2]},
                   listed=[(1, 1_000), (2, 900)], position=2),
         PageWrite(documents={"w|1": {"player": "a", "balance": 7}, "d|9": None,
                              "t|3": {"seats": {"1": {"player": "a"}}}},
-                  keys=[("player:a", 4), ("type:Granted", 4), ("wallet:1", 4)],
+                  keys={"player:a": [4], "type:Granted": [4], "wallet:1": [4]},
                   listed=[(4, 2_000)], position=5),
     ]
     memory, sqlite = MemoryReadStore(), SQLiteReadStore(tmp_path / "read.sqlite3")
@@ -49,13 +49,14 @@ def test_memory_and_sqlite_snapshot_the_same_writes_alike(tmp_path):
         for store in (memory, sqlite):
             for page in pages:
                 with store.exclusive("ledger") as (_session, write):
-                    write.documents, write.keys = dict(page.documents), list(page.keys)
+                    write.documents = dict(page.documents)
+                    write.keys = {key: list(at) for key, at in page.keys.items()}
                     write.listed, write.position = list(page.listed), page.position
         texts, index = memory.snapshot_texts()
         assert (texts, index) == sqlite.snapshot_texts()
         assert {n: json.loads(t) for n, t in texts.items()} == {
             "w|1": {"player": "a", "balance": 7}, "t|3": {"seats": {"1": {"player": "a"}}}}
-        keys = sorted(k for page in pages for k in page.keys)
+        keys = sorted((k, at) for page in pages for k, run in page.keys.items() for at in run)
         assert index == old_digest([(1, 1_000), (2, 900), (4, 2_000), *keys])
         assert memory.snapshot() == sqlite.snapshot()
     finally:
