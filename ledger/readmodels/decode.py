@@ -25,7 +25,7 @@ log of every kind both ways to the same read models.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 from uuid import UUID
 
 import orjson
@@ -55,14 +55,11 @@ class _NotPlain(Exception):
     """A stored value the fold cannot read as plain fields."""
 
 
-class Read(NamedTuple):
-    """A stored event as the fold reads it: the event, and where it was read straight from its
-    JSON, its recorded fields and its time as the ISO text stored (which spares the fold
-    copying the one out of the event and writing the other again); else None for both."""
-
-    event: Any
-    data: dict[str, Any] | None
-    when: str | None
+#: A stored event as the fold reads it: the event, and where it was read straight from its
+#: JSON, its recorded fields and its time as the ISO text stored (which spares the fold copying
+#: the one out of the event and writing the other again); else None for both. (A plain tuple:
+#: one is made for every event.)
+Read = tuple[Any, dict[str, Any] | None, str | None]
 
 
 class StoredEvents:
@@ -78,7 +75,7 @@ class StoredEvents:
 
     def event(self, stored: Any) -> Any:
         """The event a stored one records, as the fold reads it."""
-        return self.read(stored).event
+        return self.read(stored)[0]
 
     def read(self, stored: Any) -> Read:
         """The event a stored one records, with its fields and time where read from its JSON."""
@@ -88,7 +85,7 @@ class StoredEvents:
                 return _plain_event(cls, stored)
             except (_NotPlain, orjson.JSONDecodeError, ValueError, TypeError):
                 pass
-        return Read(self.mapper.to_domain_event(stored), None, None)
+        return self.mapper.to_domain_event(stored), None, None
 
     def _class(self, topic: str) -> type | None:
         """The event class of a topic when its events are read straight from their JSON."""
@@ -133,7 +130,7 @@ def _plain_event(cls: type, stored: Any) -> Read:
     state["originator_version"] = stored.originator_version
     event: Any = object.__new__(cls)
     object.__setattr__(event, "__dict__", state)
-    return Read(event, data, when)
+    return event, data, when
 
 
 def _value(name: str, wrapped: dict[str, Any]) -> Any:

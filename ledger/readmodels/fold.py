@@ -94,8 +94,10 @@ def listed_topic(topic: str) -> bool:
     return cls is None or not issubclass(cls, UNLISTED)
 
 
+@functools.lru_cache(maxsize=1024)
 def folded_topic(topic: str) -> bool:
-    """Whether the projection reads events of this stored topic at all."""
+    """Whether the projection reads events of this stored topic at all (asked of every event
+    it reads: remembered per topic, as `_topic_class` is)."""
     cls = _topic_class(topic)
     return cls is None or not issubclass(cls, UNFOLDED)
 
@@ -147,11 +149,6 @@ def _plan_of(cls: type) -> _Plan:
             issubclass(cls, DEAL_ENDS), issubclass(cls, op.DealVoided),
             issubclass(cls, _DEAL_FACTS))
     return found
-
-
-def microseconds(event: Any) -> int:
-    """An event's UTC time as whole microseconds since the epoch (the feed index's clock)."""
-    return int(event.timestamp.timestamp() * 1_000_000)
 
 
 #: What `Fold.get` finds for a name neither changed nor read yet (None: read, and not there).
@@ -289,7 +286,8 @@ class Fold:
                     owners[wallet] = owner
             if owner:
                 keys.add(f"player:{owner}")
-        self.listed.append((position, microseconds(event)))
+        # Its UTC time in whole microseconds since the epoch: the feed index's clock.
+        self.listed.append((position, int(event.timestamp.timestamp() * 1_000_000)))
         index = self.keys
         for key in keys:
             found = index.get(key)
