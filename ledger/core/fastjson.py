@@ -18,6 +18,10 @@ what `json` writes or steps aside for `json` itself:
 - `FastJSONTranscoder.encode` uses the library's `json` path in the same cases, and always
   once a transcoding is registered for a kind `json` writes itself (a subclass of text, a
   number, a dict, a list, or an enum), which orjson would hand to the transcoding instead.
+  It wraps each id and time as the library does (`{"_type_": ..., "_data_": ...}`); a time of
+  no zone or of UTC it leaves inside the wrapping for orjson to write, which writes it as
+  `isoformat()` does (with an offset of whole seconds it would not: that one is written by its
+  transcoding, as is any time whose transcoding is not the library's own).
 
 Reading stays with the library's `json` decoder: `orjson` parses faster, but turning its
 objects back into UUIDs and times in Python costs more than it saves.
@@ -29,18 +33,22 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, date, datetime, time
 from enum import Enum
 from typing import Any
 from uuid import UUID
 
 import orjson
-from eventsourcing.persistence import JSONTranscoder
+from eventsourcing.persistence import DatetimeAsISO, JSONTranscoder
 
 _CANONICAL_OPTIONS = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
                       | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_SUBCLASS)
-_STORED_OPTIONS = (orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
-                   | orjson.OPT_PASSTHROUGH_SUBCLASS)
+#: A stored event's times are written by orjson itself, as `isoformat()` writes them, inside the
+#: library's wrapping (`FastJSONTranscoder._prepared`): no datetime passes through to `default`.
+_STORED_OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_SUBCLASS
+#: Zones of a time orjson writes exactly as `datetime.isoformat()` does (with an offset of whole
+#: seconds it would not: it drops the seconds).
+_ISO_ZONES = (None, UTC)
 
 #: Kinds both write alike and hold nothing to look into.
 _PLAIN = frozenset({str, int, bool, type(None), UUID, datetime})
@@ -149,10 +157,16 @@ class FastJSONTranscoder(JSONTranscoder):
                     for key, item in value.items()}
         transcoding = self.types.get(kind)
         if transcoding is not None:  # wrapped as the library's `_encode_obj` wraps it
+            if kind is datetime and type(transcoding) is DatetimeAsISO and (
+                    value.tzinfo in _ISO_ZONES):
+                # orjson writes the time itself, as `isoformat()` does (a Python call saved).
+                return {"_type_": transcoding.name, "_data_": value}
             data = transcoding.encode(value)
             return {"_type_": transcoding.name,
                     "_data_": data if type(data) in _SCALARS else self._prepared(data)}
-        if kind is UUID:  # not registered: orjson would write it as text, the library refuses
+        if kind is UUID or issubclass(kind, (date, time)):
+            # Not registered: orjson would write it as text, the library refuses it. (A time
+            # of a kind of its own: its transcoding's, or the library's, to write or refuse.)
             raise _Refused
         if kind is list or kind is tuple:
             if _SCALARS.issuperset(map(type, value)):

@@ -10,7 +10,7 @@ import json
 import pkgutil
 import tracemalloc
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 from uuid import UUID, uuid4
@@ -149,6 +149,30 @@ def test_the_transcoder_steps_aside_the_same_way_and_refuses_what_the_library_re
     bare = FastJSONTranscoder()
     with pytest.raises(TranscodingNotRegisteredError):
         bare.encode({"id": uuid4()})
+
+
+class Moment(datetime):
+    """A time of a kind of its own (no transcoding for it)."""
+
+
+def test_times_are_written_as_the_library_writes_them_and_refused_as_it_refuses_them():
+    """orjson writes a time of no zone or of UTC itself, as `isoformat()` does; any other (an
+    offset of whole seconds, which orjson would shorten) is written by the transcoding."""
+    library, fast = transcoders()
+    times = [datetime(2026, 12, 7, 1, 2, 3, 456789, tzinfo=UTC), datetime(2026, 12, 7, 1, 2, 3),
+             datetime(1, 1, 1, tzinfo=UTC), datetime(2026, 12, 7, tzinfo=timezone.utc),
+             datetime(2026, 1, 1, tzinfo=timezone(timedelta(hours=5, minutes=30))),
+             datetime(2026, 1, 1, tzinfo=timezone(timedelta(seconds=5))),
+             datetime(2026, 1, 1, 0, 0, 0, 7, tzinfo=timezone(timedelta(hours=-3)))]
+    for moment in times:
+        state = {"timestamp": moment, "deep": {"at": [moment]}}
+        assert fast.encode(state) == library.encode(state), moment
+    assert b"+00:00:05" in fast.encode({"t": times[5]})
+    for value in (date(2026, 12, 7), time(1, 2), Moment(2026, 12, 7, tzinfo=UTC)):
+        assert outcome(fast, {"value": value}) == outcome(library, {"value": value}), value
+        assert str(outcome(fast, {"value": value})).startswith("refused: ")
+    with pytest.raises(TranscodingNotRegisteredError):
+        FastJSONTranscoder().encode({"at": times[0]})
 
 
 class Plain(enum.Enum):
