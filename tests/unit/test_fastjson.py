@@ -160,7 +160,7 @@ def test_times_are_written_as_the_library_writes_them_and_refused_as_it_refuses_
     offset of whole seconds, which orjson would shorten) is written by the transcoding."""
     library, fast = transcoders()
     times = [datetime(2026, 12, 7, 1, 2, 3, 456789, tzinfo=UTC), datetime(2026, 12, 7, 1, 2, 3),
-             datetime(1, 1, 1, tzinfo=UTC), datetime(2026, 12, 7, tzinfo=timezone.utc),
+             datetime(1, 1, 1, tzinfo=UTC), datetime(2026, 12, 7, tzinfo=timezone(timedelta(0))),
              datetime(2026, 1, 1, tzinfo=timezone(timedelta(hours=5, minutes=30))),
              datetime(2026, 1, 1, tzinfo=timezone(timedelta(seconds=5))),
              datetime(2026, 1, 1, 0, 0, 0, 7, tzinfo=timezone(timedelta(hours=-3)))]
