@@ -51,7 +51,6 @@ from ledger.readmodels.events import (
     TABLE_EVENTS,
     TABLE_ROW,
     Facts,
-    facts,
     named_documents,
 )
 from ledger.readmodels.keys import fold_key
@@ -187,16 +186,13 @@ class Fold:
             found = self._session.read_many(wanted)
             self._read.update((name, found.get(name)) for name in wanted)
 
-    def fold_page(self, events: list[tuple[int, Any]], known: list[Facts] | None = None) -> None:
-        """Fold (position, event) pairs in order, having read at once the documents that
-        their events name (where the store reads in bulk). `known`: their facts, where the
-        caller has worked them out."""
-        if known is None:
-            known = [facts(event) for _position, event in events]
+    def fold_page(self, events: list[tuple[int, Any, Facts]]) -> None:
+        """Fold (position, event, its `facts`) in order, having read at once the documents that
+        their events name (where the store reads in bulk)."""
         if self._session.reads_in_bulk:
-            self.prefetch({name for (_position, event), its in zip(events, known, strict=True)
+            self.prefetch({name for _position, event, its in events
                            for name in named_documents(event, its)})
-        for (position, event), its in zip(events, known, strict=True):
+        for position, event, its in events:
             self.fold(position, event, its)
 
     def row(self, day: str, table: str, player: str, variant: str) -> dict[str, Any]:

@@ -125,13 +125,12 @@ class Projection:
             if not page:
                 return 0, session.position
             read = self._stored_events().read
-            events, known = [], []
+            events = []
             for stored in page:
                 if folded_topic(stored.topic):
                     event, fields, when = read(stored)
-                    events.append((stored.id, event))
-                    known.append(facts(event, fields, when))
-            _fold_into(session, write, events, page[-1].id, known)
+                    events.append((stored.id, event, facts(event, fields, when)))
+            _fold_into(session, write, events, page[-1].id)
             return len(page), page[-1].id
 
     def _stored_events(self) -> StoredEvents:
@@ -150,7 +149,8 @@ class Projection:
         with self.store.exclusive(PROJECTION) as (session, write):
             if last <= session.position or (events and events[0][0] <= session.position):
                 raise LostRace(PROJECTION)
-            _fold_into(session, write, events, last)
+            _fold_into(session, write, [(position, event, facts(event))
+                                        for position, event in events], last)
 
     def catch_up(self, limit: int | None = None, wait: bool = True,
                  progress: Callable[[int], None] | None = None,
@@ -213,12 +213,11 @@ class Projection:
         return differ
 
 
-def _fold_into(session: ReadSession, write: PageWrite, events: list[tuple[int, Any]], last: int,
-               known: list[Facts] | None = None) -> None:
-    """Fold (position, event) pairs into one page's write, ending at position `last` (`known`:
-    their facts, where worked out already)."""
+def _fold_into(session: ReadSession, write: PageWrite, events: list[tuple[int, Any, Facts]],
+               last: int) -> None:
+    """Fold (position, event, its facts) into one page's write, ending at position `last`."""
     fold = Fold(session)
-    fold.fold_page(events, known)
+    fold.fold_page(events)
     write.documents = fold.changed
     write.keys = fold.keys
     write.listed = fold.listed
