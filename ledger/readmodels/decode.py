@@ -73,10 +73,6 @@ class StoredEvents:
                        and not mapper.cipher and not mapper.compressor)
         self._classes: dict[str, type | None] = {}
 
-    def event(self, stored: Any) -> Any:
-        """The event a stored one records, as the fold reads it."""
-        return self.read(stored)[0]
-
     def read(self, stored: Any) -> Read:
         """The event a stored one records, with its fields and time where read from its JSON."""
         cls = self._class(stored.topic) if self.direct else None
