@@ -65,8 +65,8 @@ class TamperCheck:
         # The stored form from its bytes alone; the canonical form from its sealed state. The
         # row's digest for the checkpoints is then taken from the event's.
         digest, sealed, stored_form = stored_seal(self.key, self.mapper, stored, state, aggregate)
-        self.digests[position] = (digest[:32] if stored_form  # (`stored_digest`'s first case)
-                                  else stored_digest(position, stored, aggregate))
+        self.digests[position] = stored_digest(position, stored, aggregate,
+                                               digest if stored_form else None)
         if not sealed:
             self.fail(position, aggregate, "the event does not match its MAC: altered, or written "
                       "outside the application")

@@ -333,8 +333,7 @@ def _verify(app: SealedLedger, progress: Callable[[int], None] | None,
                     if balances[account] < 0 and account not in UNBOUNDED_ACCOUNTS:
                         fail(position, aggregate_id,
                              f"{account} went below zero ({balances[account]})")
-            deal_id = (aggregate_id if plan.casino_deal
-                       else record.deal_id if of_record.deal_step else None)  # `_deal_of`
+            deal_id = _deal_of(event, record, aggregate_id)
             if deal_id is not None:
                 deal_events[deal_id].append(event)
                 if of_record.reveals:
@@ -419,9 +418,9 @@ def _deal_of(event: Any, record: Any, aggregate_id: str | None = None) -> str | 
     """The deal an event belongs to: a casino deal's own id, or a table operation's deal_id
     (`record`: the event's `record_of`; `aggregate_id`: its aggregate's id as text, when the
     caller has written it already)."""
-    if isinstance(event, CasinoDeal.Event):
+    if _plan_of(type(event)).casino_deal:
         return aggregate_id if aggregate_id is not None else str(event.originator_id)
-    return record.deal_id if isinstance(record, op.DealStep) else None
+    return record.deal_id if _plan_of(type(record)).deal_step else None
 
 
 def _check_deal(
