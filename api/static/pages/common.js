@@ -277,6 +277,18 @@ export function markProblem(element, error) {
   }
 }
 
+/** The reads of one list (a search, a feed, a statement), counted, so that the answer of a read
+ * a newer list has replaced (asked again while it was in flight) is dropped, not drawn over the
+ * newer one. Each read calls the answered function with `more` (a next page of the same list,
+ * not a new list) and gets a check: true while its list is still the newest. */
+export function listReads() {
+  let lists = 0;
+  return (more) => {
+    const mine = more ? lists : ++lists;
+    return () => mine === lists;
+  };
+}
+
 // Requests that move chips are taken once at a time: while one is in flight its controls are
 // disabled, marked `aria-busy`, and described (`aria-describedby`) by a live region saying why.
 const inFlightNow = new WeakSet();

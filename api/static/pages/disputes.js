@@ -2,8 +2,8 @@
 // its deal (replay and the in-browser fairness check are one link away) and, for operators, the
 // resolution: a finding and, where the ledger owes the player, an adjustment the house pays into
 // their wallet citing the dispute. A player sees their own disputes and the findings.
-import {$, $$, Intent, append, chips, confirmedThen, fail, get, html, param, post, render, replayHref,
-  say, signedIn, whileInFlight} from "/static/pages/common.js";
+import {$, $$, Intent, append, chips, confirmedThen, fail, get, html, listReads, param, post, render,
+  replayHref, say, signedIn, whileInFlight} from "/static/pages/common.js";
 import {timeView} from "/static/pages/words.js";
 
 let me = null;
@@ -25,13 +25,13 @@ function row(d) {
     <td><button type="button" data-open="${d.dispute_id}">Open</button></td></tr>`;
 }
 
-let listed = 0;  // lists read: the answer of one a newer list has replaced is dropped
+const listRead = listReads();
 
 async function list(more = false) {
   if (!more) { next = null; $("#more").hidden = true; }  // the other list's cursor is not this one's
-  const mine = more ? listed : ++listed;
+  const newest = listRead(more);
   const page = await get(`/disputes?status=${status}&limit=50${more && next ? `&after=${next}` : ""}`);
-  if (mine !== listed) return;
+  if (!newest()) return;
   const body = $("#disputes tbody");
   const rows = page.disputes.map(row);
   if (more) append(body, rows);

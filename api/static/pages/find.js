@@ -3,16 +3,14 @@
 // with its filters, each event shown as type, aggregate, time and transfers. The filters live in
 // the page's address, so a search can be linked: /pages/find?player=alice&disputed=true.
 import {$, $$, accountView, append, chips, documentedChoices, fillForm, formQuery, get, html,
-  joined, refused, render, replayHref, say, signedIn} from "/static/pages/common.js";
+  joined, listReads, refused, render, replayHref, say, signedIn} from "/static/pages/common.js";
 import {timeView, variantName} from "/static/pages/words.js";
 
 const DEAL_FIELDS = ["player", "table", "variant", "outcome", "since", "until", "disputed"];
 const EVENT_FIELDS = ["player", "table", "wallet", "type", "since", "until", "after"];
 const PAGE = 50;
 const state = {deals: null, events: null};
-// Each list's reads, counted: an answer to a read that a newer list's has since replaced (the
-// search changed while it was in flight) is dropped, not drawn over the newer list.
-const reads = {deals: 0, events: 0};
+const reads = {deals: listReads(), events: listReads()};
 
 const findHref = (name, value) => `/pages/find?${name}=${encodeURIComponent(value)}`;
 
@@ -47,10 +45,10 @@ async function findDeals(more = false) {
   query.set("limit", PAGE);
   if (more && state.deals) query.set("after", state.deals);
   say("Searching…");
-  const mine = more ? reads.deals : ++reads.deals;
+  const newest = reads.deals(more);
   try {
     const page = await get(`/deals?${query}`);
-    if (mine !== reads.deals) return;
+    if (!newest()) return;
     if (!more) render($("#deals"));
     append($("#deals"), page.deals.map(dealHtml));
     state.deals = page.next;
@@ -61,7 +59,7 @@ async function findDeals(more = false) {
       + (page.projection.behind ? ` (${page.projection.behind} events still to index).` : ".");
     say(count ? "" : "No finished deal matches.");
   } catch (error) {
-    if (mine !== reads.deals) return;
+    if (!newest()) return;
     render($("#deals"));
     $("#more-deals").hidden = true;
     refused($("#deal-summary"), error);
@@ -108,10 +106,10 @@ async function readFeed(more = false) {
   query.set("limit", PAGE);
   if (more && state.events !== null) query.set("after", state.events);
   say("Reading the feed…");
-  const mine = more ? reads.events : ++reads.events;
+  const newest = reads.events(more);
   try {
     const page = await get(`/events?${query}`);
-    if (mine !== reads.events) return;
+    if (!newest()) return;
     if (!more) render($("#events"));
     append($("#events"), page.entries.map(eventHtml));
     state.events = page.next;
@@ -121,7 +119,7 @@ async function readFeed(more = false) {
       + (page.end ? "; the end." : "; more may follow.");
     say(count || !page.end ? "" : "No event matches.");
   } catch (error) {
-    if (mine !== reads.events) return;
+    if (!newest()) return;
     render($("#events"));
     $("#more-events").hidden = true;
     refused($("#event-summary"), error);

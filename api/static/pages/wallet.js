@@ -1,13 +1,13 @@
 // A wallet (its player, operators, auditors): the statement with the running balance, each
 // transfer's cause linked to its deal's replay (and an adjustment to its dispute), a page at a
 // time; and the wallet as it stood at a version or an instant.
-import {$, $$, accountView, append, chips, fillForm, formQuery, get, html, joined, param, refused,
-  render, replayHref, say, signedIn} from "/static/pages/common.js";
+import {$, $$, accountView, append, chips, fillForm, formQuery, get, html, joined, listReads, param,
+  refused, render, replayHref, say, signedIn} from "/static/pages/common.js";
 import {timeView} from "/static/pages/words.js";
 
 const id = param("id");
 let nextVersion = null;
-let statements = 0;  // statements asked for: the answer of one a newer has replaced is dropped
+const statementRead = listReads();
 
 function causeHtml(cause) {
   const links = [];
@@ -39,10 +39,10 @@ async function statement(more = false) {
   }
   if (more && nextVersion !== null) query.set("after_version", nextVersion);
   query.set("limit", "100");
-  const mine = more ? statements : ++statements;
+  const newest = statementRead(more);
   try {
     const s = await get(`/wallets/${id}/statement?${query}`);
-    if (mine !== statements) return;
+    if (!newest()) return;
     if (!more) render($("#statement"));
     append($("#statement"), s.transfers.map(rowHtml));
     nextVersion = s.next_version;
@@ -51,7 +51,7 @@ async function statement(more = false) {
       : html`Opening <strong>${chips(s.opening_balance)}</strong> · closing <strong id="closing">${chips(s.closing_balance)}</strong>
          · ${$$("#statement > li").length} transfers shown`);
   } catch (error) {
-    if (mine === statements) refused($("#statement-summary"), error);
+    if (newest()) refused($("#statement-summary"), error);
   }
 }
 
