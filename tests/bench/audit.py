@@ -7,9 +7,8 @@ reads at a million events.
    - *raw*, the ceiling: the library alone, its recorder's own `select_notifications` a page
      at a time (the library's query even where the ledger's recorder reads otherwise) and the
      library's own mapper and JSON transcoder, given the application's transcodings, decoding
-     every event with `to_domain_event` (not the ledger's mapper, which checks seals, nor its
-     transcoder, which reads with `orjson`) (the best of two runs, one before the readers
-     below and one after them);
+     every event with `to_domain_event` (not the ledger's mapper, which also keeps each
+     event's seal) (the best of two runs, one before the readers below and one after them);
    - the *unfiltered feed*: `event_feed` walked page by page from 0 to `end`, as the API pages;
    - *projection catch-up* from nothing: `Projection.catch_up` folding every event into fresh
      read models;
