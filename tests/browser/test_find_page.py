@@ -164,12 +164,14 @@ def test_a_new_read_of_the_feed_offers_no_more_of_the_last_read_while_it_is_answ
     # read's filters: it is not offered.
     expect(more).to_be_hidden()
     held.release()
-    expect(feed.locator("#event-summary")).to_contain_text("shown")
-    # The list is the new read's: the API's first page of the player's events.
+    # The list becomes the new read's: the API's first page of the player's events. (The last
+    # read's list and summary stay until the answer comes, so each check waits for the new one.)
     answer = server.api("GET", f"/events?player={alice}&limit=50", played["auditor"])
+    expect(feed.locator("#event-summary")).to_contain_text(
+        f"shown, up to log position {answer['next']}")
+    expect(feed.locator("#events > li").first).to_have_attribute(
+        "data-position", str(answer["entries"][0]["position"]))
     expect(feed.locator("#events > li")).to_have_count(len(answer["entries"]))
-    assert feed.locator("#events > li").first.get_attribute("data-position") == str(
-        answer["entries"][0]["position"])
     assert f"player={alice}" in feed.url
 
 
