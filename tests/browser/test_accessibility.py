@@ -135,6 +135,9 @@ def find_the_player(page: Any, scene: Scene) -> None:
     page.locator("#player").fill(scene.players[0]["player_id"])
     page.get_by_role("button", name="Find", exact=True).click()
     player_id = scene.players[0]["player_id"]
+    # The list the page loaded first (every wallet) holds the row too, and stays until Find is
+    # answered: wait for Find's own list, the one wallet whose id starts with this long id.
+    _expect()(page.locator("#wallets tbody tr")).to_have_count(1)
     _expect()(page.locator(f"#wallets tbody tr[data-player='{player_id}']")).to_be_visible()
     # Check the wallet's buttons are all in view: its row fits the box, which need not scroll.
     fits = page.locator("#wallets").evaluate(

@@ -94,6 +94,8 @@ def test_a_dispute_opened_by_a_player_is_resolved_with_an_adjustment_by_an_opera
 
     # The player's page shows the finding; balance, statement and recall show the adjustment.
     mine.reload()
+    # The tabs answer clicks once the page knows who is signed in (its `/me` read).
+    expect(mine.locator(".signed-in")).to_be_visible()
     mine.get_by_role("button", name="Resolved", exact=True).click()
     expect(mine.locator(f"tr[data-dispute='{dispute['dispute_id']}'] .dispute-status")).to_have_text(
         f"upheld, {ADJUSTMENT} paid")

@@ -247,6 +247,9 @@ def test_a_disputes_message_a_finding_and_a_keys_label_show_as_text(open_page, s
     dialogs = watched(page)
     page.locator("#player").fill(player["player_id"])
     page.locator("#find button[type=submit]").click()
+    # The list the page loaded first (every wallet) holds the row too, and is redrawn when Find
+    # is answered: the Keys button is clicked in Find's own list, the player's wallet alone.
+    expect(page.locator("#wallets tbody tr")).to_have_count(1)
     page.locator(f"#wallets tr[data-player='{player['player_id']}'] button[data-do=keys]").click()
     expect(page.locator("#keys")).to_contain_text(label)
     nothing_injected(page, dialogs)

@@ -65,6 +65,10 @@ def test_a_run_on_a_range_passes_with_its_figures_and_the_checkpoints_are_listed
     page.get_by_role("button", name="Run verification").click()
     expect(page.locator("#status")).to_contain_text(
         f"Verified positions {head - RANGE + 1} to {head}: everything holds.")
+    # The last run shown becomes this one (the run shown before it, say the last parameter's,
+    # also passed, and stays until the page has read the runs again): its range, then its figures.
+    expect(page.locator("#last-result")).to_contain_text(
+        f"positions {head - RANGE + 1:,} to {head:,}")
     expect(page.locator("#last-result")).to_contain_text("passed")
     caught_up(server, key)
     after = server.api("GET", "/verification", key)
