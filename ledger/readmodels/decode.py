@@ -75,13 +75,18 @@ class StoredEvents:
 
     def read(self, stored: Any) -> Read:
         """The event a stored one records, with its fields and time where read from its JSON."""
+        return self.plain(stored) or (self.mapper.to_domain_event(stored), None, None)
+
+    def plain(self, stored: Any) -> Read | None:
+        """The event a stored one records, with its fields and time, where it is read straight
+        from its JSON; else None (the mapper's to read)."""
         cls = self._class(stored.topic) if self.direct else None
         if cls is not None:
             try:
                 return _plain_event(cls, stored)
             except (_NotPlain, orjson.JSONDecodeError, ValueError, TypeError):
                 pass
-        return self.mapper.to_domain_event(stored), None, None
+        return None
 
     def _class(self, topic: str) -> type | None:
         """The event class of a topic when its events are read straight from their JSON."""
