@@ -48,7 +48,7 @@ from eventsourcing.utils import get_topic
 
 from ledger.core.fastjson import FastJSONTranscoder, canonical_json
 from ledger.core.ids import id_text
-from ledger.core.keyedhash import hmac_sha256_hex
+from ledger.core.keyedhash import hmac_sha256_hex, keyed_sha256
 
 GENESIS = "0" * 64
 _NOT_HASHED = frozenset({"chain_mac"})
@@ -302,7 +302,11 @@ def read_seal(mapper: Mapper[UUID], event: Any, stored: StoredEvent) -> None:
 def seal_mac(key: bytes, digest: str) -> str:
     """The stored form's MAC: of its digest alone (which binds its topic, aggregate and
     version already), under a name of its own."""
-    return hmac_sha256_hex(key, b"reddog-seal/2|" + digest.encode())
+    return hmac_sha256_hex(key, _SEAL_NAME + digest.encode())
+
+
+#: What the stored form's MAC is of, before its digest.
+_SEAL_NAME = b"reddog-seal/2|"
 
 
 def event_mac(key: bytes, topic: str, originator_id: Any, version: int, digest: str) -> str:
@@ -320,20 +324,38 @@ class Seal(NamedTuple):
     stored_form: bool
 
 
+class StoredSeals:
+    """The stored form's seals under one key, checked from a stored event's bytes alone: its
+    digest, and whether its MAC holds. A reader of the whole log checks one at every event, so
+    the key's hashes are taken once, here, and the steps are few."""
+
+    __slots__ = ("_mac",)
+
+    def __init__(self, key: bytes) -> None:
+        self._mac = keyed_sha256(key).hexdigest
+
+    def of(self, stored: StoredEvent, data: bytes, originator: str) -> tuple[str, bool] | None:
+        """(digest, MAC holds) of a stored event whose plain bytes are `data`, of the stored
+        form; None for any other (`split_sealed`). `originator`: its aggregate id as text."""
+        split = split_sealed(data)
+        if split is None:
+            return None
+        body, mac = split
+        digest = body_digest(stored.topic, originator, stored.originator_version, body)
+        return digest, hmac.compare_digest(mac, self._mac(_SEAL_NAME + digest.encode()).encode())
+
+
 def stored_seal(key: bytes, mapper: Mapper[UUID], stored: StoredEvent,
                 state: dict[str, Any] | None = None, originator: str | None = None) -> Seal:
     """A stored event's `Seal` under `key`, in its form: of the stored form from its bytes
-    alone (no decoding); of the canonical form from its sealed state (`state`, decoded here
-    when not given; raises when it cannot be). `originator`: its aggregate id as text, where
-    the caller has it."""
+    alone (no decoding, `StoredSeals`); of the canonical form from its sealed state (`state`,
+    decoded here when not given; raises when it cannot be). `originator`: its aggregate id as
+    text, where the caller has it."""
     data = plain_bytes(mapper, stored)
     originator = originator or id_text(stored.originator_id)
-    split = split_sealed(data)
-    if split is not None:
-        body, mac = split
-        digest = body_digest(stored.topic, originator, stored.originator_version, body)
-        return Seal(digest, hmac.compare_digest(mac, seal_mac(key, digest).encode()),
-                    data is stored.state)
+    found = StoredSeals(key).of(stored, data, originator)
+    if found is not None:
+        return Seal(*found, data is stored.state)
     if state is None:
         state = sealed_state(mapper, stored)
     digest = state_digest(state)

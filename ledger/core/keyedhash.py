@@ -57,10 +57,15 @@ class KeyedSha256:
 _KEYED: dict[bytes, KeyedSha256] = {}
 
 
-def hmac_sha256_hex(key: bytes, message: bytes) -> str:
-    """HMAC-SHA-256 of `message` under `key`, in hex, the key's hashes kept for the next call
-    (a server MACs under a handful of keys: its own and, in tests, a few more)."""
+def keyed_sha256(key: bytes) -> KeyedSha256:
+    """HMAC-SHA-256 under `key`, its hashes kept for the next call (a server MACs under a
+    handful of keys: its own and, in tests, a few more)."""
     keyed = _KEYED.get(key)
     if keyed is None:
         keyed = _KEYED[key] = KeyedSha256(key)
-    return keyed.hexdigest(message)
+    return keyed
+
+
+def hmac_sha256_hex(key: bytes, message: bytes) -> str:
+    """HMAC-SHA-256 of `message` under `key`, in hex (`keyed_sha256`)."""
+    return keyed_sha256(key).hexdigest(message)
