@@ -25,7 +25,14 @@ from ledger.domain.fairness import REVEALS, fairness_of
 from ledger.domain.records import record_of, transfers_in
 from ledger.integrity.ledger import SealedLedger
 from ledger.integrity.tamper import TamperCheck
-from ledger.integrity.verify import Failure, VerificationReport, _deal_of, _shape_problem
+from ledger.integrity.verify import (
+    Failure,
+    VerificationReport,
+    _deal_of,
+    _shape_problem,
+    read_position,
+)
+from ledger.readmodels.decode import StoredEvents
 from ledger.rules import operations as op
 from ledger.store.eventlog import select_positions
 
@@ -38,18 +45,19 @@ def verify_range(app: SealedLedger, first: int, last: int) -> VerificationReport
         report.failures.append(Failure(position, str(aggregate_id), problem))
 
     page = app.recorder.select_notifications(start=first, limit=last - first + 1, stop=last)
-    events = [(n.id, n, _read(app, n)) for n in page]
+    # Each event decoded once, as `reddog verify` reads it: its sealed state and its event.
+    plain = StoredEvents(app.mapper).plain
+    events = [read_position(n, app.mapper, plain) for n in page]
     tamper = TamperCheck(app.chain_key, app.mapper, fail)
     _look_back(app, tamper, events, first)
     first_copy: dict[str, Transfer] = {}
     deals: dict[str, list[Any]] = {}
-    for position, stored, event in events:
+    for position, stored, state, event in events:
         report.positions += 1
-        tamper.check(position, stored, event)
+        aggregate_id = tamper.check_decoded(position, stored, state, event)
         if event is None:
             continue
         report.events += 1
-        aggregate_id = str(event.originator_id)
         for transfer in transfers_in(event):
             problem = _shape_problem(transfer) or (
                 None if aggregate_id in {owner_of(transfer["source"]),
@@ -76,13 +84,13 @@ def _read(app: SealedLedger, notification: Any) -> Any:
         return None
 
 
-def _look_back(app: SealedLedger, tamper: TamperCheck, events: list[tuple[int, Any, Any]],
-               first: int) -> None:
+def _look_back(app: SealedLedger, tamper: TamperCheck,
+               events: list[tuple[int, Any, Any, Any]], first: int) -> None:
     """What the range's checks need from before it: the event before each aggregate's first in
     the range, and the digests of positions its checkpoints recorded before the range."""
     seen: set[str] = set()
     before: list[int] = []
-    for _position, stored, event in events:
+    for _position, stored, _state, event in events:
         aggregate = str(stored.originator_id)
         if aggregate not in seen:
             seen.add(aggregate)

@@ -17,7 +17,6 @@ from ledger.core.digests import (
     StoredSeals,
     checkpoint_mac,
     expand_ranges,
-    sealed_state,
     stored_digest,
     stored_seal,
 )
@@ -43,17 +42,9 @@ class TamperCheck:
         self.checkpointed = 0
         self.checkpoints = 0
 
-    def check(self, position: int, stored: Any, event: Any) -> None:
-        """Check one position, decoding its sealed state here."""
-        try:
-            state = sealed_state(self.mapper, stored)
-        except Exception:  # noqa: BLE001 - altered bytes may break decoding in any way
-            state = None
-        self.check_decoded(position, stored, state, event)
-
     def check_decoded(self, position: int, stored: Any, state: dict[str, Any] | None,
                       event: Any) -> str:
-        """Check one position whose sealed state the caller decoded (`read_stored_event`):
+        """Check one position whose sealed state the caller decoded (`read_position`):
         None when its bytes cannot be decoded. Answers its aggregate's id as text, written once
         for every check here and for the caller's own."""
         aggregate = id_text(stored.originator_id)

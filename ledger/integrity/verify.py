@@ -133,13 +133,13 @@ def read_pages(app: SealedLedger) -> Iterator[list[tuple[int, Any, Any, Any]]]:
         page = app.recorder.select_notifications(start=start, limit=PAGE)
         if not page:
             return
-        yield [_read(n, mapper, plain) for n in page]
+        yield [read_position(n, mapper, plain) for n in page]
         start = page[-1].id + 1
 
 
-def _read(stored: Any, mapper: Any, plain: Callable[[Any], Read | None]
-          ) -> tuple[int, Any, Any, Any]:
-    """One position as `read_pages` yields it."""
+def read_position(stored: Any, mapper: Any, plain: Callable[[Any], Read | None]
+                  ) -> tuple[int, Any, Any, Any]:
+    """One position as `read_pages` yields it (`plain`: a `StoredEvents(mapper).plain`)."""
     read = plain(stored) if of_stored_form(stored.state) else None
     if read is None:
         return (stored.id, stored, *read_stored_event(mapper, stored))
