@@ -18,7 +18,6 @@ from ledger.core.digests import (
     checkpoint_mac,
     expand_ranges,
     stored_digest,
-    stored_seal,
 )
 from ledger.core.ids import id_text
 from ledger.domain.checkpoint import Checkpoints
@@ -30,11 +29,7 @@ class TamperCheck:
 
     def __init__(self, key: bytes, mapper: Mapper, fail: Callable[[int, Any, str], None]) -> None:
         self.key = key
-        self.mapper = mapper
-        self.seals = StoredSeals(key)
-        #: Whether stored bytes are plain (no cipher nor compressor): the stored form's seal is
-        #: then checked from them at once.
-        self.plain = not mapper.cipher and not mapper.compressor
+        self.seals = StoredSeals(key, mapper)
         self.fail = fail
         self.heads: dict[str, tuple[int, str]] = {}
         self.digests: dict[int, str] = {}
@@ -60,15 +55,9 @@ class TamperCheck:
             return aggregate
         # The stored form from its bytes alone; the canonical form from its sealed state. The
         # row's digest for the checkpoints is then taken from the event's.
-        found = self.seals.of(stored, stored.state, aggregate) if self.plain else None
-        if found is not None:  # the stored form, as stored
-            digest, sealed = found
-            self.digests[position] = stored_digest(position, stored, aggregate, digest)
-        else:
-            digest, sealed, stored_form = stored_seal(self.key, self.mapper, stored, state,
-                                                      aggregate)
-            self.digests[position] = stored_digest(position, stored, aggregate,
-                                                   digest if stored_form else None)
+        digest, sealed, stored_form = self.seals.seal(stored, state, aggregate)
+        self.digests[position] = stored_digest(position, stored, aggregate,
+                                               digest if stored_form else None)
         if not sealed:
             self.fail(position, aggregate, "the event does not match its MAC: altered, or written "
                       "outside the application")
