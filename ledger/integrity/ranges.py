@@ -46,8 +46,8 @@ def verify_range(app: SealedLedger, first: int, last: int) -> VerificationReport
 
     page = app.recorder.select_notifications(start=first, limit=last - first + 1, stop=last)
     # Each event decoded once, as `reddog verify` reads it: its sealed state and its event.
-    plain = StoredEvents(app.mapper).plain
-    events = [read_position(n, app.mapper, plain) for n in page]
+    reader = StoredEvents(app.mapper)
+    events = [read_position(n, reader) for n in page]
     tamper = TamperCheck(app.chain_key, app.mapper, fail)
     _look_back(app, tamper, events, first)
     first_copy: dict[str, Transfer] = {}

@@ -47,7 +47,7 @@ from ledger.integrity.checkpoints import head_differences
 from ledger.integrity.jobs import ComparisonElsewhere
 from ledger.integrity.ledger import SealedLedger
 from ledger.integrity.tamper import TamperCheck
-from ledger.readmodels.decode import Read, StoredEvents
+from ledger.readmodels.decode import StoredEvents
 from ledger.readmodels.fold import folded_topic
 from ledger.readmodels.projection import Projection
 from ledger.readmodels.readstore import MemoryReadStore
@@ -127,22 +127,20 @@ def read_pages(app: SealedLedger) -> Iterator[list[tuple[int, Any, Any, Any]]]:
     half the time of the library's decoding); any other by its mapper
     (`ledger.core.digests.read_stored_event`)."""
     start = 1
-    mapper = app.mapper
-    plain = StoredEvents(mapper).plain
+    reader = StoredEvents(app.mapper)
     while True:
         page = app.recorder.select_notifications(start=start, limit=PAGE)
         if not page:
             return
-        yield [read_position(n, mapper, plain) for n in page]
+        yield [read_position(n, reader) for n in page]
         start = page[-1].id + 1
 
 
-def read_position(stored: Any, mapper: Any, plain: Callable[[Any], Read | None]
-                  ) -> tuple[int, Any, Any, Any]:
-    """One position as `read_pages` yields it (`plain`: a `StoredEvents(mapper).plain`)."""
-    read = plain(stored) if of_stored_form(stored.state) else None
+def read_position(stored: Any, reader: StoredEvents) -> tuple[int, Any, Any, Any]:
+    """One position as `read_pages` yields it, read by `reader` (the application's mapper's)."""
+    read = reader.plain(stored) if of_stored_form(stored.state) else None
     if read is None:
-        return (stored.id, stored, *read_stored_event(mapper, stored))
+        return (stored.id, stored, *read_stored_event(reader.mapper, stored))
     event = read[0]
     return stored.id, stored, vars(event), event
 
