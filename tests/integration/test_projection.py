@@ -354,10 +354,14 @@ def test_the_stored_json_reader_gives_the_domain_events_but_for_ids_as_text(app)
         event, expected = reader.read(stored)[0], app.mapper.to_domain_event(stored)
         assert type(event) is type(expected)
         direct += vars(event) != vars(expected)
-        assert vars(event) == {name: str(value) if isinstance(value, UUID) and
-                               name != "originator_id" else value
-                               for name, value in vars(expected).items()}
+        assert vars(event) == ids_as_text(vars(expected))
     assert direct > 0  # ids as text: read the direct way
+
+
+def ids_as_text(state: dict[str, Any]) -> dict[str, Any]:
+    """An event's attributes with each id but its aggregate's as the text `str(UUID)` writes."""
+    return {name: str(value) if isinstance(value, UUID) and name != "originator_id" else value
+            for name, value in state.items()}
 
 
 @pytest.fixture

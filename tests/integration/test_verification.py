@@ -4,8 +4,6 @@ checkpoints listed from the projection; `reddog verify` recording its run too.""
 from __future__ import annotations
 
 import json
-from typing import Any
-from uuid import UUID
 
 import pytest
 from click.testing import CliRunner
@@ -320,13 +318,14 @@ def test_every_kind_of_transfer_failure_is_named_at_its_position(app):
     ]  # c is in no transfer that passed the shape checks: no balance to hold it to
 
 
-def test_verify_reads_each_event_once_as_its_domain_event_but_for_ids_as_text(app):
+def test_verify_reads_each_event_once_as_its_domain_event_but_forids_as_text(app):
     """`read_pages` reads an event of the stored form straight from its JSON where it can (its
     sealed state is then its attributes, which hold its chain link), and any other event by the
     mapper: each is what the mapper decodes, its ids as text where read from its JSON, and its
     sealed state is the one its bytes hold."""
     from ledger.core.digests import sealed_state
     from ledger.integrity.verify import read_pages
+    from tests.integration.test_projection import ids_as_text
 
     play(app)
     app.keys.issue_key("auditor", label="read")
@@ -336,15 +335,9 @@ def test_verify_reads_each_event_once_as_its_domain_event_but_for_ids_as_text(ap
         for position, stored, state, event in page:
             expected = app.mapper.to_domain_event(stored)
             assert position == stored.id and type(event) is type(expected)
-            assert vars(event) in (vars(expected), _ids_as_text(vars(expected)))
+            assert vars(event) in (vars(expected), ids_as_text(vars(expected)))
             as_text_only += vars(event) != vars(expected)
             sealed = sealed_state(app.mapper, stored)
             assert state["chain_prev"] == sealed["chain_prev"]
-            assert _ids_as_text(state) == _ids_as_text(sealed)
+            assert ids_as_text(state) == ids_as_text(sealed)
     assert as_text_only > 0  # ids as text: read straight from the JSON
-
-
-def _ids_as_text(state: dict[str, Any]) -> dict[str, Any]:
-    """An event's attributes with each id but its aggregate's as the text `str(UUID)` writes."""
-    return {name: str(value) if isinstance(value, UUID) and name != "originator_id" else value
-            for name, value in state.items()}
