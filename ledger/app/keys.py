@@ -198,11 +198,8 @@ class KeyService:
         if known is not None and repository.held is not None:
             if not looked:
                 repository.sync()
-            try:
-                current = repository.held.get(known.key_id).version == known.version
-            except KeyError:  # evicted: changed in the log, or pushed out of the cache
-                current = False
-            if current:
+            # Not held: evicted (changed in the log), or pushed out of the cache.
+            if repository.held_version(known.key_id) == known.version:
                 _check(known.kind, known.revoked, known.expires, now)
                 return known
         api_key = self.authentic(key, now)

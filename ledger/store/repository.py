@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import pickle
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.application import Cache, LRUCache, Repository, project_aggregate
+from eventsourcing.application import Repository, project_aggregate
 
 #: More new events than this since the last look: the cache is cleared, not walked.
 WALK_AT_MOST = 2_000
@@ -74,6 +75,40 @@ class _Held:
         self.version, self.data, self.live = version, data, live
 
 
+class Recent:
+    """What the cache holds, by aggregate id, the least recently used dropped once it holds
+    more than `maxsize` (0 or less: no limit). An `OrderedDict`, whose moves are C calls, with
+    no lock of its own: the repository's lock guards every use (the library's `LRUCache` took
+    a lock of its own inside the repository's, and moved its links in Python at every load
+    and save). `get` as the library's caches answer: a `KeyError` when it holds nothing."""
+
+    __slots__ = ("_items", "maxsize")
+
+    def __init__(self, maxsize: int = 0) -> None:
+        self.maxsize = maxsize
+        self._items: OrderedDict[UUID, _Held] = OrderedDict()
+
+    def get(self, key: UUID, *, evict: bool = False) -> _Held:
+        """What is held of `key`, now the most recently used; `evict`: dropped instead."""
+        if evict:
+            return self._items.pop(key)
+        held = self._items[key]
+        self._items.move_to_end(key)
+        return held
+
+    def put(self, key: UUID, held: _Held) -> None:
+        """Hold `held` for `key`, the most recently used; the least recently used goes past
+        `maxsize`."""
+        items = self._items
+        items[key] = held
+        items.move_to_end(key)
+        if 0 < self.maxsize < len(items):
+            items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 def project(aggregate: Any, events: Iterable[Any]) -> Any:
     """Apply events to an aggregate (None before its first): each event's own `mutate`."""
     for event in events:
@@ -89,9 +124,7 @@ class LedgerRepository(Repository[UUID]):
         super().__init__(*args, **kwargs)  # the library's cache of live aggregates stays None
         #: What is held of each aggregate, by id (none without a cache): `_Held`, not the
         #: aggregates the library's own `cache` would hold.
-        self.held: Cache[UUID, _Held] | None = (
-            None if cache_maxsize is None else Cache() if cache_maxsize <= 0
-            else LRUCache(maxsize=cache_maxsize))
+        self.held: Recent | None = None if cache_maxsize is None else Recent(cache_maxsize)
         self._seen = 0
         self._lock = threading.Lock()
         self.loads = {"cached": 0, "store": 0, "handed": 0}
@@ -201,6 +234,17 @@ class LedgerRepository(Repository[UUID]):
                 if held.version == version and held.live is None:
                     held.live = aggregate
 
+    def held_version(self, aggregate_id: UUID) -> int | None:
+        """The version the cache holds of an aggregate, None when it holds none (evicted:
+        changed in the log, or pushed out; or no cache)."""
+        if self.held is None:
+            return None
+        with self._lock:
+            try:
+                return self.held.get(aggregate_id).version
+            except KeyError:
+                return None
+
     def forget(self, aggregate_ids: Iterable[UUID]) -> None:
         """Drop aggregates from the cache (a save of them lost a race)."""
         if self.held is None:
@@ -243,8 +287,7 @@ class LedgerRepository(Repository[UUID]):
         """Drop everything held: more moved on than is worth walking."""
         assert self.held is not None
         with self._lock:
-            self.held = (LRUCache(maxsize=self.held.maxsize)
-                         if isinstance(self.held, LRUCache) else Cache())
+            self.held = Recent(self.held.maxsize)
             self._seen = max(self._seen, head)
 
     def saw(self, positions: Iterator[int] | list[int]) -> None:
