@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from contextvars import ContextVar
 from datetime import datetime
 from typing import Any, ClassVar
 
-from eventsourcing.domain import Aggregate
+from eventsourcing.domain import (
+    Aggregate,
+    CanMutateAggregate,
+    CommandMethodDecorator,
+    DecoratedFuncCaller,
+    decorated_func_callers,
+)
 
 from ledger.core import clock
 from ledger.core.digests import GENESIS, SEAL_SLOT, seal_new, sealed_digest
@@ -25,6 +32,28 @@ class LedgerAggregate(Aggregate):
     hash chain: each new event records the digest of the one before it (`ledger.core.digests`)."""
 
     chain_head: str = GENESIS
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)  # the library makes the event classes of `@event`
+        _direct_apply(cls)
+
+    def trigger_event(self, event_class: Any, **kwargs: Any) -> None:
+        """The library's, without its copy of `kwargs` (a fresh dict already) nor its look for
+        a class-wide `TOPIC`, which no aggregate here sets (one that did goes the library's way):
+        the next event of this aggregate made, applied, and kept to be saved."""
+        if getattr(type(self), "TOPIC", None):
+            super().trigger_event(event_class, **kwargs)
+            return
+        kwargs["originator_id"] = self.id
+        kwargs["originator_version"] = self.version + 1
+        if kwargs.get("timestamp") is None:
+            kwargs["timestamp"] = event_class.create_timestamp()
+        try:
+            new_event = event_class(**kwargs)
+        except TypeError as error:
+            raise TypeError(f"Can't construct event {event_class}: {error}") from None
+        new_event.mutate(self)
+        self._pending_events.append(new_event)
 
     class Event(Aggregate.Event):
         # What sealing the event needs (`ledger.core.digests.SEAL_SLOT`), kept beside its
@@ -57,6 +86,36 @@ class LedgerAggregate(Aggregate):
 
     class Created(Event, Aggregate.Created):
         pass
+
+
+def _direct_apply(aggregate: type[LedgerAggregate]) -> None:
+    """The event class the library's `@event` made for each command method of an aggregate (not
+    its `__init__`, nor a property) given an `apply` that calls the decorated body with the
+    event's fields it names, worked out once here. The library's looks the body up and filters
+    the event's fields against its signature at every event applied, new or read from the
+    store. The event classes, their names, topics and fields stay the library's: events
+    recorded before read as they did."""
+    for name, attribute in list(vars(aggregate).items()):
+        if (isinstance(attribute, CommandMethodDecorator) and name != "__init__"
+                and attribute.decorated_property is None):
+            event_class: Any = decorated_func_callers[attribute]
+            event_class.apply = _applier(attribute.decorated_func, event_class)
+
+
+def _applier(body: Callable[..., None], event_class: type) -> Callable[[Any, Any], None]:
+    """An event's `apply`: `body` called with the event's fields it names, then the `apply`
+    of the event class the library's was made from, if that class has one of its own."""
+    names = [name for name in inspect.signature(body).parameters if name != "self"]
+    inherited = super(DecoratedFuncCaller, event_class).apply  # type: ignore[misc]
+    then = None if inherited is CanMutateAggregate.apply else inherited
+
+    def apply(event: Any, aggregate: Any) -> None:
+        fields = event.__dict__
+        body(aggregate, **{name: fields[name] for name in names if name in fields})
+        if then is not None:
+            then(event, aggregate)
+
+    return apply
 
 
 def versioned(aggregate: type[LedgerAggregate], **versions: int) -> None:
