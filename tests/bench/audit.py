@@ -11,12 +11,17 @@ reads at a million events.
      event's seal) (the best of two runs, one before the readers below and one after them);
    - the *unfiltered feed*: `event_feed` walked page by page from 0 to `end`, as the API pages;
    - *projection catch-up* from nothing: `Projection.catch_up` folding every event into fresh
-     read models;
-   - *`reddog verify`*: `verify_store` as the command line calls it, without the read models;
+     read models (the best of two runs, the second into a second empty read store of the same
+     kind, after the second raw read);
+   - *`reddog verify`*: `verify_store` as the command line calls it, without the read models
+     (the best of two runs, likewise);
    - *`reddog verify --read-models`*: the same with the read models compared to a fresh fold
      (measured, with no goal of its own: the fold is catch-up's).
    Each is events (log positions) per second, beside the raw rate; goals: the feed ≥ 0.50 of
-   it, catch-up ≥ 0.45, verify ≥ 0.35 (`GOALS`). Each note gives the same ratio in this
+   it, catch-up ≥ 0.45, verify ≥ 0.35 (`GOALS`). The raw read and the two readers with goals
+   run twice each, their better run kept, as the simulate section keeps each side's: the
+   machine's speed drifts within a run, and a ceiling given two tries beside a reader given one
+   counted that drift against the reader. Each note gives the same ratio in this
    process's CPU time, steadier than the wall clock on a busy machine.
 2. **Latency at a million events** (SQLite). A store of `events` events, built once and kept
    under the bench directory (`audit-v<FORMAT>-<events>/`, rebuilt when missing or of an older
@@ -63,7 +68,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -71,6 +76,7 @@ from typing import Any, NamedTuple
 from eventsourcing.persistence import JSONTranscoder, Mapper
 
 from ledger.integrity.verify import PAGE as RAW_PAGE  # the raw reader's page: the one verify reads
+from ledger.readmodels.projection import Projection
 from tests import bulk
 from tests.bench.common import (
     Context,
@@ -154,13 +160,23 @@ def rates(ctx: Context, kind: str, size: int, progress: Progress) -> list[Figure
             compared = timed(lambda: verify_store(app, read_models=True))
             progress.step(f"{kind}: raw read again")
             raw_again = timed(lambda: raw_read(app))
+            progress.step(f"{kind}: projection catch-up from nothing again, into another store")
+            with empty_read_store(app) as again:
+                projection = Projection(app, again)
+                folded_again = timed(lambda: projection.catch_up())
+            progress.step(f"{kind}: reddog verify again")
+            verified_again = timed(lambda: verify_store(app, read_models=False))
         finally:
             app.close()
-    for run in (verified, compared):
+    for run in (verified, compared, verified_again):
         if not run.result.ok:
             raise AssertionError(f"the bench store does not verify: {run.result.failures[:3]}")
-    if folded.result != positions or raw_first.result != positions:
-        raise AssertionError(f"read {raw_first.result} and folded {folded.result} of {positions}")
+    if {folded.result, folded_again.result, raw_first.result} != {positions}:
+        raise AssertionError(f"read {raw_first.result} and folded {folded.result} and "
+                             f"{folded_again.result} of {positions}")
+    tries = {"projection catch-up": (folded, folded_again),
+             "reddog verify": (verified, verified_again)}
+    folded, verified = (min(runs, key=lambda run: run.seconds) for runs in tries.values())
     raw = min((raw_first, raw_again), key=lambda run: run.seconds)
     raw_rate = positions / raw.seconds
     raw_cpu = min(raw_first.cpu, raw_again.cpu)
@@ -174,17 +190,23 @@ def rates(ctx: Context, kind: str, size: int, progress: Progress) -> list[Figure
     for name, run in (("unfiltered feed", feed), ("projection catch-up", folded),
                       ("reddog verify", verified), ("reddog verify --read-models", compared)):
         rate, goal = positions / run.seconds, GOALS.get(name)
+        runs = tries.get(name, (run,))
+        cpu = min(each.cpu for each in runs)
+        passes = ("one pass" if len(runs) == 1 else
+                  "the better of two passes (runs " + " and ".join(
+                      f"{positions / each.seconds:,.0f}" for each in runs) + " events/s)")
         figures.append(Figure(
             SECTION, name, kind, rate, "events/s", ceiling=ceiling, ceiling_value=raw_rate,
             ratio=rate / raw_rate, goal=None if goal is None else f"≥ {goal:.2f}",
             met=None if goal is None else rate / raw_rate >= goal,
-            note=f"{positions:,} log positions over the wall-clock seconds of one pass over "
+            note=f"{positions:,} log positions over the wall-clock seconds of {passes} over "
                  f"the whole log ({HOW[name]}), beside the better of two raw reads; CPU time: "
-                 f"{1e6 * run.cpu / positions:.1f} µs an event, ratio "
-                 f"{raw_cpu / run.cpu:.2f} (this process's CPU, steadier than the wall clock on "
+                 f"{1e6 * cpu / positions:.1f} µs an event (the less of its passes), ratio "
+                 f"{raw_cpu / cpu:.2f} (this process's CPU, steadier than the wall clock on "
                  "a busy machine)",
             extra={"events": positions, "seconds": round(run.seconds, 3),
-                   "cpu_seconds": round(run.cpu, 3), "cpu_ratio": round(raw_cpu / run.cpu, 3)}))
+                   "cpu_seconds": round(cpu, 3), "cpu_ratio": round(raw_cpu / cpu, 3),
+                   "passes_seconds": [round(each.seconds, 3) for each in runs]}))
     return figures
 
 
@@ -200,6 +222,29 @@ def timed(work: Callable[[], Any]) -> Timed:
     started, cpu = time.perf_counter(), time.process_time()
     result = work()
     return Timed(time.perf_counter() - started, time.process_time() - cpu, result)
+
+
+@contextlib.contextmanager
+def empty_read_store(app: Any) -> Iterator[Any]:
+    """An empty read store of the application's kind, beside its own and apart from it (a
+    second catch-up from nothing): in memory, a second file beside the store's, or tables of
+    another prefix in its PostgreSQL schema (dropped with the bench's schema)."""
+    from ledger.readmodels.readstore import MemoryReadStore
+    from ledger.readmodels.readstore_sql import PostgresReadStore, SQLiteReadStore
+    from ledger.store.locate import MEMORY, POSTGRES
+    from ledger.store.sidestore import side_file
+
+    where = app.store
+    if where.kind == MEMORY or where.in_process:
+        yield MemoryReadStore()
+    elif where.kind == POSTGRES:
+        yield PostgresReadStore(app.recorder.datastore, f"{app.name.lower()}again")
+    else:
+        store = SQLiteReadStore(side_file(where.sqlite_path, "read-again"))
+        try:
+            yield store
+        finally:
+            store.close()
 
 
 def raw_read(app: Any) -> int:
