@@ -100,9 +100,9 @@ def index_deal(fold: Any, deal_id: str, deal: dict[str, Any], table_id: str, var
     dimensions = [EVERY, dimension("t", table_id), dimension("v", variant),
                   *(dimension("p", p["player_id"]) for p in players)]
     index = [f"{INDEX}{d}|{key}" for d in dimensions]
-    for name in index:
-        fold.put(name, summary)
-    fold.put(f"g|{deal_id}", {"summary": summary, "index": index, "position": position})
+    for name in index:  # (named by the deal's end, which one event of the log makes)
+        fold.create(name, summary)
+    fold.create(f"g|{deal_id}", {"summary": summary, "index": index, "position": position})
 
 
 def mark_disputed(fold: Any, deal_id: str, dispute_id: str, player_id: str) -> None:

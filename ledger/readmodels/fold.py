@@ -163,6 +163,7 @@ class Fold:
         self._session = session
         self._read: dict[str, Any] = {}  # None: the store has no such document
         self.changed: dict[str, Any] = {}
+        self._created: set[str] = set()  # changed documents that no fold can have made before
         self.keys: dict[str, list[int]] = {}  # index key → its positions, in order
         self.listed: list[tuple[int, int]] = []
         self._owners: dict[str, str] = {}  # wallet id → its player, as read for the index
@@ -178,6 +179,20 @@ class Fold:
 
     def put(self, name: str, document: Any) -> None:
         self.changed[name] = document
+
+    def create(self, name: str, document: Any) -> None:
+        """`put` a document whose name only the event being folded can make (it holds that
+        event's log position, or a deal's id and end, which one event of the log makes once),
+        so the store cannot hold it yet."""
+        self.changed[name] = document
+        self._created.add(name)
+
+    def absent(self) -> frozenset[str]:
+        """The changed documents the store does not hold: made by `create`, or read by this
+        page and not found (inside its transaction, in which no other folder writes)."""
+        read = self._read
+        return frozenset(name for name in self.changed
+                         if name in self._created or (name in read and read[name] is None))
 
     def prefetch(self, names: Iterable[str]) -> None:
         """Read the documents of these names that are neither read nor changed yet, at once."""
@@ -469,7 +484,7 @@ class Fold:
                 continue
             self.row(day, table_id, player, variant)["deals"] += 1
             wallet = self.get(f"w|{info['wallet']}")
-            self.put(recall_name(player, self.at), {
+            self.create(recall_name(player, self.at), {
                 "deal_id": deal_id, "table_id": table_id, "variant": variant,
                 "started": deal["started"], "ended": when, "seat": info["seat"],
                 "cards": info["cards"], "target": info["target"] or deal["target"],

@@ -219,6 +219,7 @@ def _fold_into(session: ReadSession, write: PageWrite, events: list[tuple[int, A
     fold = Fold(session)
     fold.fold_page(events)
     write.documents = fold.changed
+    write.absent = fold.absent()
     write.keys = fold.keys
     write.listed = fold.listed
     write.position = last

@@ -74,12 +74,15 @@ class LostRace(Exception):
 @dataclass
 class PageWrite:
     """What one folded page changes: documents (None deletes one), index rows (each key's
-    positions, in order), new position."""
+    positions, in order), new position, and which of the documents it found absent."""
 
     documents: dict[str, Any] = field(default_factory=dict)
     keys: dict[str, list[int]] = field(default_factory=dict)
     listed: list[tuple[int, int]] = field(default_factory=list)
     position: int = 0
+    #: Names among `documents` the page read inside its transaction and found absent: written
+    #: without asking whether they exist (an insert, or nothing for one deleted again).
+    absent: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -458,3 +458,43 @@ def test_a_store_of_the_first_format_is_emptied_as_it_opens(folded_on_disk):
     finally:
         if isinstance(reopened, SQLiteReadStore):
             reopened.close()
+
+
+def test_a_page_writes_a_document_it_took_for_new_even_where_the_store_holds_it(
+        folded_on_disk, caplog):  # type: ignore[no-untyped-def]
+    """A page writes the documents it found absent, or made under a name only its event can
+    make, as new (on PostgreSQL by COPY). Should the store hold one after all, the page still
+    commits, with the page's text: on PostgreSQL the COPY is undone to a savepoint and upserted."""
+    _app, store = folded_on_disk("7e")
+    name = next(n for n in store.snapshot_texts()[0] if n.startswith("w|"))
+    wallet = {**store.read(name), "balance": 7}
+    with caplog.at_level("WARNING", logger="ledger.readmodels.readstore_sql"), \
+            store.exclusive(PROJECTION) as (session, write):
+        write.documents = {name: wallet, "w|made-here": {"balance": 1}}
+        write.absent = frozenset(write.documents)
+        write.position = session.position + 1
+    assert store.read(name) == wallet and store.read("w|made-here") == {"balance": 1}
+    warned = [r for r in caplog.records if "upserted instead" in r.getMessage()]
+    assert len(warned) == (1 if isinstance(store, PostgresReadStore) else 0)
+
+
+def test_a_fold_counts_as_absent_what_it_read_and_did_not_find_and_what_it_made_its_own():
+    """`Fold.absent`: the changed documents the page read and found missing, and those it made
+    with `create`; not one it read and found, nor one it only put."""
+    class Session:
+        position = 0
+        reads_in_bulk = False
+
+        def read(self, name: str) -> Any:
+            return {"there": True} if name == "held" else None
+
+    from ledger.readmodels.fold import Fold
+
+    fold = Fold(Session())  # type: ignore[arg-type]
+    for name in ("held", "missing", "missing-unchanged"):
+        fold.get(name)
+    fold.put("held", {"there": False})
+    fold.put("missing", {"made": True})
+    fold.put("only-put", {})
+    fold.create("made-here", {})
+    assert fold.absent() == {"missing", "made-here"}
