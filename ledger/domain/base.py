@@ -38,9 +38,9 @@ class LedgerAggregate(Aggregate):
         _direct_apply(cls)
 
     def trigger_event(self, event_class: Any, **kwargs: Any) -> None:
-        """The library's, without its copy of `kwargs` (a fresh dict already) nor its look for
-        a class-wide `TOPIC`, which no aggregate here sets (one that did goes the library's way):
-        the next event of this aggregate made, applied, and kept to be saved."""
+        """The library's, without its copy of `kwargs` (a fresh dict already): the next event of
+        this aggregate made, applied, and kept to be saved. An aggregate with a class-wide
+        `TOPIC` (none here) goes the library's way, which checks its event classes' topics."""
         if getattr(type(self), "TOPIC", None):
             super().trigger_event(event_class, **kwargs)
             return
