@@ -153,7 +153,8 @@ class LedgerBase(Application[UUID]):
         except (IntegrityError, OperationalError):
             self.repository.forget(processing_event.aggregates)
             raise
-        self.repository.saw(r.notification.id for r in recordings)
+        self.repository.saw((r.notification.id, r.domain_event.originator_id,
+                             r.domain_event.originator_version) for r in recordings)
         # Each position's digest for checkpoints and the head, from what its event was sealed
         # with (no second pass over the stored bytes).
         written = [(r.notification.id, recorded_digest(r.notification.id, r.domain_event,

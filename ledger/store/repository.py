@@ -18,6 +18,8 @@ command that fails half-way cannot corrupt the cache. Here:
   looks again), the repository looks at the log's head; events recorded since it last looked
   evict the cached aggregates they are newer than. One cheap query per request or command, not
   one per aggregate it loads. A save that loses a race evicts what it tried to save, whatever the log said.
+  An aggregate read from the store is not kept if a look that went further while it was read
+  walked past a newer version of it, with nothing held to evict (`remember`'s `looked_to`).
 - Aggregates are replayed by `project`, which applies events without the library's runtime
   check of each event against a typing Protocol (a slow `isinstance`).
 - A command hands its aggregates over instead of copying them (`borrowing`). Inside a command's
@@ -45,6 +47,8 @@ from eventsourcing.application import Repository, project_aggregate
 
 #: More new events than this since the last look: the cache is cleared, not walked.
 WALK_AT_MOST = 2_000
+#: Aggregates whose newest version the looks found, kept at most (then forgotten, all at once).
+MOVED_AT_MOST = 10_000
 #: Inside a unit of work (`LedgerRepository.looked`): whether the repository has looked at the
 #: log in it yet. None outside one: every load looks.
 _LOOKED: ContextVar[list[bool] | None] = ContextVar("reddog_repository_looked", default=None)
@@ -126,6 +130,10 @@ class LedgerRepository(Repository[UUID]):
         #: aggregates the library's own `cache` would hold.
         self.held: Recent | None = None if cache_maxsize is None else Recent(cache_maxsize)
         self._seen = 0
+        #: The newest version of each aggregate the log moved to past `_moved_from`, as the
+        #: looks walked it and this process's saves wrote it (`remember`'s `looked_to`).
+        self._moved: dict[UUID, int] = {}
+        self._moved_from = 0
         self._lock = threading.Lock()
         self.loads = {"cached": 0, "store": 0, "handed": 0}
 
@@ -160,9 +168,10 @@ class LedgerRepository(Repository[UUID]):
                 held.data = pickle.dumps(held.live, protocol=pickle.HIGHEST_PROTOCOL)
             data = held.data if held is not None else None
         if data is None:
+            looked_to = self._seen  # before the store is read (`remember`'s `looked_to`)
             aggregate = self._reconstruct_aggregate(aggregate_id, None, projector_func)
             self.loads["store"] += 1
-            self.remember(aggregate)
+            self.remember(aggregate, looked_to=looked_to)
         else:
             self.loads["cached"] += 1
             aggregate = pickle.loads(data)  # bytes this process pickled itself
@@ -170,14 +179,25 @@ class LedgerRepository(Repository[UUID]):
             attempt.loaded[id(aggregate)] = aggregate
         return aggregate
 
-    def remember(self, aggregate: Any, hand_over: bool = False) -> None:
+    def remember(self, aggregate: Any, hand_over: bool = False,
+                 looked_to: int | None = None) -> None:
         """Keep an aggregate's recorded state (it has no pending events), unless the cache
         already holds a version as new: as pickled bytes, or, `hand_over`, the aggregate itself
-        (a command's save: it is done with it, and the next command may take it)."""
+        (a command's save: it is done with it, and the next command may take it).
+
+        `looked_to`: how far the log had been looked at when the aggregate was read from the
+        store. If a look went further since and walked past a newer version of it, recorded
+        elsewhere while nothing of it was held to evict, what was read is older than the log
+        the cache answers for: it is not kept (the next load reads the store). Nor is it where
+        the versions the looks found since are no longer all known."""
         if self.held is None:
             return
         data = None if hand_over else pickle.dumps(aggregate, protocol=pickle.HIGHEST_PROTOCOL)
         with self._lock:
+            if looked_to is not None and looked_to != self._seen and (
+                    looked_to < self._moved_from
+                    or self._moved.get(aggregate.id, 0) > aggregate.version):
+                return
             try:
                 held: _Held | None = self.held.get(aggregate.id)
             except KeyError:
@@ -274,6 +294,7 @@ class LedgerRepository(Repository[UUID]):
             self._clear(head)  # (the next look walks what follows, if anything)
             return
         with self._lock:
+            self._note_moved((originator_id, version) for _p, originator_id, version in moved)
             for _position, originator_id, version in moved:
                 try:
                     held: _Held = self.held.get(originator_id)
@@ -283,23 +304,38 @@ class LedgerRepository(Repository[UUID]):
                     self.held.get(originator_id, evict=True)
             self._seen = max(self._seen, head)
 
+    def _note_moved(self, moves: Iterable[tuple[UUID, int]]) -> None:
+        """Note the versions the log moved aggregates to (under the lock); past
+        `MOVED_AT_MOST` aggregates, start again from the last look."""
+        noted = self._moved
+        if len(noted) > MOVED_AT_MOST:
+            noted.clear()
+            self._moved_from = self._seen
+        for originator_id, version in moves:
+            if version > noted.get(originator_id, 0):
+                noted[originator_id] = version
+
     def _clear(self, head: int) -> None:
         """Drop everything held: more moved on than is worth walking."""
         assert self.held is not None
         with self._lock:
             self.held = Recent(self.held.maxsize)
             self._seen = max(self._seen, head)
+            self._moved.clear()  # (the versions the events not walked moved to are not known)
+            self._moved_from = self._seen
 
-    def saw(self, positions: Iterator[int] | list[int]) -> None:
-        """This process recorded events at these positions and cached what it saved: when
-        they follow on from the last look, the log needs no second look for them."""
-        positions = list(positions)
-        if not positions:
+    def saw(self, written: Iterable[tuple[int, UUID, int]]) -> None:
+        """This process recorded events at these positions (position, aggregate id, version)
+        and cached what it saved: when they follow on from the last look, the log needs no
+        second look for them."""
+        events = list(written)
+        if not events:
             return
+        first, last = events[0][0], events[-1][0]
         with self._lock:  # ascending, so contiguous when the span is the count
-            if (positions[0] == self._seen + 1
-                    and positions[-1] - positions[0] + 1 == len(positions)):
-                self._seen = positions[-1]
+            if first == self._seen + 1 and last - first + 1 == len(events):
+                self._note_moved((originator_id, version) for _p, originator_id, version in events)
+                self._seen = last
 
     def begin_unit(self, now: bool = False) -> Token[list[bool] | None]:
         """Begin a unit of work that looks at the log once: at its first load (a request,

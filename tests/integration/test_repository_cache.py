@@ -323,3 +323,51 @@ def test_a_look_at_the_log_evicts_what_another_application_changed_reading_versi
         two.repository.held.get(changed)
     two.repository.held.get(kept)  # still held (a KeyError otherwise)
     assert two.wallets.wallet(SYSTEM, changed)["balance"] == 600
+
+
+def test_a_load_from_the_store_that_a_look_at_the_log_overtook_is_not_kept(
+        make_shared_app, monkeypatch) -> None:
+    """A load reads an aggregate from the store; before it is kept, another process records a
+    newer version and a look at the log (another request of this process) walks past it, with
+    nothing of it held yet to evict. What the load read is then older than the log the cache
+    answers for: it is not kept, and the next load reads the store again (two servers on one
+    store, a client shown a deal's version 8 by one and then version 4 by the other)."""
+    one, two, changed, _kept = two_wallets_held_by_another_app(make_shared_app)
+    two.repository.forget([changed])  # not held: the next load reads the store
+    repository = two.repository
+    reconstruct = repository._reconstruct_aggregate
+
+    def overtaken(*args: Any, **kwargs: Any) -> Any:
+        loaded = reconstruct(*args, **kwargs)
+        one.wallets.grant(SYSTEM, changed, 5)  # the other process moves it on
+        repository.sync()  # and this one's next look sees that, before the load is kept
+        return loaded
+
+    monkeypatch.setattr(repository, "_reconstruct_aggregate", overtaken)
+    assert two.wallets.wallet(SYSTEM, changed)["balance"] == 500  # read as it was
+    monkeypatch.setattr(repository, "_reconstruct_aggregate", reconstruct)
+    assert two.wallets.wallet(SYSTEM, changed)["balance"] == 505
+
+
+def test_a_load_from_the_store_is_kept_when_the_looks_that_overtook_it_moved_other_aggregates(
+        make_shared_app, monkeypatch) -> None:
+    """The same race, but the look that went further while the load read the store walked only
+    another aggregate's events: what the load read is as new as the log, and it is kept."""
+    one, two, changed, kept = two_wallets_held_by_another_app(make_shared_app)
+    two.repository.forget([changed])
+    repository = two.repository
+    reconstruct = repository._reconstruct_aggregate
+
+    def overtaken(*args: Any, **kwargs: Any) -> Any:
+        loaded = reconstruct(*args, **kwargs)
+        one.wallets.grant(SYSTEM, kept, 5)  # the other wallet moves on
+        repository.sync()
+        return loaded
+
+    monkeypatch.setattr(repository, "_reconstruct_aggregate", overtaken)
+    assert two.wallets.wallet(SYSTEM, changed)["balance"] == 500
+    monkeypatch.setattr(repository, "_reconstruct_aggregate", reconstruct)
+    assert repository.held_version(changed) is not None  # kept
+    stored = repository.loads["store"]
+    assert two.wallets.wallet(SYSTEM, changed)["balance"] == 500
+    assert repository.loads["store"] == stored  # from the cache
