@@ -17,7 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.core.digests import GENESIS, expand_ranges, stored_digest, stored_event_digest
+from ledger.core.digests import (
+    GENESIS,
+    expand_ranges,
+    read_stored_event,
+    stored_digest,
+    stored_event_digest,
+)
 from ledger.core.transfers import Transfer, owner_of
 from ledger.domain.casino import CasinoDeal
 from ledger.domain.checkpoint import Checkpoints
@@ -77,13 +83,6 @@ def verify_range(app: SealedLedger, first: int, last: int) -> VerificationReport
     return report
 
 
-def _read(app: SealedLedger, notification: Any) -> Any:
-    try:
-        return app.mapper.to_domain_event(notification)
-    except Exception:  # noqa: BLE001 - altered bytes may break decoding in any way
-        return None
-
-
 def _look_back(app: SealedLedger, tamper: TamperCheck,
                events: list[tuple[int, Any, Any, Any]], first: int) -> None:
     """What the range's checks need from before it: the event before each aggregate's first in
@@ -100,7 +99,8 @@ def _look_back(app: SealedLedger, tamper: TamperCheck,
                 if previous is not None and digest is not None:
                     tamper.heads[aggregate] = (stored.originator_version - 1, digest)
                     if isinstance(event, Checkpoints.Recorded):
-                        tamper.last_mac = getattr(_read(app, previous), "mac", GENESIS)
+                        event_before = read_stored_event(app.mapper, previous)[1]
+                        tamper.last_mac = getattr(event_before, "mac", GENESIS)
         if isinstance(event, Checkpoints.Recorded):
             ranges = getattr(event, "ranges", None)
             named = (expand_ranges(ranges) if ranges is not None
