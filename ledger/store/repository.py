@@ -294,7 +294,7 @@ class LedgerRepository(Repository[UUID]):
             self._clear(head)  # (the next look walks what follows, if anything)
             return
         with self._lock:
-            self._note_moved((originator_id, version) for _p, originator_id, version in moved)
+            self._note_moved(moved)
             for _position, originator_id, version in moved:
                 try:
                     held: _Held = self.held.get(originator_id)
@@ -304,15 +304,15 @@ class LedgerRepository(Repository[UUID]):
                     self.held.get(originator_id, evict=True)
             self._seen = max(self._seen, head)
 
-    def _note_moved(self, moves: Iterable[tuple[UUID, int]]) -> None:
-        """Note the versions the log moved aggregates to (under the lock); past
-        `MOVED_AT_MOST` aggregates, start again from the last look."""
+    def _note_moved(self, moves: list[tuple[int, UUID, int]]) -> None:
+        """Note the versions the log moved aggregates to, as (position, aggregate id, version)
+        (under the lock); past `MOVED_AT_MOST` aggregates, start again from the last look."""
         noted = self._moved
         if len(noted) > MOVED_AT_MOST:
             noted.clear()
             self._moved_from = self._seen
-        for originator_id, version in moves:
-            if version > noted.get(originator_id, 0):
+        for _position, originator_id, version in moves:
+            if version > noted.get(originator_id, 0):  # (two looks may note out of order)
                 noted[originator_id] = version
 
     def _clear(self, head: int) -> None:
@@ -334,7 +334,7 @@ class LedgerRepository(Repository[UUID]):
         first, last = events[0][0], events[-1][0]
         with self._lock:  # ascending, so contiguous when the span is the count
             if first == self._seen + 1 and last - first + 1 == len(events):
-                self._note_moved((originator_id, version) for _p, originator_id, version in events)
+                self._note_moved(events)
                 self._seen = last
 
     def begin_unit(self, now: bool = False) -> Token[list[bool] | None]:
