@@ -95,7 +95,7 @@ def _direct_apply(aggregate: type[LedgerAggregate]) -> None:
     the event's fields against its signature at every event applied, new or read from the
     store. The event classes, their names, topics and fields stay the library's: events
     recorded before read as they did."""
-    for name, attribute in list(vars(aggregate).items()):
+    for name, attribute in vars(aggregate).items():  # (the event classes change, not it)
         if (isinstance(attribute, CommandMethodDecorator) and name != "__init__"
                 and attribute.decorated_property is None):
             event_class: Any = decorated_func_callers[attribute]

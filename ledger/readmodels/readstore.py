@@ -80,7 +80,8 @@ class PageWrite:
     keys: dict[str, list[int]] = field(default_factory=dict)
     listed: list[tuple[int, int]] = field(default_factory=list)
     position: int = 0
-    #: Names among `documents` the page read inside its transaction and found absent: written
+    #: Names among `documents` the store does not hold (`Fold.absent`: read inside the page's
+    #: transaction and not found, or made under a name only the page's event can make): written
     #: without asking whether they exist (an insert, or nothing for one deleted again).
     absent: frozenset[str] = frozenset()
 

@@ -52,6 +52,8 @@ log = logging.getLogger(__name__)
 #: A table's columns as (name, PostgreSQL type), for the rows a page writes to it.
 Columns = tuple[tuple[str, str], ...]
 DOCUMENT_COLUMNS: Columns = (("name", "text"), ("doc", "text"))
+#: How a page writes a document its store may hold already.
+UPSERT = " ON CONFLICT (name) DO UPDATE SET doc = excluded.doc"
 EVENT_COLUMNS: Columns = (("position", "bigint"), ("at", "bigint"), ("at_max", "bigint"))
 KEY_COLUMNS: Columns = (("key", "text"), ("position", "bigint"), ("positions", "text"))
 #: Runs of a key read at a time by a feed query.
@@ -99,14 +101,16 @@ class _SqlReadStore(ReadStore):
 
     def _write(self, cursor: Any, projection: str, start: int, write: PageWrite) -> None:
         m = self.mark
-        texts = document_texts(write.documents)
         absent = write.absent
+        new: list[tuple[str, str]] = []
+        upserts: list[tuple[str, str]] = []
+        deletes: list[str] = []
         # A document the store does not hold is written as new; deleted, it is left alone.
-        new = [(name, text) for name, text in texts.items()
-               if text is not None and name in absent]
-        upserts = [(name, text) for name, text in texts.items()
-                   if text is not None and name not in absent]
-        deletes = [name for name, text in texts.items() if text is None and name not in absent]
+        for name, text in document_texts(write.documents).items():
+            if text is not None:
+                (new if name in absent else upserts).append((name, text))
+            elif name not in absent:
+                deletes.append(name)
         self._write_documents(cursor, new, upserts)
         if deletes:
             self._delete_documents(cursor, deletes)
@@ -314,8 +318,6 @@ class _PostgresSession(_SqlSession):
         return {name: document_value(doc) for name, doc in map(row_tuple, self.cursor.fetchall())}
 
 
-#: How a page writes a document its store may hold already.
-UPSERT = " ON CONFLICT (name) DO UPDATE SET doc = excluded.doc"
 #: A key's runs of positions, one row a page (`runs_of`): `position` is the run's last.
 FEED_KEYS_TABLE = ("CREATE TABLE IF NOT EXISTS feed_keys (key TEXT NOT NULL, position INTEGER "
                    "NOT NULL, positions TEXT NOT NULL, PRIMARY KEY (key, position)) WITHOUT ROWID")
