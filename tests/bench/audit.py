@@ -176,7 +176,8 @@ def rates(ctx: Context, kind: str, size: int, progress: Progress) -> list[Figure
                              f"{folded_again.result} of {positions}")
     tries = {"projection catch-up": (folded, folded_again),
              "reddog verify": (verified, verified_again)}
-    folded, verified = (min(runs, key=lambda run: run.seconds) for runs in tries.values())
+    folded = min(folded, folded_again, key=lambda run: run.seconds)
+    verified = min(verified, verified_again, key=lambda run: run.seconds)
     raw = min((raw_first, raw_again), key=lambda run: run.seconds)
     raw_rate = positions / raw.seconds
     raw_cpu = min(raw_first.cpu, raw_again.cpu)
