@@ -5,9 +5,11 @@ connections and threads do not survive a fork).
 
 The master opens the store once before it forks, so a new store's tables and chain key are made
 by one process, and closes it again. Each worker then builds the app from the same settings,
-without making the tables again (`Settings.tables_made`); on an embedded store (SQLite) every worker
-folds the read models too, and the fold's lock (`ledger.readmodels.readstore`) makes each page folded
-exactly once across them.
+without making the tables again (`Settings.tables_made`). Before the workers, the master forks its
+loops process (`start_loops`): the fold of the read models (on an embedded store, SQLite) and the
+public log's publishing run there, woken by the saves of every worker, and the workers stand by
+to take either over should it end; the fold's lock (`ledger.readmodels.readstore`) makes each
+page folded exactly once across them all.
 
 Each worker counts what it answers in the Prometheus client's multiprocess files, in a folder
 the master makes for the server (or `PROMETHEUS_MULTIPROC_DIR`, emptied as the server starts),
@@ -21,9 +23,15 @@ HTTP bench's load: 60-120 ms each before, 5-40 ms after).
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import select
 import shutil
+import signal
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,6 +44,8 @@ from ledger.core import private
 from ledger.core.background import SharedLoop
 from ledger.ops import heap
 from ledger.settings import Settings
+
+log = logging.getLogger(__name__)
 
 #: Seconds a worker's main loop may stay silent (hung) before the master replaces it; a
 #: worker's requests run in threads of their own and never silence the loop (`api.worker`).
@@ -108,8 +118,9 @@ def count_in_files() -> None:
 
 
 class SharedLoops(NamedTuple):
-    """The background loops that the workers of a server share, made by its master before the
-    first fork: one worker runs each, woken by the saves of all (`ledger.core.background`).
+    """The background loops that the processes of a server share, made by its master before
+    the first fork: one process runs each, woken by the saves of all (`ledger.core.background`):
+    the server's loops process where it runs (`start_loops`), else one of its workers.
     Measured with the HTTP bench's commands alone on SQLite, the fold in one worker instead of
     both: 3.19 to 3.37 ms of server CPU a command against 3.31 to 3.43, alternating runs."""
 
@@ -142,6 +153,114 @@ def worker_app(settings: Settings, shared: SharedLoops = ALONE) -> Any:
     from ledger.app.application import LedgerApplication
 
     return serving_app(LedgerApplication(settings.tables_made()), shared)
+
+
+#: What the loops process writes to the log once it runs the shared loops, with its pid.
+LOOPS_RUNNING = "Shared loops running"
+#: Seconds the master waits for its loops process to take the shared loops before it forks
+#: the workers without it (they run the loops then, as a server without one did).
+LOOPS_START_SECONDS = 30.0
+#: Seconds the loops process waits between looks at whether its master is still there.
+LOOPS_LOOK_SECONDS = 1.0
+
+
+def start_loops(settings: Settings, shared: SharedLoops) -> int | None:
+    """Fork the server's loops process: the fold of the read models (where the server folds
+    them, `Settings.follows_in_serve`) and the public log's publishing, run in a process of
+    their own beside the workers, woken by the saves of every worker through the shared loops'
+    pipes. The pid once it holds the loops; None when it could not take them in time (the
+    workers run them then, one of them each, as before).
+
+    Why a process of its own: a worker's threads share its GIL, and the fold lets go of it and
+    takes it back at every call into SQLite, many a page. Folded in a worker, under the HTTP
+    bench's commands alone on SQLite, the fold took 0.56 ms of the workers' CPU a command;
+    in a process of its own, folding as often, 0.26 ms, and the workers' CPU a command fell
+    from 2.77 to 2.21 ms (docs/performance.md). Forked by the master before the workers, as
+    they are (no thread runs in it yet). The workers still stand by to run each loop: one takes
+    a loop over within its poll if this process ends, killed too. It ends when the master asks
+    (`stop_loops`), on SIGTERM or SIGINT, or when its master is gone."""
+    wanted = SharedLoops(shared.fold if settings.follows_in_serve else None, shared.publish)
+    if not any(wanted):
+        return None
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the loops process: it never returns into the master's stack
+        os.close(read_end)
+        code = 1
+        try:
+            code = _run_loops(settings, wanted, write_end)
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    try:
+        said = b""
+        deadline = time.monotonic() + LOOPS_START_SECONDS
+        while not said.endswith(b"\n") and (left := deadline - time.monotonic()) > 0:
+            if not select.select([read_end], [], [], left)[0]:
+                break
+            more = os.read(read_end, 64)
+            if not more:  # it ended before it said so
+                break
+            said += more
+    finally:
+        os.close(read_end)
+    if said.strip() == b"running":
+        return pid
+    log.warning("the loops process did not take the shared loops in %.0f s: the workers run "
+                "them", LOOPS_START_SECONDS)
+    stop_loops(pid)
+    return None
+
+
+def _run_loops(settings: Settings, wanted: SharedLoops, ready: int) -> int:
+    """The loops process: its own application over the store, running each loop in `wanted`
+    (taken before it says it runs them, so that no worker forked after takes one first) until
+    it is stopped."""
+    from ledger.app.application import LedgerApplication
+
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    master = os.getppid()
+    try:
+        ledger = LedgerApplication(settings.tables_made())
+    except Exception:
+        log.exception("the loops process could not open the store: the workers run the loops")
+        return 1
+    try:
+        if wanted.fold is not None and wanted.fold.lead():
+            ledger.follow(shared=wanted.fold)
+        if wanted.publish is not None and ledger.public is not None and wanted.publish.lead():
+            ledger.publish_in_background(wanted.publish)
+        heap.settle()
+        os.write(ready, b"running\n")
+        os.close(ready)
+        log.info("%s (pid: %s)", LOOPS_RUNNING, os.getpid())
+        while not stop.wait(LOOPS_LOOK_SECONDS) and os.getppid() == master:
+            pass
+    finally:
+        ledger.close()
+    return 0
+
+
+def stop_loops(pid: int, seconds: float = GRACEFUL_SECONDS) -> None:
+    """Ask the loops process to end (SIGTERM) and wait `seconds` at most for it (it may have been
+    reaped already by gunicorn's master, which reaps every child)."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                return
+        except ChildProcessError:  # reaped by the master's loop already
+            return
+        time.sleep(0.05)
+    log.warning("the loops process %s did not end in %.0f s: killed", pid, seconds)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
 
 
 def serve_workers(settings: Settings, host: str, port: int, workers: int, threads: int) -> None:
@@ -193,4 +312,10 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
             for ledger in self.ledgers:
                 ledger.close()
 
-    LedgerServer().run()
+    server = LedgerServer()
+    loops = start_loops(settings, server.shared)  # before the workers: it takes the loops first
+    try:
+        server.run()
+    finally:
+        if loops is not None:
+            stop_loops(loops)

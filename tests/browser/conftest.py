@@ -106,7 +106,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     port = free_port()
     store = f"sqlite:///{directory / 'x.sqlite3'}"
     # REDDOG_BROWSER_SERVE: more arguments for `reddog serve` (`--workers 2`: the pages against
-    # a server of two workers, one of which folds the read models for both).
+    # a server of two workers, whose loops process folds the read models for both).
     command = [*reddog_command(), "serve", "--store", store, "--port", str(port), "--demo",
                *os.environ.get("REDDOG_BROWSER_SERVE", "").split()]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

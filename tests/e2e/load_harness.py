@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -201,8 +202,25 @@ class ServerProcess:
     def output(self) -> str:
         return f"--- {self.name} ({self.log}):\n{tail(self.log)}"
 
+    def loops(self) -> int | None:
+        """Under `--workers N`, the pid of the process that runs the workers' shared loops (the
+        fold, the public log's publishing: `api.production.start_loops`), as the last start
+        wrote it to the log; None before it did, or where no such process was started."""
+        from api.production import LOOPS_RUNNING
+
+        found = re.findall(rf"{LOOPS_RUNNING} \(pid: (\d+)\)",
+                           self.log.read_text(errors="replace"))
+        return int(found[-1]) if found else None
+
+    def worker_pids(self) -> list[int]:
+        """Under `--workers N`, the worker processes: the master's children less its loops
+        process (`loops`): every child while the loops process has not said it runs."""
+        assert self.process is not None
+        loops = self.loops()
+        return [pid for pid in children(self.process.pid) if pid != loops]
+
     def processes(self) -> list[int]:
-        """The server's pid, and its workers' under `--workers N`."""
+        """The server's pid, and its workers' and loops process's under `--workers N`."""
         assert self.process is not None
         return [self.process.pid, *children(self.process.pid)]
 

@@ -62,8 +62,8 @@ def resumed(pid: int) -> None:
 def test_two_workers_answer_and_share_the_store(server: ServerProcess, store_url: str,
                                                 tmp_path: Path) -> None:
     assert server.process is not None
-    first, second = wait_until(lambda: (found := children(server.process.pid)) and len(
-        found) == 2 and found, 30, f"two workers under the master\n{server.output()}")
+    first, second = wait_until(lambda: (found := server.worker_pids()) and len(found) == 2 and found,
+                               30, f"two workers under the master\n{server.output()}")
     [operator] = create_keys(store_url, process_env(), [("operator", None)], tmp_path)
     base = server.base
 
@@ -91,7 +91,7 @@ def test_two_workers_answer_and_share_the_store(server: ServerProcess, store_url
         assert ok(base, "GET", f"/wallets/{wallet['id']}", operator)["balance"] == 150
     finally:
         resumed(second)
-    assert sorted(children(server.process.pid)) == sorted([first, second])  # none replaced
+    assert sorted(server.worker_pids()) == sorted([first, second])  # none replaced
 
     # Both at once: threads granting to wallets of their own (one wallet granted to by many at
     # once is a hot aggregate: its commands race, docs/architecture.md), each request to
@@ -117,7 +117,7 @@ def test_two_workers_answer_and_share_the_store(server: ServerProcess, store_url
     for opened in wallets:
         assert ok(base, "GET", f"/wallets/{opened['id']}", operator)["balance"] == 55
 
-    if store_url.startswith("sqlite"):  # one worker folds for both: as from scratch
+    if store_url.startswith("sqlite"):  # one process folds for both: as from scratch
         wait_for_projection(base, operator)
         server.stop()
         ledger = LedgerApplication(Settings.from_env(process_env(), store=store_url))
@@ -167,9 +167,10 @@ def two_workers(tmp_path: Path) -> Iterator[TwoWorkers]:
     server.start()
     try:
         assert server.process is not None
-        master = server.process.pid
-        workers = wait_until(lambda: (found := children(master)) and len(found) == 2 and found,
-                             30, f"two workers under the master\n{server.output()}")
+        workers = wait_until(lambda: (found := server.worker_pids()) and len(found) == 2
+                             and server.loops() is not None and found,
+                             30, f"two workers and the loops process under the master\n"
+                                 f"{server.output()}")
         [operator] = create_keys(url, process_env(), [("operator", None)], tmp_path)
         yield TwoWorkers(server, workers, operator)
     finally:
@@ -201,41 +202,41 @@ def report_behind(base: str, key: str) -> int:
     return ok(base, "GET", f"/reports?{report_days()}", key)["projection"]["behind"]
 
 
-def test_one_worker_folds_and_publishes_for_both_and_another_takes_over_when_it_is_killed(
+def test_the_loops_process_folds_and_publishes_for_both_workers_and_one_takes_over_when_it_is_killed(
         two_workers: TwoWorkers) -> None:
-    """The workers share the fold of the read models and the public log's publishing: one
-    worker runs each, woken by the saves of both; the other does neither, and takes over within
-    its poll when the one running it is killed."""
+    """The fold of the read models and the public log's publishing run in a process of their
+    own beside the workers (`api.production.start_loops`), woken by the saves of both; the
+    workers do neither, and one takes each over within its poll when that process is killed."""
     server, operator = two_workers.server, two_workers.operator
     assert server.process is not None
     master, base = server.process.pid, server.base
     workers = set(two_workers.workers)
+    loops = server.loops()
     fold, publish = wait_until(
         lambda: (held := shared_loop_holders(master)) and all(held) and held, 30,
-        f"a worker running each shared loop\n{server.output()}")
-    assert {fold, publish} <= workers
-    [other] = workers - {fold}
+        f"a process running each shared loop\n{server.output()}")
+    assert fold == publish == loops and loops in children(master) and loops not in workers
 
     wallet = ok(base, "POST", "/wallets", operator, {"player_id": "fold"}, "w-fold", 201)
-    wait_for_projection(base, operator)
-    paused(fold)  # the other worker answers, and does not fold what it saved
+    wait_for_projection(base, operator)  # folded by the loops process, woken by a worker
+    paused(loops)  # the workers answer, and neither folds what it saved
     try:
         ok(base, "POST", f"/wallets/{wallet['id']}/grants", operator, {"amount": 7}, "g-f1", 201)
         assert report_behind(base, operator) > 0
-        assert shared_loop_holders(master)[0] == fold
+        assert shared_loop_holders(master) == [loops, loops]
     finally:
-        resumed(fold)
-    wait_for_projection(base, operator)  # folded by the worker that folds, woken by the other
+        resumed(loops)
+    wait_for_projection(base, operator)
 
-    os.kill(fold, signal.SIGKILL)
+    os.kill(loops, signal.SIGKILL)
     taken = wait_until(
-        lambda: (held := shared_loop_holders(master)) and all(held) and fold not in held
-        and held, 30, f"other workers running the loops of {fold}\n{server.output()}")
-    assert set(taken) <= set(children(master))
+        lambda: (held := shared_loop_holders(master)) and all(held) and loops not in held
+        and held, 30, f"workers running the loops of {loops}\n{server.output()}")
+    assert set(taken) <= workers
     ok(base, "POST", f"/wallets/{wallet['id']}/grants", operator, {"amount": 8}, "g-f2", 201)
     wait_for_projection(base, operator)
     assert ok(base, "GET", f"/wallets/{wallet['id']}", operator)["balance"] == 15
-    assert other in children(master)  # the worker that was not killed still serves
+    assert workers <= set(children(master))  # both workers still serve
 
 
 def test_metrics_sum_both_workers_counters_whichever_answers(two_workers: TwoWorkers) -> None:
@@ -273,7 +274,7 @@ def test_metrics_sum_both_workers_counters_whichever_answers(two_workers: TwoWor
         assert scrape['reddog_events_appended_total'] - before.get(
             'reddog_events_appended_total', 0) >= 3
     assert by_first["reddog_log_head_position"] == by_second["reddog_log_head_position"]
-    assert sorted(children(server.process.pid)) == sorted([first, second])
+    assert sorted(server.worker_pids()) == sorted([first, second])
 
 
 def test_a_worker_that_stops_is_replaced_and_the_counters_go_on(two_workers: TwoWorkers) -> None:
@@ -283,13 +284,12 @@ def test_a_worker_that_stops_is_replaced_and_the_counters_go_on(two_workers: Two
     server, operator = two_workers.server, two_workers.operator
     first, second = two_workers.workers
     assert server.process is not None
-    master = server.process.pid
     before = metric_samples(server.base, operator).get(LIVE, 0)
     for _ in range(6):
         ok(server.base, "GET", "/health/live", operator)
     os.kill(first, signal.SIGTERM)
     replaced = wait_until(
-        lambda: (now := children(master)) and len(now) == 2 and first not in now and now,
+        lambda: (now := server.worker_pids()) and len(now) == 2 and first not in now and now,
         30, f"a new worker in place of {first}\n{server.output()}")
     assert second in replaced and server.process.poll() is None, server.output()
     paused(second)  # the new worker answers: pause the old one so that only the new one can
@@ -329,7 +329,6 @@ def test_connections_opened_together_are_spread_over_the_workers_and_a_new_worke
     connections after their answers until the two hold their shares again."""
     server = two_workers.server
     assert server.process is not None
-    master = server.process.pid
     port = int(server.base.rpartition(":")[2])
     clients = [HTTPConnection("127.0.0.1", port, timeout=10) for _ in range(8)]
 
@@ -349,7 +348,7 @@ def test_connections_opened_together_are_spread_over_the_workers_and_a_new_worke
 
     def shares() -> list[int] | None:
         ask_each()
-        workers = children(master)
+        workers = server.worker_pids()
         held = sorted(held_connections(pid, port) for pid in workers)
         return held if len(workers) == 2 and sum(held) == 8 and held[1] - held[0] <= 2 else None
 
@@ -359,9 +358,9 @@ def test_connections_opened_together_are_spread_over_the_workers_and_a_new_worke
         held = wait_until(shares, 30, f"eight connections spread over two workers\n"
                                       f"{server.output()}")
         assert held in ([4, 4], [3, 5]), held
-        first, other = children(master)
+        first, other = server.worker_pids()
         os.kill(first, signal.SIGKILL)
-        new = wait_until(lambda: (now := children(master)) and len(now) == 2 and first not in now
+        new = wait_until(lambda: (now := server.worker_pids()) and len(now) == 2 and first not in now
                          and next(pid for pid in now if pid != other),
                          30, f"a new worker in place of {first}\n{server.output()}")
         # Its clients reconnect while the new worker is stopped: the other takes them all (it
