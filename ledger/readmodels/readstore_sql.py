@@ -325,6 +325,16 @@ DOCUMENTS_TABLE = ("CREATE TABLE IF NOT EXISTS read_documents (name TEXT PRIMARY
                    "doc TEXT NOT NULL)")
 
 
+#: The pages (4 KiB each) the read file's WAL grows to before a fold's commit copies them back
+#: into the file (SQLite's default is 1,000). A fold rewrites the same pages page after page
+#: (its tables' upper levels, the documents it updates again and again): copied back ten times
+#: less often, each is copied once for many commits, and the file is synced as much less
+#: often (`synchronous=NORMAL` syncs at a checkpoint). A catch-up of 50,000 events into a
+#: fresh file: 20.6 to 21.2 µs an event on the wall clock with 1,000, 19.3 to 20.4 with 10,000.
+#: The WAL file keeps the size it grew to, about 40 MiB, as WAL files do.
+CHECKPOINT_PAGES = 10_000
+
+
 class SQLiteReadStore(_SqlReadStore):
     """Read models in a SQLite file of their own beside the event store's file."""
 
@@ -345,7 +355,8 @@ class SQLiteReadStore(_SqlReadStore):
         self.path = path
         self.busy_seconds = busy_seconds
         # A rebuildable model: WAL keeps it consistent, if not durable, without a flush a write.
-        self.connections = ThreadConnections(path, busy_seconds, "NORMAL", self.SCHEMA)
+        self.connections = ThreadConnections(path, busy_seconds, "NORMAL", self.SCHEMA,
+                                             checkpoint_pages=CHECKPOINT_PAGES)
         self._leave_format_1()
 
     def _leave_format_1(self) -> None:

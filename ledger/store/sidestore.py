@@ -58,10 +58,13 @@ class ThreadConnections:
     a longer timeout would not help."""
 
     def __init__(self, path: Path, busy_seconds: float, synchronous: str,
-                 schema: Iterable[str] = ()) -> None:
+                 schema: Iterable[str] = (), checkpoint_pages: int | None = None) -> None:
         self.path = path
         self.busy_seconds = busy_seconds
         self.synchronous = synchronous
+        #: Each connection's `wal_autocheckpoint`: the pages its WAL may grow to before a
+        #: commit of it copies them back into the file (None: SQLite's 1,000).
+        self.checkpoint_pages = checkpoint_pages
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._guard = threading.Lock()
@@ -91,6 +94,8 @@ class ThreadConnections:
             connection = sqlite3.connect(self.path, timeout=self.busy_seconds,
                                          isolation_level=None, check_same_thread=False)
             connection.execute(f"PRAGMA synchronous={self.synchronous}")
+            if self.checkpoint_pages is not None:
+                connection.execute(f"PRAGMA wal_autocheckpoint={int(self.checkpoint_pages)}")
             self._local.connection = connection
             with self._guard:
                 self._connections.append(connection)

@@ -101,3 +101,34 @@ def test_a_setup_still_locked_after_its_busy_time_or_refused_otherwise_fails(
     with pytest.raises(sqlite3.OperationalError, match="I/O"):
         SQLiteReadStore(tmp_path / "broken.sqlite3")
     assert made[0].asked == 1
+
+
+def test_the_read_files_wal_is_copied_back_ten_times_less_often_by_every_threads_connection(
+        tmp_path: Path) -> None:
+    """Each thread's connection to the read models' file lets its WAL grow to
+    `CHECKPOINT_PAGES` before a commit copies it back (a fold rewrites the same pages page
+    after page); the runtime file keeps SQLite's own 1,000."""
+    from ledger.readmodels.readstore_sql import CHECKPOINT_PAGES
+
+    store = SQLiteReadStore(tmp_path / "read.sqlite3")
+    runtime = SQLiteRuntimeStore(tmp_path / "runtime.sqlite3")
+    found: dict[str, int] = {}
+
+    def look() -> None:
+        found["read"] = store.connections.connection().execute(
+            "PRAGMA wal_autocheckpoint").fetchone()[0]
+        found["runtime"] = runtime.connections.connection().execute(
+            "PRAGMA wal_autocheckpoint").fetchone()[0]
+
+    try:
+        thread = threading.Thread(target=look)
+        thread.start()
+        thread.join()
+        with store.exclusive(PROJECTION):  # this thread's, the fold's own
+            assert store.connections.connection().execute(
+                "PRAGMA wal_autocheckpoint").fetchone()[0] == CHECKPOINT_PAGES
+    finally:
+        store.close()
+        runtime.close()
+    assert found == {"read": CHECKPOINT_PAGES, "runtime": 1000}
+    assert CHECKPOINT_PAGES > 1000
