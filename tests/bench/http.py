@@ -250,7 +250,8 @@ class Server:
         raise RuntimeError(f"the server did not start: {self.log.read_text()[-3000:]}")
 
     def pids(self) -> list[int]:
-        """The server's process and its workers (gunicorn's)."""
+        """The server's process and its children: gunicorn's workers and the loops process
+        (`api.production.start_loops`)."""
         from tests.e2e.load_harness import children
 
         return [self.process.pid, *children(self.process.pid)]
@@ -679,7 +680,8 @@ class Bench:
         figures.append(Figure(
             SECTION, "server RSS peak (all processes)", kind, peak / MIB, "MiB",
             note=f"VmRSS summed over {processes} processes"
-                 + (" (gunicorn's master and workers)" if processes > 1 else "")
+                 + (" (gunicorn's master, its workers and its loops process)" if processes > 1
+                    else "")
                  + ", sampled every 0.2 s during the load",
             extra={"peak_bytes": peak, "processes": processes}))
         figures.append(Figure(
