@@ -209,31 +209,27 @@ def verify_deal(
     `explain=False` (a verifier of the whole log, which reports only what fails): the report's
     checks are those that failed, the same checks made the same way, and only they are put in
     words."""
-    # What each check compared, kept only where it is to be put in words (every check when
-    # explaining; else those that failed: a verifier of the whole log checks every deal, and
-    # almost every check passes).
+    # What each check compared, kept only where it is to be put in words: every check when
+    # explaining; else those that failed (a verifier of the whole log checks every deal, and
+    # almost every check passes). Either way the deal is fair when every check kept passed.
     made: list[tuple[str, bool, tuple[object, ...]]] = []
-    fair = True
     try:
         recomputed = commitment(server_seed)
     except InvalidInput as error:
         recomputed = f"invalid seed ({error.detail})"
-    if recomputed != commitment_hex or explain:
-        fair = recomputed == commitment_hex
-        made.append(("commitment", fair, (recomputed, commitment_hex)))
+    if not (ok := recomputed == commitment_hex) or explain:
+        made.append(("commitment", ok, (recomputed, commitment_hex)))
     try:
         pack = shuffled_notation(server_seed, client_seed, nonce)
     except InvalidInput as error:
         pack = []
-        fair = False
         made.append(("pack", False, (error.detail,)))
     remaining = list(range(52))
     for kind, position, card, version, positions in steps:
         if kind == "take" or kind == "burn":
             top = remaining.pop(0) if remaining else None
-            if position != top or explain:
-                fair = fair and position == top
-                made.append(("top", position == top, (position, top)))
+            if not (ok := position == top) or explain:
+                made.append(("top", ok, (position, top)))
             if kind == "burn" and top is not None:
                 remaining.append(top)
         elif kind == "return":
@@ -241,15 +237,13 @@ def verify_deal(
             continue
         if card is not None:
             expected = pack[position] if 0 <= position < len(pack) else None
-            if expected != card or explain:
-                fair = fair and expected == card
-                made.append(("card", expected == card, (position, expected, card)))
-        if version <= commitment_version or explain:
-            fair = fair and version > commitment_version
-            made.append(("after", version > commitment_version,
-                         (position, version, commitment_version)))
+            if not (ok := expected == card) or explain:
+                made.append(("card", ok, (position, expected, card)))
+        if not (ok := version > commitment_version) or explain:
+            made.append(("after", ok, (position, version, commitment_version)))
     checks: list[dict[str, object]] = []
     for kind, ok, compared in made:
         name, detail = _WORDS_OF[kind](*compared)
         checks.append({"check": name, "ok": ok, "detail": detail})
-    return FairnessReport(fair=fair, checks=checks, pack=pack)
+    return FairnessReport(fair=all(ok for _kind, ok, _compared in made), checks=checks,
+                          pack=pack)
