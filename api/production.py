@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import select
 import shutil
 import signal
 import tempfile
@@ -157,9 +156,6 @@ def worker_app(settings: Settings, shared: SharedLoops = ALONE) -> Any:
 
 #: What the loops process writes to the log once it runs the shared loops, with its pid.
 LOOPS_RUNNING = "Shared loops running"
-#: Seconds the master waits for its loops process to take the shared loops before it forks
-#: the workers without it (they run the loops then, as a server without one did).
-LOOPS_START_SECONDS = 30.0
 #: Seconds the loops process waits between looks at whether its master is still there.
 LOOPS_LOOK_SECONDS = 1.0
 
@@ -168,8 +164,9 @@ def start_loops(settings: Settings, shared: SharedLoops) -> int | None:
     """Fork the server's loops process: the fold of the read models (where the server folds
     them, `Settings.follows_in_serve`) and the public log's publishing, run in a process of
     their own beside the workers, woken by the saves of every worker through the shared loops'
-    pipes. The pid once it holds the loops; None when it could not take them in time (the
-    workers run them then, one of them each, as before).
+    pipes. Its pid once it holds the loops' locks (taken at once, before it opens the store,
+    so the workers forked after find them held); None when it did not take them (the workers
+    run the loops then, one of them each, as before).
 
     Why a process of its own: a worker's threads share its GIL, and the fold lets go of it and
     takes it back at every call into SQLite, many a page. Folded in a worker, under the HTTP
@@ -177,8 +174,9 @@ def start_loops(settings: Settings, shared: SharedLoops) -> int | None:
     in a process of its own, folding as often, 0.26 ms, and the workers' CPU a command fell
     from 2.77 to 2.21 ms (docs/performance.md). Forked by the master before the workers, as
     they are (no thread runs in it yet). The workers still stand by to run each loop: one takes
-    a loop over within its poll if this process ends, killed too. It ends when the master asks
-    (`stop_loops`), on SIGTERM or SIGINT, or when its master is gone."""
+    a loop over within its poll if this process ends (killed too, or unable to open the store).
+    It ends when the master asks (`stop_loops`), on SIGTERM or SIGINT, or when its master is
+    gone."""
     wanted = SharedLoops(shared.fold if settings.follows_in_serve else None, shared.publish)
     if not any(wanted):
         return None
@@ -192,49 +190,39 @@ def start_loops(settings: Settings, shared: SharedLoops) -> int | None:
         finally:
             os._exit(code)
     os.close(write_end)
-    try:
-        said = b""
-        deadline = time.monotonic() + LOOPS_START_SECONDS
-        while not said.endswith(b"\n") and (left := deadline - time.monotonic()) > 0:
-            if not select.select([read_end], [], [], left)[0]:
-                break
-            more = os.read(read_end, 64)
-            if not more:  # it ended before it said so
-                break
-            said += more
-    finally:
-        os.close(read_end)
-    if said.strip() == b"running":
+    with open(read_end, "rb") as said:  # until the loops process closes its end (or ends)
+        taken = said.read() == b"taken"
+    if taken:
         return pid
-    log.warning("the loops process did not take the shared loops in %.0f s: the workers run "
-                "them", LOOPS_START_SECONDS)
+    log.warning("the loops process did not take the shared loops: the workers run them")
     stop_loops(pid)
     return None
 
 
-def _run_loops(settings: Settings, wanted: SharedLoops, ready: int) -> int:
-    """The loops process: its own application over the store, running each loop in `wanted`
-    (taken before it says it runs them, so that no worker forked after takes one first) until
-    it is stopped."""
+def _run_loops(settings: Settings, wanted: SharedLoops, taken: int) -> int:
+    """The loops process: the locks of the loops in `wanted` taken at once (the master forks
+    the workers once told), then its own application over the store running them until it is
+    stopped."""
     from ledger.app.application import LedgerApplication
 
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
     master = os.getppid()
+    if all(loop.lead() for loop in wanted if loop is not None):
+        os.write(taken, b"taken")
+    os.close(taken)
     try:
         ledger = LedgerApplication(settings.tables_made())
     except Exception:
         log.exception("the loops process could not open the store: the workers run the loops")
         return 1
     try:
-        if wanted.fold is not None and wanted.fold.lead():
+        if wanted.fold is not None:
             ledger.follow(shared=wanted.fold)
-        if wanted.publish is not None and ledger.public is not None and wanted.publish.lead():
+        if wanted.publish is not None:
             ledger.publish_in_background(wanted.publish)
         heap.settle()
-        os.write(ready, b"running\n")
-        os.close(ready)
         log.info("%s (pid: %s)", LOOPS_RUNNING, os.getpid())
         while not stop.wait(LOOPS_LOOK_SECONDS) and os.getppid() == master:
             pass
