@@ -261,12 +261,14 @@ class LedgerBase(Application[UUID]):
         if self._head_keeper is not None:
             self._head_keeper.flush()
 
-    def checkpoint_in_background(self) -> integrity.Checkpointer:
+    def checkpoint_in_background(self, shared: SharedLoop | None = None
+                                 ) -> integrity.Checkpointer:
         """Write the log's checkpoints from a thread of this process, so that no command waits
-        for one (`integrity.Checkpointer`): what every server process does."""
+        for one (`integrity.Checkpointer`): what every server process does (`shared`: or one of
+        the processes forked from the one that made it, a server's loops process or workers)."""
         with self._lazy:
             if self._checkpointer is None:
-                self._checkpointer = integrity.Checkpointer(self.checkpoint).start()
+                self._checkpointer = integrity.Checkpointer(self.checkpoint, shared).start()
             return self._checkpointer
 
     @property

@@ -64,7 +64,9 @@ class SharedLoop:
 
     def wake(self) -> None:
         """Wake the process that runs the loop (a byte in the pipe; a full pipe holds wakes
-        enough already)."""
+        enough already); nothing once closed in this process."""
+        if self._closed:
+            return
         with contextlib.suppress(BlockingIOError):
             os.write(self._write, b"!")
 

@@ -27,7 +27,7 @@ from typing import Any
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError
 
-from ledger.core.background import Background
+from ledger.core.background import Background, SharedLoop
 from ledger.core.digests import checkpoint_mac, position_ranges, sealed_by, stored_digest
 from ledger.core.errors import ConfigurationError
 from ledger.domain.checkpoint import ChainKeyFingerprint, Checkpoints, LogHead
@@ -308,27 +308,41 @@ class Checkpointer(Background):
     answer (25 ms of CPU, reading back a thousand rows the other worker had a share of) once
     every second or two: most of the latency's tail at half the maximum rate. A failed
     checkpoint is logged; the next wake tries again. `stop` writes the one it was woken for, if
-    any, first."""
+    any, first.
+
+    With a `SharedLoop` (the workers of `reddog serve --workers N`), one process writes them,
+    woken by the commands of every worker: the server's loops process, whose GIL no request
+    shares (`api.production.start_loops`), else one of the workers; the others stand by and
+    take it over within `poll` seconds. Any wake there checkpoints (one finding nothing new
+    writes nothing)."""
 
     thread_name = "reddog-checkpoints"
 
-    def __init__(self, checkpoint: Callable[[], dict[str, Any] | None]) -> None:
-        super().__init__()
+    def __init__(self, checkpoint: Callable[[], dict[str, Any] | None],
+                 shared: SharedLoop | None = None, poll: float = 1.0) -> None:
+        super().__init__(shared)
         self._checkpoint = checkpoint
-        self._due = threading.Event()
+        self.poll = poll
+        self._due = threading.Event()  # woken by this process (no shared loop)
         self.written = 0  # checkpoints this thread recorded
 
     def notify(self) -> None:
-        self._due.set()
+        if self.shared is None:
+            self._due.set()
         super().notify()
 
     def run(self) -> None:
         while not self._stop.is_set() or self._due.is_set():
-            self._waited(None)
-            self._clear_wake()
-            if not self._due.is_set():
+            if not self._leads(self.poll):
                 continue
-            self._due.clear()
+            woken = self._waited(None if self.shared is None else self.poll)
+            self._clear_wake()
+            if self.shared is None:
+                if not self._due.is_set():
+                    continue
+                self._due.clear()
+            elif not woken:
+                continue
             if checkpoint_logged(self._checkpoint) is not None:
                 self.written += 1
 

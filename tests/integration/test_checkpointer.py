@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import gc
 import logging
+import multiprocessing
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,11 +21,14 @@ from eventsourcing.persistence import OperationalError
 
 from api.production import worker_app
 from ledger.app.application import LedgerApplication
+from ledger.core.background import SharedLoop
 from ledger.domain.checkpoint import Checkpoints
 from ledger.integrity import checkpoints as integrity
 from ledger.integrity.verify import verify_store
 from ledger.settings import Settings
 from ledger.sim.bots import simulate_casino
+
+fork = multiprocessing.get_context("fork")
 
 #: A mark this small is passed within a few deals.
 MARK = 40
@@ -191,3 +196,62 @@ def test_two_processes_on_one_store_write_one_checkpoint_for_each_multiple_they_
     assert checkpointed_to(apps[0]) >= (head // MARK) * MARK
     report = verify_store(apps[1])
     assert report.ok, report.failures[:3]
+
+
+def test_processes_sharing_the_checkpoints_loop_have_the_one_that_leads_write_them(
+        shared_store: str, make_shared_app) -> None:
+    """A server's processes share one checkpointer (`SharedLoop`): the one that leads it (the
+    loops process) writes every checkpoint, woken by the commands of the others, which stand
+    by and write none; one that stops while standing by ends at once."""
+    loop = SharedLoop()
+    go = fork.Event()
+    # "Another worker": a process of its own (so the loop's lock is another's), forked before
+    # this one opens the store, as a server's are, and building its own application.
+    child = fork.Process(target=_stand_by_then_play, args=(shared_store, loop, go), daemon=True)
+    child.start()
+    leading = None
+    try:
+        leader = make_shared_app()
+        wrote: list[str] = []
+        real = leader.checkpoint
+        leader.checkpoint = lambda: wrote.append(threading.current_thread().name) or real()
+        leading = leader.checkpoint_in_background(loop)
+        assert wait_for(lambda: leading._led)  # it took the loop's lock first
+        go.set()
+        child.join(WAIT)
+        assert child.exitcode == 0
+        head = leader.recorder.max_notification_id()
+        assert head > 3 * MARK
+        assert wait_for(lambda: checkpointed_to(leader) >= (head // MARK) * MARK)
+        assert set(wrote) == {"reddog-checkpoints"}
+        report = verify_store(leader)
+        assert report.ok, report.failures[:3]
+    finally:
+        child.kill()
+        if leading is not None:
+            leading.stop()  # before its loop's pipe is closed
+        loop.close()
+
+
+def _stand_by_then_play(url: str, loop: SharedLoop, go: Any) -> None:
+    """In a forked process: once the leader leads, its own application with a checkpointer
+    standing by on the loop, commands past several marks (each waking the leader), then a stop
+    that must not wait for a loop it never led."""
+    assert go.wait(WAIT)
+    worker = LedgerApplication(Settings.from_env(store=url))
+    worker.checkpoint = lambda: pytest.fail("a process standing by checkpointed")
+    standing = worker.checkpoint_in_background(loop)
+    assert standing.running and not standing._led
+    play_past(worker, 3 * MARK)
+    standing.stop(seconds=WAIT)
+    assert not standing.running and standing.written == 0
+    worker.close()
+
+
+def wait_for(condition: Callable[[], Any]) -> Any:
+    """Poll `condition()` until it holds; AssertionError after WAIT seconds."""
+    deadline = time.monotonic() + WAIT
+    while not (result := condition()):
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.01)
+    return result
