@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from socket import SHUT_WR, socket
+from socket import AF_UNIX, SHUT_WR, socket
 from typing import Any
 
 from waitress import wasyncore
@@ -307,6 +307,20 @@ class Server(TcpWSGIServer):
                 channel.time_out(late)
 
 
+class UnixServer(Server):
+    """The same over a Unix socket (the readers process's: `api.readers`): its address is its
+    path, its clients have none, and TCP's options do not apply."""
+
+    def getsockname(self) -> tuple[str, str]:
+        return ("unix", self.socket.getsockname())
+
+    def fix_addr(self, addr: Any) -> tuple[str, None]:
+        return ("localhost", None)
+
+    def set_socket_options(self, conn: Any) -> None:
+        pass
+
+
 class Edge:
     """One process's server: waitress's event loop over its listening sockets (given, as a
     worker's are, or bound here to `host` and `port`) and its threads running the app."""
@@ -323,10 +337,9 @@ class Edge:
         places: list[tuple[socket | None, Any]] = (
             [(sock, (sock.family, sock.type, sock.proto, sock.getsockname())) for sock in sockets]
             or [(None, info) for info in adj.listen])
-        self.servers = [Server(app, limits, seat, map=self.map, _sock=sock,
-                               dispatcher=self.threads, adj=adj, sockinfo=info,
-                               bind_socket=sock is None)
-                        for sock, info in places]
+        self.servers = [(UnixServer if info[0] == AF_UNIX else Server)(
+            app, limits, seat, map=self.map, _sock=sock, dispatcher=self.threads, adj=adj,
+            sockinfo=info, bind_socket=sock is None) for sock, info in places]
 
     @property
     def addresses(self) -> list[str]:

@@ -218,12 +218,13 @@ def init_app(app: Flask, ledger: Any) -> Metrics:
 
 
 class JsonLines(logging.Formatter):
-    """One JSON object per line: time (UTC), level, logger, message and the record's fields."""
+    """One JSON object per line: time (UTC), level, logger, the process (its pid: a server of
+    several processes writes to one stream), message and the record's fields."""
 
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
-            "level": record.levelname.lower(), "logger": record.name,
+            "level": record.levelname.lower(), "logger": record.name, "pid": record.process,
             "message": record.getMessage(), **getattr(record, "fields", {})}
         if record.exc_info:
             line["error"] = self.formatException(record.exc_info)

@@ -6,10 +6,12 @@ connections and threads do not survive a fork).
 The master opens the store once before it forks, so a new store's tables and chain key are made
 by one process, and closes it again. Each worker then builds the app from the same settings,
 without making the tables again (`Settings.tables_made`). Before the workers, the master forks its
-loops process (`start_loops`): the fold of the read models (on an embedded store, SQLite) and the
-public log's publishing run there, woken by the saves of every worker, and the workers stand by
-to take either over should it end; the fold's lock (`ledger.readmodels.readstore`) makes each
-page folded exactly once across them all.
+loops process (`start_loops`): the fold of the read models (on an embedded store, SQLite), the
+public log's publishing and the log's checkpoints run there, woken by the saves of every worker,
+and the workers stand by to take any of them over should it end; the fold's lock
+(`ledger.readmodels.readstore`) makes each page folded exactly once across them all. Then it
+forks the readers process (`api.readers`), which serves the audit reads the workers pass on, at
+a lower CPU priority than theirs.
 
 Each worker counts what it answers in the Prometheus client's multiprocess files, in a folder
 the master makes for the server (or `PROMETHEUS_MULTIPROC_DIR`, emptied as the server starts),
@@ -38,6 +40,7 @@ from typing import Any, NamedTuple
 
 from api.edge import GRACEFUL_SECONDS, Limits
 from api.observe import multiprocess_dir
+from api.readers import Readers, forwarded, start_readers, stop_readers
 from api.spread import Spread
 from ledger.core import private
 from ledger.core.background import SharedLoop
@@ -125,10 +128,11 @@ class SharedLoops(NamedTuple):
 
     fold: SharedLoop | None
     publish: SharedLoop | None
+    checkpoint: SharedLoop | None
 
 
 #: A server of one process: nothing shared.
-ALONE = SharedLoops(None, None)
+ALONE = SharedLoops(None, None, None)
 
 
 def serving_app(ledger: Any, shared: SharedLoops = ALONE) -> Any:
@@ -141,17 +145,19 @@ def serving_app(ledger: Any, shared: SharedLoops = ALONE) -> Any:
     app = create_app({"LEDGER": ledger})
     if ledger.settings.follows_in_serve:
         ledger.follow(shared=shared.fold)
-    ledger.checkpoint_in_background()  # no request waits for a checkpoint of the log
+    ledger.checkpoint_in_background(shared.checkpoint)  # no request waits for a checkpoint
     ledger.publish_in_background(shared.publish)  # nor for the public tree of it
     heap.settle()  # once ready to serve: its full collections walk what requests make
     return app
 
 
-def worker_app(settings: Settings, shared: SharedLoops = ALONE) -> Any:
-    """A worker's own app over its own ledger (the store's tables made already by the master)."""
+def worker_app(settings: Settings, shared: SharedLoops = ALONE,
+               readers: Readers | None = None) -> Any:
+    """A worker's own app over its own ledger (the store's tables made already by the master),
+    passing its audit reads to the readers process where there is one (`api.readers`)."""
     from ledger.app.application import LedgerApplication
 
-    return serving_app(LedgerApplication(settings.tables_made()), shared)
+    return forwarded(serving_app(LedgerApplication(settings.tables_made()), shared), readers)
 
 
 #: What the loops process writes to the log once it runs the shared loops, with its pid.
@@ -162,8 +168,8 @@ LOOPS_LOOK_SECONDS = 1.0
 
 def start_loops(settings: Settings, shared: SharedLoops) -> int | None:
     """Fork the server's loops process: the fold of the read models (where the server folds
-    them, `Settings.follows_in_serve`) and the public log's publishing, run in a process of
-    their own beside the workers, woken by the saves of every worker through the shared loops'
+    them, `Settings.follows_in_serve`), the public log's publishing and the log's checkpoints,
+    run in a process of their own beside the workers, woken by the saves of every worker through the shared loops'
     pipes. Its pid once it holds the loops' locks (taken at once, before it opens the store,
     so the workers forked after find them held); None when it did not take them (the workers
     run the loops then, one of them each, as before).
@@ -177,7 +183,8 @@ def start_loops(settings: Settings, shared: SharedLoops) -> int | None:
     a loop over within its poll if this process ends (killed too, or unable to open the store).
     It ends when the master asks (`stop_loops`), on SIGTERM or SIGINT, or when its master is
     gone."""
-    wanted = SharedLoops(shared.fold if settings.follows_in_serve else None, shared.publish)
+    wanted = SharedLoops(shared.fold if settings.follows_in_serve else None, shared.publish,
+                         shared.checkpoint)
     if not any(wanted):
         return None
     read_end, write_end = os.pipe()
@@ -222,6 +229,8 @@ def _run_loops(settings: Settings, wanted: SharedLoops, taken: int) -> int:
             ledger.follow(shared=wanted.fold)
         if wanted.publish is not None:
             ledger.publish_in_background(wanted.publish)
+        if wanted.checkpoint is not None:
+            ledger.checkpoint_in_background(wanted.checkpoint)
         heap.settle()
         log.info("%s (pid: %s)", LOOPS_RUNNING, os.getpid())
         while not stop.wait(LOOPS_LOOK_SECONDS) and os.getppid() == master:
@@ -232,8 +241,14 @@ def _run_loops(settings: Settings, wanted: SharedLoops, taken: int) -> int:
 
 
 def stop_loops(pid: int, seconds: float = GRACEFUL_SECONDS) -> None:
-    """Ask the loops process to end (SIGTERM) and wait `seconds` at most for it (it may have been
-    reaped already by gunicorn's master, which reaps every child)."""
+    """Ask the loops process to end (SIGTERM) and wait `seconds` at most for it."""
+    stop_child(pid, "loops", seconds)
+
+
+def stop_child(pid: int, name: str, seconds: float = GRACEFUL_SECONDS) -> None:
+    """Ask a process the master forked beside its workers (the `name` process) to end
+    (SIGTERM) and wait `seconds` at most for it (it may have been reaped already by gunicorn's
+    master, which reaps every child), then kill it."""
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
@@ -246,7 +261,7 @@ def stop_loops(pid: int, seconds: float = GRACEFUL_SECONDS) -> None:
         except ChildProcessError:  # reaped by the master's loop already
             return
         time.sleep(0.05)
-    log.warning("the loops process %s did not end in %.0f s: killed", pid, seconds)
+    log.warning("the %s process %s did not end in %.0f s: killed", name, pid, seconds)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
 
@@ -268,7 +283,7 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
             # (`api.spread`): a slot for each, and as many again for a worker started while one
             # that stops is still being reaped.
             self.spread = Spread(2 * workers)
-            self.shared = SharedLoops(SharedLoop(), SharedLoop())
+            self.shared = SharedLoops(SharedLoop(), SharedLoop(), SharedLoop())
             self.ledgers: list[Any] = []
             super().__init__()
 
@@ -291,7 +306,7 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
         def load(self) -> Any:
             """Called in each worker after the fork: the worker's own application."""
             count_in_files()
-            app = worker_app(settings, self.shared)
+            app = worker_app(settings, self.shared, readers)
             self.ledgers.append(app.config["LEDGER"])
             return app
 
@@ -302,8 +317,11 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
 
     server = LedgerServer()
     loops = start_loops(settings, server.shared)  # before the workers: it takes the loops first
+    readers = start_readers(settings, threads, server.limits)  # its socket listens before them
     try:
         server.run()
     finally:
+        if readers is not None:
+            stop_readers(readers)
         if loops is not None:
             stop_loops(loops)

@@ -13,6 +13,7 @@
 | `REDDOG_AUDIT_QUEUE` | `audit_queue`: audit reads that may wait for a slot | 8 |
 | `REDDOG_AUDIT_SECONDS` | `audit_seconds`: time budget of one audit read | 2.0 |
 | `REDDOG_AUDIT_SHARE` | `audit_share`: the most of a process's time audit reads take (0.05 to 1) | 0.25 |
+| `REDDOG_AUDIT_PROCESS` | `audit_process`: under `serve --workers N`, serve audit reads in a process of their own at a lower CPU priority (`on`, `off`; `api.readers`) | `on` |
 | `REDDOG_LOG_LEVEL` | `log_level`: `debug`, `info`, `warning` or `error` | `info` |
 | `REDDOG_LOG_FORMAT` | `log_format`: `json` lines, `console`, or `auto` (console on a terminal) | `auto` |
 | `REDDOG_METRICS` | `metrics`: serve Prometheus metrics at `/metrics` (`on`, `off`) | `on` |
@@ -61,6 +62,7 @@ class Settings:
     audit_queue: int = 8
     audit_seconds: float = 2.0
     audit_share: float = 0.25
+    audit_process: str = "on"
     log_level: str = "info"
     log_format: str = "auto"
     metrics: str = "on"
@@ -91,6 +93,7 @@ class Settings:
             audit_seconds=_number(env, "REDDOG_AUDIT_SECONDS", 2.0, float, minimum=0.05),
             audit_share=_number(env, "REDDOG_AUDIT_SHARE", 0.25, float, minimum=0.05,
                                 maximum=1.0),
+            audit_process=_choice(env, "REDDOG_AUDIT_PROCESS", "on", SWITCH),
             log_level=_choice(env, "REDDOG_LOG_LEVEL", "info", LOG_LEVELS),
             log_format=_choice(env, "REDDOG_LOG_FORMAT", "auto", LOG_FORMATS),
             metrics=_choice(env, "REDDOG_METRICS", "on", SWITCH),

@@ -250,8 +250,8 @@ class Server:
         raise RuntimeError(f"the server did not start: {self.log.read_text()[-3000:]}")
 
     def pids(self) -> list[int]:
-        """The server's process and its children: gunicorn's workers and the loops process
-        (`api.production.start_loops`)."""
+        """The server's process and its children: gunicorn's workers, the loops process
+        (`api.production.start_loops`) and the readers process (`api.readers`)."""
         from tests.e2e.load_harness import children
 
         return [self.process.pid, *children(self.process.pid)]
@@ -680,8 +680,8 @@ class Bench:
         figures.append(Figure(
             SECTION, "server RSS peak (all processes)", kind, peak / MIB, "MiB",
             note=f"VmRSS summed over {processes} processes"
-                 + (" (gunicorn's master, its workers and its loops process)" if processes > 1
-                    else "")
+                 + (" (gunicorn's master, its workers, its loops and its readers process)"
+                    if processes > 1 else "")
                  + ", sampled every 0.2 s during the load",
             extra={"peak_bytes": peak, "processes": processes}))
         figures.append(Figure(

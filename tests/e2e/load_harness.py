@@ -212,15 +212,27 @@ class ServerProcess:
                            self.log.read_text(errors="replace"))
         return int(found[-1]) if found else None
 
+    def readers(self) -> int | None:
+        """Under `--workers N`, the pid of the process that serves audit reads
+        (`api.readers.start_readers`), as the last start wrote it to the log; None before it
+        did, or where no such process was started."""
+        from api.readers import READERS_SERVING
+
+        found = re.findall(rf"{READERS_SERVING} \(pid: (\d+)\)",
+                           self.log.read_text(errors="replace"))
+        return int(found[-1]) if found else None
+
     def worker_pids(self) -> list[int]:
         """Under `--workers N`, the worker processes: the master's children less its loops
-        process (`loops`): every child while the loops process has not said it runs."""
+        process (`loops`) and its readers process (`readers`): every child while those have not
+        said they run."""
         assert self.process is not None
-        loops = self.loops()
-        return [pid for pid in children(self.process.pid) if pid != loops]
+        others = {self.loops(), self.readers()}
+        return [pid for pid in children(self.process.pid) if pid not in others]
 
     def processes(self) -> list[int]:
-        """The server's pid, and its workers' and loops process's under `--workers N`."""
+        """The server's pid, and its workers', loops process's and readers process's under
+        `--workers N`."""
         assert self.process is not None
         return [self.process.pid, *children(self.process.pid)]
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -145,11 +147,14 @@ def test_serve_demo_in_a_fresh_folder_as_make_run_makes_var_and_every_store_file
 
 def test_serve_with_two_workers_makes_its_store_and_metrics_folders_and_files_private(tmp_path):
     """gunicorn's workers inherit the umask from the master; the master makes the metrics
-    folder it is told of, and each worker its counters' files in it."""
+    folder it is told of, and each worker its counters' files in it; the readers process's
+    socket and its folder (in the temporary folder) are the server's alone too."""
     pytest.importorskip("gunicorn")
     root = tmp_path / "project"
     root.mkdir()
-    env = process_env(PROMETHEUS_MULTIPROC_DIR=str(root / "run" / "metrics"))
+    temporary = Path(tempfile.mkdtemp(prefix="rdr-"))  # short: a socket's path is ~100 bytes
+    env = process_env(PROMETHEUS_MULTIPROC_DIR=str(root / "run" / "metrics"),
+                      TMPDIR=str(temporary))
     server = DemoServer("workers", f"sqlite:///{root}/stores/two/ledger.sqlite3",
                         root / "server.log", env)
     server.workers = 2
@@ -162,8 +167,13 @@ def test_serve_with_two_workers_makes_its_store_and_metrics_folders_and_files_pr
                               30, "the workers' counters in the metrics folder")
         made = everything(root) - before - {server.log}
         assert modes(made) == {}, f"made readable by others: {modes(made)}"
+        sockets = [p for p in everything(temporary) if p.name == "readers.sock"]
+        assert len(sockets) == 1 and sockets[0].parent.name.startswith("reddog-readers-")
+        assert modes({sockets[0].parent}) == {}
+        assert stat.S_IMODE(sockets[0].lstat().st_mode) & 0o077 == 0  # the user's alone
     finally:
         stop_process(server.process)
+        shutil.rmtree(temporary, ignore_errors=True)
     names = {str(path.relative_to(root)) for path in made}
     assert {"stores", "stores/two", "run", "run/metrics",
             *(f"stores/two/{name}" for name in STORE_FILES)} <= names, sorted(names)

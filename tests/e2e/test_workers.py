@@ -6,6 +6,7 @@ sees what the other wrote; on SQLite the read models both fold match a fold from
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from http.client import HTTPConnection, HTTPException
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -168,9 +170,10 @@ def two_workers(tmp_path: Path) -> Iterator[TwoWorkers]:
     try:
         assert server.process is not None
         workers = wait_until(lambda: (found := server.worker_pids()) and len(found) == 2
-                             and server.loops() is not None and found,
-                             30, f"two workers and the loops process under the master\n"
-                                 f"{server.output()}")
+                             and server.loops() is not None and server.readers() is not None
+                             and found,
+                             30, f"two workers, the loops and the readers process under the "
+                                 f"master\n{server.output()}")
         [operator] = create_keys(url, process_env(), [("operator", None)], tmp_path)
         yield TwoWorkers(server, workers, operator)
     finally:
@@ -182,8 +185,8 @@ LIVE = 'reddog_http_requests_total{method="GET",route="/health/live",status="200
 
 def shared_loop_holders(master: int) -> list[int | None]:
     """For each loop the master made for its workers to share (its unnamed `reddog-loop-`
-    files, in the order it made them: the fold, then the public log's), the process holding
-    its lock (/proc/locks), None while no process holds it."""
+    files, in the order it made them: the fold, the public log's, the checkpoints), the process
+    holding its lock (/proc/locks), None while no process holds it."""
     files = []
     for fd in sorted(Path(f"/proc/{master}/fd").iterdir(), key=lambda path: int(path.name)):
         with contextlib.suppress(OSError):
@@ -204,18 +207,20 @@ def report_behind(base: str, key: str) -> int:
 
 def test_the_loops_process_folds_and_publishes_for_both_workers_and_one_takes_over_when_it_is_killed(
         two_workers: TwoWorkers) -> None:
-    """The fold of the read models and the public log's publishing run in a process of their
-    own beside the workers (`api.production.start_loops`), woken by the saves of both; the
-    workers do neither, and one takes each over within its poll when that process is killed."""
+    """The fold of the read models, the public log's publishing and the log's checkpoints run in
+    a process of their own beside the workers (`api.production.start_loops`), woken by the saves
+    of both; the workers do none of them, and one takes each over within its poll when that
+    process is killed."""
     server, operator = two_workers.server, two_workers.operator
     assert server.process is not None
     master, base = server.process.pid, server.base
     workers = set(two_workers.workers)
     loops = server.loops()
-    fold, publish = wait_until(
+    fold, publish, checkpoint = wait_until(
         lambda: (held := shared_loop_holders(master)) and all(held) and held, 30,
         f"a process running each shared loop\n{server.output()}")
-    assert fold == publish == loops and loops in children(master) and loops not in workers
+    assert fold == publish == checkpoint == loops
+    assert loops in children(master) and loops not in workers
 
     wallet = ok(base, "POST", "/wallets", operator, {"player_id": "fold"}, "w-fold", 201)
     wait_for_projection(base, operator)  # folded by the loops process, woken by a worker
@@ -223,7 +228,7 @@ def test_the_loops_process_folds_and_publishes_for_both_workers_and_one_takes_ov
     try:
         ok(base, "POST", f"/wallets/{wallet['id']}/grants", operator, {"amount": 7}, "g-f1", 201)
         assert report_behind(base, operator) > 0
-        assert shared_loop_holders(master) == [loops, loops]
+        assert shared_loop_holders(master) == [loops, loops, loops]
     finally:
         resumed(loops)
     wait_for_projection(base, operator)
@@ -377,3 +382,76 @@ def test_connections_opened_together_are_spread_over_the_workers_and_a_new_worke
     finally:
         for client in clients:
             client.close()
+
+
+def nice_of(pid: int) -> int:
+    """A process's nice value (/proc/PID/stat, the 19th field)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat.rpartition(")")[2].split()[16])
+
+
+def read(base: str, path: str, key: str, timeout: float = 60) -> tuple[int, str]:
+    """GET `path`: its status and the request id the server gave it."""
+    host, port = base.removeprefix("http://").split(":")
+    conn = HTTPConnection(host, int(port), timeout=timeout)
+    try:
+        conn.request("GET", path, headers={"Authorization": f"Bearer {key}"})
+        answer = conn.getresponse()
+        answer.read()
+        return answer.status, answer.headers["X-Request-Id"]
+    finally:
+        conn.close()
+
+
+def served_by(server: ServerProcess, request_id: str) -> int:
+    """The pid of the process whose access log line has this request id."""
+    def found() -> int | None:
+        for line in server.log.read_text(errors="replace").splitlines():
+            if request_id in line and line.startswith("{"):
+                entry = json.loads(line)
+                if entry.get("logger") == "reddog.access" and entry["request_id"] == request_id:
+                    return int(entry["pid"])
+        return None
+
+    return int(wait_until(found, 30, f"the access log line of {request_id}"))
+
+
+def test_audit_reads_are_served_by_the_readers_process_at_a_lower_priority_and_by_the_workers_once_it_is_gone(
+        two_workers: TwoWorkers) -> None:
+    """Under `--workers N` a process of its own serves the audit reads (`api.readers`), its
+    priority lowered; the workers pass them on and serve play. While it is stopped, play is
+    answered; once it is killed, the workers serve the audit reads themselves, the one that
+    was waiting for it too."""
+    from api.readers import READERS_NICE
+
+    server, operator = two_workers.server, two_workers.operator
+    assert server.process is not None
+    master, base, workers = server.process.pid, server.base, set(two_workers.workers)
+    readers = server.readers()
+    assert readers is not None and readers in children(master)
+    assert readers not in workers and readers != server.loops()
+    assert nice_of(readers) == READERS_NICE and {nice_of(pid) for pid in workers} == {0}
+
+    wallet = ok(base, "POST", "/wallets", operator, {"player_id": "audited"}, "w-a", 201)
+    wait_for_projection(base, operator)
+    statement = f"/wallets/{wallet['id']}/statement"
+    status, audit = read(base, statement, operator)
+    assert status == 200 and served_by(server, audit) == readers
+    status, play = read(base, f"/wallets/{wallet['id']}", operator)
+    assert status == 200 and served_by(server, play) in workers
+
+    waiting: dict[str, Any] = {}
+    paused(readers)
+    try:
+        ok(base, "POST", f"/wallets/{wallet['id']}/grants", operator, {"amount": 9}, "g-a", 201)
+        assert ok(base, "GET", f"/wallets/{wallet['id']}", operator)["balance"] == 9
+        reader = threading.Thread(
+            target=lambda: waiting.update(zip(("status", "id"), read(base, "/events", operator))))
+        reader.start()
+    finally:
+        os.kill(readers, signal.SIGKILL)  # stopped, then killed: it never answers
+    reader.join(60)
+    assert waiting["status"] == 200 and served_by(server, waiting["id"]) in workers
+    status, after = read(base, statement, operator)
+    assert status == 200 and served_by(server, after) in workers
+    assert workers <= set(children(master))  # both workers still serve
