@@ -92,6 +92,15 @@ class LedgerCollector:
                                     value=last.get("positions") or 0)
 
 
+def count_in_files() -> None:
+    """Make this process's new metrics count in the multiprocess folder: the client library
+    chooses where values live when it is imported, which in the master was before the folder
+    was named."""
+    from prometheus_client import values
+
+    values.ValueClass = values.get_value_class()
+
+
 def multiprocess_dir() -> str | None:
     """Where the processes of one server keep their counters (`PROMETHEUS_MULTIPROC_DIR`, set
     by `reddog serve --workers N`, `api.production`), or None for a server of one process."""

@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from api.edge import GRACEFUL_SECONDS, Limits
-from api.observe import multiprocess_dir
-from api.readers import Readers, forwarded, start_readers, stop_readers
+from api.observe import count_in_files, multiprocess_dir
+from api.readers import Readers, forwarded, start_readers
 from api.spread import Spread
 from ledger.core import private
 from ledger.core.background import SharedLoop
@@ -108,15 +108,6 @@ def metrics_folder() -> Iterator[Path]:
         if os.getpid() == maker:
             os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def count_in_files() -> None:
-    """Make this process's new metrics count in the multiprocess folder: the client library
-    chooses where values live when it is imported, which in the master was before the folder
-    was named."""
-    from prometheus_client import values
-
-    values.ValueClass = values.get_value_class()
 
 
 class SharedLoops(NamedTuple):
@@ -322,6 +313,7 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
         server.run()
     finally:
         if readers is not None:
-            stop_readers(readers)
+            stop_child(readers.pid, "readers")
+            shutil.rmtree(readers.folder, ignore_errors=True)
         if loops is not None:
             stop_loops(loops)

@@ -44,7 +44,8 @@ from urllib.parse import quote
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import RequestRedirect
 
-from api.edge import GRACEFUL_SECONDS, Edge, Limits
+from api.edge import Edge, Limits
+from api.observe import count_in_files
 from ledger.ops import heap
 from ledger.settings import Settings
 
@@ -132,7 +133,6 @@ def _run_readers(settings: Settings, listener: socket.socket, threads: int,
     """The readers process: its priority lowered, its own application (no fold, no checkpoints,
     no publishing), served on `listener` until it is stopped or its master is gone."""
     from api import create_app
-    from api.production import count_in_files
     from ledger.app.application import LedgerApplication
 
     stopping: list[int] = []
@@ -157,15 +157,6 @@ def _run_readers(settings: Settings, listener: socket.socket, threads: int,
     finally:
         ledger.close()
     return 0
-
-
-def stop_readers(readers: Readers, seconds: float = GRACEFUL_SECONDS) -> None:
-    """Ask the readers process to end (SIGTERM), wait `seconds` at most for it, and remove its
-    folder."""
-    from api.production import stop_child
-
-    stop_child(readers.pid, "readers", seconds)
-    shutil.rmtree(readers.folder, ignore_errors=True)
 
 
 class _UnixConnection(http.client.HTTPConnection):
