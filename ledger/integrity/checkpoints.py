@@ -337,13 +337,13 @@ class Checkpointer(Background):
                 continue
             woken = self._waited(None if self.shared is None else self.poll)
             self._clear_wake()
-            if self.shared is None:
-                if not self._due.is_set():
-                    continue
+            # Due: woken by this process's `notify`; on a shared loop, by any wake but the stop's
+            # own (the pipe cannot tell them apart, and a stop writes no checkpoint of its own).
+            if self.shared is not None:
+                due = woken and not self._stop.is_set()
+            elif due := self._due.is_set():
                 self._due.clear()
-            elif not woken:
-                continue
-            if checkpoint_logged(self._checkpoint) is not None:
+            if due and checkpoint_logged(self._checkpoint) is not None:
                 self.written += 1
 
 

@@ -255,3 +255,25 @@ def wait_for(condition: Callable[[], Any]) -> Any:
         assert time.monotonic() < deadline, "condition not met in time"
         time.sleep(0.01)
     return result
+
+
+def test_on_a_shared_loop_a_wake_checkpoints_and_a_stop_writes_none_of_its_own() -> None:
+    """The process leading a shared loop (the loops process) checkpoints at any wake from the
+    pipe, which any process of the server sends; its stop, whose wake goes through the same
+    pipe, writes none (as a process's own checkpointer writes none it was not woken for)."""
+    loop = SharedLoop()
+    calls: list[int] = []
+    wrote = threading.Event()
+    try:
+        idle = integrity.Checkpointer(lambda: calls.append(1) or {"last": 1}, loop).start()
+        assert wait_for(lambda: idle._led)
+        idle.stop()
+        assert calls == [] and not idle.running
+        woken = integrity.Checkpointer(
+            lambda: calls.append(2) or wrote.set() or {"last": 1}, loop).start()
+        loop.wake()  # as another process's command past the mark
+        assert wrote.wait(WAIT)
+        woken.stop()
+        assert calls == [2] and woken.written == 1 and not woken.running
+    finally:
+        loop.close()
