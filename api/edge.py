@@ -380,13 +380,18 @@ class Edge:
 def serve(app: Any, host: str, port: int, threads: int, limits: Limits) -> None:
     """`reddog serve` alone: serve `app` on `host:port` until SIGTERM or SIGINT, then stop as
     a worker does (`Edge.stop`)."""
-    edge = Edge(app, threads, limits, host=host, port=port)
+    serve_until_stopped(Edge(app, threads, limits, host=host, port=port))
+
+
+def serve_until_stopped(edge: Edge, alive: Callable[[], bool] = lambda: True) -> None:
+    """Run `edge` until SIGTERM or SIGINT (or until `alive()` is false), then stop it: a
+    process that serves alone, `serve`'s or the readers process of `api.readers`."""
     stopping: list[int] = []
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda number, _frame: stopping.append(number))
     for address in edge.addresses:
         log.info("serving on %s", address)
-    edge.run(alive=lambda: not stopping)
+    edge.run(alive=lambda: not stopping and alive())
     edge.stop()
 
 

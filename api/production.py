@@ -172,7 +172,7 @@ def start_loops(settings: Settings, shared: SharedLoops) -> int | None:
     from 2.77 to 2.21 ms (docs/performance.md). Forked by the master before the workers, as
     they are (no thread runs in it yet). The workers still stand by to run each loop: one takes
     a loop over within its poll if this process ends (killed too, or unable to open the store).
-    It ends when the master asks (`stop_loops`), on SIGTERM or SIGINT, or when its master is
+    It ends when the master asks (`stop_child`), on SIGTERM or SIGINT, or when its master is
     gone."""
     wanted = SharedLoops(shared.fold if settings.follows_in_serve else None, shared.publish,
                          shared.checkpoint)
@@ -193,7 +193,7 @@ def start_loops(settings: Settings, shared: SharedLoops) -> int | None:
     if taken:
         return pid
     log.warning("the loops process did not take the shared loops: the workers run them")
-    stop_loops(pid)
+    stop_child(pid, "loops")
     return None
 
 
@@ -229,11 +229,6 @@ def _run_loops(settings: Settings, wanted: SharedLoops, taken: int) -> int:
     finally:
         ledger.close()
     return 0
-
-
-def stop_loops(pid: int, seconds: float = GRACEFUL_SECONDS) -> None:
-    """Ask the loops process to end (SIGTERM) and wait `seconds` at most for it."""
-    stop_child(pid, "loops", seconds)
 
 
 def stop_child(pid: int, name: str, seconds: float = GRACEFUL_SECONDS) -> None:
@@ -275,6 +270,7 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
             # that stops is still being reaped.
             self.spread = Spread(2 * workers)
             self.shared = SharedLoops(SharedLoop(), SharedLoop(), SharedLoop())
+            self.readers: Readers | None = None  # forked before the workers (`start_readers`)
             self.ledgers: list[Any] = []
             super().__init__()
 
@@ -297,7 +293,7 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
         def load(self) -> Any:
             """Called in each worker after the fork: the worker's own application."""
             count_in_files()
-            app = worker_app(settings, self.shared, readers)
+            app = worker_app(settings, self.shared, self.readers)
             self.ledgers.append(app.config["LEDGER"])
             return app
 
@@ -308,7 +304,8 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
 
     server = LedgerServer()
     loops = start_loops(settings, server.shared)  # before the workers: it takes the loops first
-    readers = start_readers(settings, threads, server.limits)  # its socket listens before them
+    # Its socket listens before the workers are forked, so their first reads find it.
+    readers = server.readers = start_readers(settings, threads, server.limits)
     try:
         server.run()
     finally:
@@ -316,4 +313,4 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
             stop_child(readers.pid, "readers")
             shutil.rmtree(readers.folder, ignore_errors=True)
         if loops is not None:
-            stop_loops(loops)
+            stop_child(loops, "loops")

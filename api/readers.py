@@ -33,7 +33,6 @@ import http.client
 import logging
 import os
 import shutil
-import signal
 import socket
 import tempfile
 import threading
@@ -44,7 +43,7 @@ from urllib.parse import quote
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import RequestRedirect
 
-from api.edge import Edge, Limits
+from api.edge import Edge, Limits, serve_until_stopped
 from api.observe import count_in_files
 from ledger.ops import heap
 from ledger.settings import Settings
@@ -65,8 +64,6 @@ BLOCK = 64 * 1024
 SOCKET_NAME = "readers.sock"
 #: The longest path a Unix socket's address holds, with room to spare (108 bytes on Linux).
 SOCKET_PATH_MOST = 100
-#: Seconds the readers process waits between looks at whether its master is still there.
-LOOK_SECONDS = 1.0
 #: Headers that belong to one connection, not to the request or answer passed on (RFC 9110,
 #: 7.6.1).
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "te", "trailer",
@@ -75,14 +72,19 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "te", "t
 OWN = HOP_BY_HOP | {"date", "server"}
 #: Methods passed on: reads only (a read that records stays in the worker).
 SAFE = frozenset({"GET", "HEAD"})
+#: What a kept connection the readers closed meanwhile fails with: opened again, once.
+STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)
 
 
 class Readers(NamedTuple):
-    """The readers process: its pid, and the Unix socket it serves on."""
+    """The readers process: its pid, and the private folder of the Unix socket it serves on."""
 
     pid: int
-    socket: str
     folder: str
+
+    @property
+    def socket(self) -> str:
+        return os.path.join(self.folder, SOCKET_NAME)
 
 
 def start_readers(settings: Settings, threads: int, limits: Limits) -> Readers | None:
@@ -106,7 +108,7 @@ def start_readers(settings: Settings, threads: int, limits: Limits) -> Readers |
         finally:
             os._exit(code)
     listener.close()
-    return Readers(pid, os.path.join(folder, SOCKET_NAME), folder)
+    return Readers(pid, folder)
 
 
 def _listening() -> tuple[str, socket.socket]:
@@ -135,9 +137,6 @@ def _run_readers(settings: Settings, listener: socket.socket, threads: int,
     from api import create_app
     from ledger.app.application import LedgerApplication
 
-    stopping: list[int] = []
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda number, _frame: stopping.append(number))
     master = os.getppid()
     os.nice(READERS_NICE)
     count_in_files()
@@ -148,12 +147,10 @@ def _run_readers(settings: Settings, listener: socket.socket, threads: int,
                       "audit reads")
         return 1
     try:
-        app = create_app({"LEDGER": ledger})
-        edge = Edge(app, threads, limits, sockets=[listener])
+        edge = Edge(create_app({"LEDGER": ledger}), threads, limits, sockets=[listener])
         heap.settle()
         log.info("%s (pid: %s)", READERS_SERVING, os.getpid())
-        edge.run(alive=lambda: not stopping and os.getppid() == master)
-        edge.stop()
+        serve_until_stopped(edge, alive=lambda: os.getppid() == master)
     finally:
         ledger.close()
     return 0
@@ -217,42 +214,30 @@ class Forward:
         the readers process cannot be reached or gives no answer in time. A kept connection
         the readers closed meanwhile is opened again once."""
         method, target, headers = request_of(environ)
-        for attempt in (1, 2):
-            conn = self._connection()
+        conn = self._local.__dict__.pop("conn", None)  # lent to this answer until it is read
+        reused = conn is not None
+        while True:
+            if conn is None:
+                conn = _UnixConnection(self.path, self.timeout)
             try:
                 conn.request(method, target, headers=headers)
                 answer = conn.getresponse()
+                break
             except (OSError, http.client.HTTPException) as error:
-                self._drop(conn)
-                reopened = isinstance(error, (http.client.RemoteDisconnected,
-                                              BrokenPipeError, ConnectionResetError))
-                if attempt == 1 and reopened and getattr(self._local, "reused", False):
-                    continue
-                self._fell_back(error)
-                return None
-            self._warned = False
-            start_response(f"{answer.status} {answer.reason}",
-                           [(name, value) for name, value in answer.getheaders()
-                            if name.lower() not in OWN])
-            return Body(answer, conn, method == "HEAD", lambda c: self._done(c))
-        return None  # pragma: no cover - the loop returns on its second attempt
+                _close(conn)
+                if not (reused and isinstance(error, STALE)):
+                    self._fell_back(error)
+                    return None
+                conn, reused = None, False
+        self._warned = False
+        start_response(f"{answer.status} {answer.reason}",
+                       [(name, value) for name, value in answer.getheaders()
+                        if name.lower() not in OWN])
+        return Body(answer, conn, method == "HEAD", self._keep)
 
-    def _connection(self) -> _UnixConnection:
-        conn = getattr(self._local, "conn", None)
-        self._local.reused = conn is not None
-        if conn is None:
-            conn = self._local.conn = _UnixConnection(self.path, self.timeout)
-        self._local.conn = None  # lent to one answer until it is read (`_done`)
-        return conn
-
-    def _done(self, conn: _UnixConnection | None) -> None:
-        """An answer read whole (`conn` kept for the thread's next read), or not (None)."""
-        if conn is not None:
-            self._local.conn = conn
-
-    def _drop(self, conn: _UnixConnection) -> None:
-        with contextlib.suppress(OSError):
-            conn.close()
+    def _keep(self, conn: _UnixConnection) -> None:
+        """An answer read whole, its connection left open: the thread's for its next read."""
+        self._local.conn = conn
 
     def _fell_back(self, error: Exception) -> None:
         if not self._warned:
@@ -262,13 +247,13 @@ class Forward:
 
 
 class Body:
-    """The readers' answer's body, a block at a time. Its connection goes back to the thread as
-    the last block is read (the readers keeping it open); one whose body was not read to its end
-    (the client gone first) is closed with it."""
+    """The readers' answer's body, a block at a time. Its connection goes back to the thread
+    (`keep`) as the last block is read, the readers keeping it open; one whose body was not
+    read to its end (the client gone first) is closed with it."""
 
     def __init__(self, answer: http.client.HTTPResponse, conn: _UnixConnection, head: bool,
-                 done: Callable[[_UnixConnection | None], None]) -> None:
-        self.answer, self.conn, self.head, self.done = answer, conn, head, done
+                 keep: Callable[[_UnixConnection], None]) -> None:
+        self.answer, self.conn, self.head, self.keep = answer, conn, head, keep
         self._ended = False
 
     def __iter__(self) -> Iterator[bytes]:
@@ -286,10 +271,15 @@ class Body:
         if self._ended:
             return
         self._ended = True
-        if not kept:
-            with contextlib.suppress(OSError):
-                self.conn.close()
-        self.done(self.conn if kept else None)
+        if kept:
+            self.keep(self.conn)
+        else:
+            _close(self.conn)
+
+
+def _close(conn: _UnixConnection) -> None:
+    with contextlib.suppress(OSError):
+        conn.close()
 
 
 def request_of(environ: dict[str, Any]) -> tuple[str, str, dict[str, str]]:
@@ -298,9 +288,9 @@ def request_of(environ: dict[str, Any]) -> tuple[str, str, dict[str, str]]:
     target = environ.get("REQUEST_URI") or (
         quote(environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", ""))
         + (f"?{environ['QUERY_STRING']}" if environ.get("QUERY_STRING") else ""))
-    headers = {key[5:].replace("_", "-").title(): value for key, value in environ.items()
-               if key.startswith("HTTP_") and key[5:].replace("_", "-").lower()
-               not in HOP_BY_HOP}
+    headers = {name.title(): value for key, value in environ.items()
+               if key.startswith("HTTP_")
+               and (name := key[5:].replace("_", "-")).lower() not in HOP_BY_HOP}
     return environ["REQUEST_METHOD"], target, headers
 
 
