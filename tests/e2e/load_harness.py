@@ -204,21 +204,23 @@ class ServerProcess:
 
     def loops(self) -> int | None:
         """Under `--workers N`, the pid of the process that runs the workers' shared loops (the
-        fold, the public log's publishing: `api.production.start_loops`), as the last start
-        wrote it to the log; None before it did, or where no such process was started."""
+        fold, the public log's publishing, the checkpoints: `api.production.start_loops`), as
+        the last start wrote it to the log; None before it did, or where none was started."""
         from api.production import LOOPS_RUNNING
 
-        found = re.findall(rf"{LOOPS_RUNNING} \(pid: (\d+)\)",
-                           self.log.read_text(errors="replace"))
-        return int(found[-1]) if found else None
+        return self._logged_pid(LOOPS_RUNNING)
 
     def readers(self) -> int | None:
         """Under `--workers N`, the pid of the process that serves audit reads
         (`api.readers.start_readers`), as the last start wrote it to the log; None before it
-        did, or where no such process was started."""
+        did, or where none was started."""
         from api.readers import READERS_SERVING
 
-        found = re.findall(rf"{READERS_SERVING} \(pid: (\d+)\)",
+        return self._logged_pid(READERS_SERVING)
+
+    def _logged_pid(self, message: str) -> int | None:
+        """The pid the log's last `message (pid: N)` line names."""
+        found = re.findall(rf"{re.escape(message)} \(pid: (\d+)\)",
                            self.log.read_text(errors="replace"))
         return int(found[-1]) if found else None
 
