@@ -306,11 +306,15 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
     loops = start_loops(settings, server.shared)  # before the workers: it takes the loops first
     # Its socket listens before the workers are forked, so their first reads find it.
     readers = server.readers = start_readers(settings, threads, server.limits)
+    master = os.getpid()
     try:
         server.run()
     finally:
-        if readers is not None:
-            stop_child(readers.pid, "readers")
-            shutil.rmtree(readers.folder, ignore_errors=True)
-        if loops is not None:
-            stop_child(loops, "loops")
+        # A worker leaves through here too (gunicorn ends a forked worker with SystemExit,
+        # which unwinds the stack it inherited): only the master stops the processes it forked.
+        if os.getpid() == master:
+            if readers is not None:
+                stop_child(readers.pid, "readers")
+                shutil.rmtree(readers.folder, ignore_errors=True)
+            if loops is not None:
+                stop_child(loops, "loops")

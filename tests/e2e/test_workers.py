@@ -285,9 +285,11 @@ def test_metrics_sum_both_workers_counters_whichever_answers(two_workers: TwoWor
 def test_a_worker_that_stops_is_replaced_and_the_counters_go_on(two_workers: TwoWorkers) -> None:
     """gunicorn starts a new worker when one ends (here told to stop, as a worker recycled or
     signalled is): the one leaving takes nothing the others share, so the new one boots, the
-    master stays up and `/metrics` still sums what the workers counted, the gone one's too."""
+    master stays up and `/metrics` still sums what the workers counted, the gone one's too; the
+    loops and readers processes go on (the worker leaving stops neither)."""
     server, operator = two_workers.server, two_workers.operator
     first, second = two_workers.workers
+    loops, readers = server.loops(), server.readers()
     assert server.process is not None
     before = metric_samples(server.base, operator).get(LIVE, 0)
     for _ in range(6):
@@ -304,6 +306,10 @@ def test_a_worker_that_stops_is_replaced_and_the_counters_go_on(two_workers: Two
     finally:
         resumed(second)
     assert after[LIVE] - before >= 6, server.output()
+    status, audit = read(server.base, "/events?limit=1", operator)
+    assert status == 200 and served_by(server, audit) == readers
+    assert server.loops() == loops and server.readers() == readers
+    assert alive(loops) and alive(readers)  # type: ignore[arg-type]
 
 
 def held_connections(pid: int, port: int) -> int:
@@ -455,3 +461,26 @@ def test_audit_reads_are_served_by_the_readers_process_at_a_lower_priority_and_b
     status, after = read(base, statement, operator)
     assert status == 200 and served_by(server, after) in workers
     assert workers <= set(children(master))  # both workers still serve
+
+
+def test_the_loops_and_readers_processes_end_when_the_master_is_killed(
+        two_workers: TwoWorkers) -> None:
+    """A master killed outright (SIGKILL: it stops nothing) leaves no process of its server
+    behind: the loops and readers processes see it gone and end, as the workers do."""
+    server = two_workers.server
+    assert server.process is not None
+    left = [server.loops(), server.readers(), *two_workers.workers]
+    assert all(left)
+    server.process.kill()
+    server.process.wait(timeout=30)
+    wait_until(lambda: not [pid for pid in left if alive(pid)], 30,
+               f"the server's processes gone\n{server.output()}")
+
+
+def alive(pid: int) -> bool:
+    """Whether a process runs (not a zombie: an orphan is reaped by init, whose child it
+    becomes)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
