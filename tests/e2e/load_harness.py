@@ -21,6 +21,7 @@ Nothing here sleeps to synchronise: every wait polls a condition against a deadl
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -185,8 +186,13 @@ class ServerProcess:
                              f"{self.output()}")
 
     def kill(self) -> None:
-        """SIGKILL: no shutdown of any kind, as in a crash or an OOM kill."""
+        """SIGKILL: no shutdown of any kind, as in a crash or an OOM kill; under `--workers N`
+        every process of the server (workers, loops and readers processes first, then the
+        master, which would otherwise replace them), as a crash of its host."""
         assert self.process is not None
+        for pid in children(self.process.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=10)
         with self.log.open("a") as out:

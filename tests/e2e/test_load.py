@@ -342,12 +342,17 @@ def test_eight_players_and_sixteen_readers_on_one_sqlite_server_lose_and_invent_
     report(capsys, f"sqlite, 1 server of {workers} process(es), group commit", figures)
 
 
+@pytest.mark.parametrize("workers", [1, 2], ids=["one-process", "two-workers"])
 def test_two_postgres_servers_and_a_projection_process_race_on_shared_tables_and_verify_with_gaps(
-        postgres_schema, processes, tmp_path, capsys):  # the schema outlives the processes
+        postgres_schema, processes, tmp_path, capsys, workers):  # the schema outlives them
+    """Under `--workers 2` each server also runs its loops process and its readers process,
+    which serves the audit readers' reads."""
+    if workers > 1:
+        pytest.importorskip("gunicorn")
     started = time.monotonic()
     env = process_env(REDDOG_PROJECTIONS="off")
-    servers = [ServerProcess(f"server{i}", postgres_schema, tmp_path / f"server{i}.log", env)
-               for i in range(2)]
+    servers = [ServerProcess(f"server{i}", postgres_schema, tmp_path / f"server{i}.log", env,
+                             workers=workers) for i in range(2)]
     processes.extend(servers)
     load = Load(tmp_path, postgres_schema, servers, processes)
     load.prepare(PLAYERS)  # the keys' process makes the chain key before any server starts
@@ -366,12 +371,12 @@ def test_two_postgres_servers_and_a_projection_process_race_on_shared_tables_and
     schema = postgres_schema.rsplit("schema=", 1)[1]
     gaps = sequence_gaps(postgres_schema.split("?")[0], schema)
     assert follower.process is not None and follower.process.poll() is None, follower.output()
-    report(capsys, "postgres, 2 servers + project --follow", {
+    report(capsys, f"postgres, 2 servers of {workers} process(es) + project --follow", {
         **figures, "sequence": gaps, "load_s": round(played, 1),
         "total_s": round(time.monotonic() - started, 1)})
 
 
-def witnessed_server(tmp_path: Path, processes: list[Any], group_commit: str
+def witnessed_server(tmp_path: Path, processes: list[Any], group_commit: str, workers: int = 1
                      ) -> tuple[str, ServerProcess, list[WitnessProcess], Any]:
     """A SQLite server whose public log two witness processes cosign: the log's signing key is
     made first, so the witnesses know it before the server names them (REDDOG_WITNESSES)."""
@@ -385,7 +390,7 @@ def witnessed_server(tmp_path: Path, processes: list[Any], group_commit: str
     witnesses = [WitnessProcess(f"witness.test/w{i}", tmp_path / f"witness{i}",
                                 signer.verifier().text(), env).start() for i in (1, 2)]
     processes.extend(witnesses)
-    store, server = sqlite_server(tmp_path, group_commit=group_commit)
+    store, server = sqlite_server(tmp_path, group_commit=group_commit, workers=workers)
     server.env["REDDOG_WITNESSES"] = " ".join(w.setting for w in witnesses)
     return store, server, witnesses, signer.verifier()
 
@@ -434,11 +439,15 @@ def check_public_log(server: ServerProcess, operator: str, witnesses: list[Witne
     return {"checkpoints_signed": len(sizes), "tree_size": size}
 
 
-@pytest.mark.parametrize("group_commit", ["on", "off"])
+@pytest.mark.parametrize(("group_commit", "workers"), [("on", 1), ("off", 1), ("on", 2)],
+                         ids=["group-commit-on", "group-commit-off", "two-workers"])
 def test_a_server_killed_mid_load_and_restarted_applies_every_retried_command_exactly_once(
-        group_commit, tmp_path, processes, capsys):
+        group_commit, workers, tmp_path, processes, capsys):
+    """Under `--workers 2`, every process of the server is killed at once (its loops and
+    readers processes too) and the server started again."""
     started = time.monotonic()
-    store, server, witnesses, log_key = witnessed_server(tmp_path, processes, group_commit)
+    store, server, witnesses, log_key = witnessed_server(tmp_path, processes, group_commit,
+                                                         workers)
     processes.append(server)
     load = Load(tmp_path, store, [server], processes)
     load.prepare(PLAYERS)
@@ -470,7 +479,8 @@ def test_a_server_killed_mid_load_and_restarted_applies_every_retried_command_ex
                "applied_before_kill": applied_before_kill(records, kills),
                **grouped(server, load.auditor, group_commit, wrote=False),
                "load_s": round(played, 1), "total_s": round(time.monotonic() - started, 1)}
-    report(capsys, f"sqlite, killed and restarted, group commit {group_commit}", figures)
+    report(capsys, f"sqlite, {workers} process(es) killed and restarted, group commit "
+                   f"{group_commit}", figures)
 
 
 def applied_before_kill(records: Records, kills: list[dict[str, Any]]) -> int:
