@@ -11,7 +11,7 @@ public log's publishing and the log's checkpoints run there, woken by the saves 
 and the workers stand by to take any of them over should it end; the fold's lock
 (`ledger.readmodels.readstore`) makes each page folded exactly once across them all. Then it
 forks the readers process (`api.readers`), which serves the audit reads the workers pass on, at
-a lower CPU priority than theirs.
+a lower CPU priority than theirs, and starts it again should it end (`ReadersTending`).
 
 Each worker counts what it answers in the Prometheus client's multiprocess files, in a folder
 the master makes for the server (or `PROMETHEUS_MULTIPROC_DIR`, emptied as the server starts),
@@ -30,17 +30,18 @@ import logging
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from api.edge import GRACEFUL_SECONDS, Limits
 from api.observe import count_in_files, multiprocess_dir
-from api.readers import Readers, forwarded, start_readers
+from api.readers import Readers, forwarded, restart_readers, start_readers
 from api.spread import Spread
 from ledger.core import private
 from ledger.core.background import SharedLoop
@@ -252,6 +253,62 @@ def stop_child(pid: int, name: str, seconds: float = GRACEFUL_SECONDS) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
+#: Seconds the master waits before it starts a readers process again in place of one that
+#: ended; doubled for the next each time one ends within `READERS_STEADY_SECONDS` of its start
+#: (one that cannot open the store, say), up to `READERS_PAUSE_MOST`.
+READERS_PAUSE_FIRST = 1.0
+READERS_PAUSE_MOST = 60.0
+READERS_STEADY_SECONDS = 60.0
+
+
+class ReadersTending:
+    """In the master: the readers process (`api.readers`) started again once it has ended,
+    killed, say, or run out of memory. Looked at each turn of gunicorn's loop (at least once a
+    second, and as a child is reaped). Meanwhile the workers serve the audit reads
+    themselves, and they pass them on again as soon as the new one listens on the socket.
+    A readers process that ends soon after it started waits twice as long before the next one,
+    so a store that cannot be opened is not retried in a loop. (The loops process is not
+    started again: a worker takes over each of its loops within a poll.)"""
+
+    def __init__(self, readers: Readers | None, start: Callable[[Readers], Readers | None],
+                 clock: Callable[[], float] = time.monotonic,
+                 gone: Callable[[int], bool] = lambda pid: ended(pid)) -> None:
+        self.readers, self._start, self._clock, self._gone = readers, start, clock, gone
+        self._started = clock()
+        self._pause = READERS_PAUSE_FIRST
+        self._due: float | None = None
+
+    def tend(self, workers: Collection[int] = ()) -> None:
+        """Start the readers process again if it has ended and its pause is over (`workers`:
+        the pids of gunicorn's workers, which a pid the readers process had may now be)."""
+        readers = self.readers
+        if readers is None or not (readers.pid in workers or self._gone(readers.pid)):
+            return
+        now = self._clock()
+        if self._due is None:
+            if now - self._started >= READERS_STEADY_SECONDS:  # it ran: a pause of the first
+                self._pause = READERS_PAUSE_FIRST
+            self._due, wait = now + self._pause, self._pause
+            self._pause = min(2 * self._pause, READERS_PAUSE_MOST)  # should the next one not
+            log.warning("the readers process %s ended: the workers serve audit reads until "
+                        "another starts, in %.0f s", readers.pid, wait)
+        if now < self._due:
+            return
+        self._due, self._started = None, now
+        self.readers = self._start(readers)
+        if self.readers is not None:
+            log.info("readers process started again (pid: %s)", self.readers.pid)
+
+
+def ended(pid: int) -> bool:
+    """Whether a child of this process has ended (reaped here, or by gunicorn's master loop,
+    which reaps every child)."""
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        return True
+
+
 def serve_workers(settings: Settings, host: str, port: int, workers: int, threads: int) -> None:
     """Run gunicorn in this process (its master) until it is stopped (SIGTERM, SIGINT)."""
     with metrics_folder():
@@ -271,8 +328,28 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
             self.spread = Spread(2 * workers)
             self.shared = SharedLoops(SharedLoop(), SharedLoop(), SharedLoop())
             self.readers: Readers | None = None  # forked before the workers (`start_readers`)
+            self.tending = ReadersTending(None, lambda readers: restart_readers(
+                readers, settings, threads, self.limits))
             self.ledgers: list[Any] = []
             super().__init__()
+
+        def run(self) -> None:
+            """gunicorn's master loop, tending the readers process at each of its turns."""
+            from gunicorn.arbiter import Arbiter
+
+            tending = self.tending
+
+            class Tending(Arbiter):
+                def manage_workers(self) -> None:
+                    super().manage_workers()
+                    tending.tend(self.WORKERS)
+
+            try:
+                Tending(self).run()
+            except RuntimeError as error:  # as gunicorn's own `run`
+                print(f"\nError: {error}\n", file=sys.stderr)
+                sys.stderr.flush()
+                sys.exit(1)
 
         def load_config(self) -> None:
             for key, value in self.options.items():
@@ -305,7 +382,8 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
     server = LedgerServer()
     loops = start_loops(settings, server.shared)  # before the workers: it takes the loops first
     # Its socket listens before the workers are forked, so their first reads find it.
-    readers = server.readers = start_readers(settings, threads, server.limits)
+    readers = server.readers = server.tending.readers = start_readers(settings, threads,
+                                                                      server.limits)
     master = os.getpid()
     try:
         server.run()
@@ -314,7 +392,8 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
         # which unwinds the stack it inherited): only the master stops the processes it forked.
         if os.getpid() == master:
             if readers is not None:
-                stop_child(readers.pid, "readers")
+                if server.tending.readers is not None:  # the one running now
+                    stop_child(server.tending.readers.pid, "readers")
                 shutil.rmtree(readers.folder, ignore_errors=True)
             if loops is not None:
                 stop_child(loops, "loops")

@@ -22,7 +22,9 @@ record (a verification run, a POST) stay in the workers.
 
 Should the readers process be gone (killed, or not started), or not answer a read within
 `FORWARD_SECONDS`, the worker serves the read itself, as it did before; each worker says so once
-in its log. `REDDOG_AUDIT_PROCESS=off` keeps audit reads in the workers. `reddog serve` alone (one
+in its log. The master starts a readers process again on the same socket once one has ended
+(`restart_readers`, `api.production.ReadersTending`), and the workers pass their audit reads to
+it as soon as it listens. `REDDOG_AUDIT_PROCESS=off` keeps audit reads in the workers. `reddog serve` alone (one
 process) serves them itself.
 """
 
@@ -100,6 +102,27 @@ def start_readers(settings: Settings, threads: int, limits: Limits) -> Readers |
         log.warning("no socket for the readers process (%s): the workers serve audit reads",
                     error)
         return None
+    return Readers(_fork_readers(settings, listener, threads, limits), folder)
+
+
+def restart_readers(readers: Readers, settings: Settings, threads: int, limits: Limits
+                    ) -> Readers | None:
+    """Fork a readers process again in place of one that ended (in the master: no thread runs
+    in it), listening on the same socket, where the workers' `Forward` looks for it at every
+    audit read; None where the socket cannot be made again (logged: the workers serve the
+    audit reads then)."""
+    try:
+        listener = _listener(readers.socket)
+    except OSError as error:
+        log.warning("no socket for a new readers process (%s): the workers serve audit reads",
+                    error)
+        return None
+    return readers._replace(pid=_fork_readers(settings, listener, threads, limits))
+
+
+def _fork_readers(settings: Settings, listener: socket.socket, threads: int,
+                  limits: Limits) -> int:
+    """Fork the readers process serving on `listener`; its pid."""
     pid = os.fork()
     if pid == 0:  # the readers process: it never returns into the master's stack
         code = 1
@@ -108,7 +131,7 @@ def start_readers(settings: Settings, threads: int, limits: Limits) -> Readers |
         finally:
             os._exit(code)
     listener.close()
-    return Readers(pid, folder)
+    return pid
 
 
 def _listening() -> tuple[str, socket.socket]:
@@ -119,15 +142,26 @@ def _listening() -> tuple[str, socket.socket]:
     if len(os.path.join(base, "reddog-readers-xxxxxxxx", SOCKET_NAME)) > SOCKET_PATH_MOST:
         base = "/tmp"
     folder = tempfile.mkdtemp(prefix="reddog-readers-", dir=base)
+    try:
+        return folder, _listener(os.path.join(folder, SOCKET_NAME))
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def _listener(path: str) -> socket.socket:
+    """A Unix socket listening at `path`, in place of any socket a readers process that ended
+    left there."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        listener.bind(os.path.join(folder, SOCKET_NAME))
+        listener.bind(path)
         listener.listen(1024)
     except OSError:
         listener.close()
-        shutil.rmtree(folder, ignore_errors=True)
         raise
-    return folder, listener
+    return listener
 
 
 def _run_readers(settings: Settings, listener: socket.socket, threads: int,

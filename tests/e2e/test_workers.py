@@ -422,12 +422,13 @@ def served_by(server: ServerProcess, request_id: str) -> int:
     return int(wait_until(found, 30, f"the access log line of {request_id}"))
 
 
-def test_audit_reads_are_served_by_the_readers_process_at_a_lower_priority_and_by_the_workers_once_it_is_gone(
+def test_audit_reads_are_served_by_the_readers_process_at_a_lower_priority_and_by_the_workers_until_another_starts(
         two_workers: TwoWorkers) -> None:
     """Under `--workers N` a process of its own serves the audit reads (`api.readers`), its
     priority lowered; the workers pass them on and serve play. While it is stopped, play is
     answered; once it is killed, the workers serve the audit reads themselves, the one that
-    was waiting for it too."""
+    was waiting for it too, until the master has started another readers process, which
+    serves them from then on."""
     from api.readers import READERS_NICE
 
     server, operator = two_workers.server, two_workers.operator
@@ -461,6 +462,15 @@ def test_audit_reads_are_served_by_the_readers_process_at_a_lower_priority_and_b
     status, after = read(base, statement, operator)
     assert status == 200 and served_by(server, after) in workers
     assert workers <= set(children(master))  # both workers still serve
+
+    again = int(wait_until(lambda: (pid := server.readers()) != readers and pid, 60,
+                           f"another readers process serving\n{server.output()}"))
+    assert again in children(master) and again not in workers
+    assert nice_of(again) == READERS_NICE
+    status, audit = read(base, statement, operator)
+    assert status == 200 and served_by(server, audit) == again
+    status, play = read(base, f"/wallets/{wallet['id']}", operator)
+    assert status == 200 and served_by(server, play) in workers
 
 
 def test_the_loops_and_readers_processes_end_when_the_master_is_killed(
