@@ -148,13 +148,20 @@ class FastJSONTranscoder(JSONTranscoder):
         """What orjson is given for `value`: the value itself where it holds only text,
         integers, booleans and None (orjson writes those as `json` does), else a copy with
         each value of a registered kind (a UUID, a time) wrapped as the library wraps it, here
-        rather than handed back by orjson one at a time."""
+        rather than handed back by orjson one at a time. A container none of whose values is
+        wrapped is given as it is, not copied (a new event's state holds one time to wrap, and
+        its data the nested dicts and lists of its transfers and cards, which hold none)."""
         kind = type(value)
         if kind is dict:
             if _SCALARS.issuperset(map(type, value.values())):
                 return value
-            return {key: item if type(item) in _SCALARS else self._prepared(item)
-                    for key, item in value.items()}
+            copy = None
+            for key, item in value.items():
+                if type(item) not in _SCALARS and (prepared := self._prepared(item)) is not item:
+                    if copy is None:
+                        copy = dict(value)
+                    copy[key] = prepared
+            return value if copy is None else copy
         transcoding = self.types.get(kind)
         if transcoding is not None:  # wrapped as the library's `_encode_obj` wraps it
             if kind is datetime and type(transcoding) is DatetimeAsISO and (
@@ -171,7 +178,13 @@ class FastJSONTranscoder(JSONTranscoder):
         if kind is list or kind is tuple:
             if _SCALARS.issuperset(map(type, value)):
                 return value
-            return [self._prepared(item) for item in value]
+            copied = None
+            for at, item in enumerate(value):
+                if type(item) not in _SCALARS and (prepared := self._prepared(item)) is not item:
+                    if copied is None:
+                        copied = list(value)
+                    copied[at] = prepared
+            return value if copied is None else copied
         if kind is float or (kind not in _PLAIN and _kind_differs(kind)):
             raise _Refused
         return value
