@@ -167,11 +167,24 @@ def _listener(path: str) -> socket.socket:
 def _run_readers(settings: Settings, listener: socket.socket, threads: int,
                  limits: Limits) -> int:
     """The readers process: its priority lowered, its own application (no fold, no checkpoints,
-    no publishing), served on `listener` until it is stopped or its master is gone."""
+    no publishing), served on `listener` until it is stopped or its master is gone. A master
+    that is gone (killed outright) removes nothing: its readers process removes the socket's
+    folder then, as it ends."""
+    master = os.getppid()
+    folder = os.path.dirname(listener.getsockname())
+    try:
+        return _serve_readers(settings, listener, threads, limits, master)
+    finally:
+        if os.getppid() != master:  # orphaned: nobody else is left to remove it
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _serve_readers(settings: Settings, listener: socket.socket, threads: int, limits: Limits,
+                   master: int) -> int:
+    """`_run_readers`, but for its folder."""
     from api import create_app
     from ledger.app.application import LedgerApplication
 
-    master = os.getppid()
     os.nice(READERS_NICE)
     count_in_files()
     try:

@@ -476,15 +476,32 @@ def test_audit_reads_are_served_by_the_readers_process_at_a_lower_priority_and_b
 def test_the_loops_and_readers_processes_end_when_the_master_is_killed(
         two_workers: TwoWorkers) -> None:
     """A master killed outright (SIGKILL: it stops nothing) leaves no process of its server
-    behind: the loops and readers processes see it gone and end, as the workers do."""
+    behind: the loops and readers processes see it gone and end, as the workers do; nor the
+    readers' socket and its folder, which the master would have removed."""
     server = two_workers.server
     assert server.process is not None
     left = [server.loops(), server.readers(), *two_workers.workers]
     assert all(left)
+    [socket_path] = unix_sockets(server.readers())
+    assert Path(socket_path).parent.name.startswith("reddog-readers-")
     server.process.kill()
     server.process.wait(timeout=30)
     wait_until(lambda: not [pid for pid in left if alive(pid)], 30,
                f"the server's processes gone\n{server.output()}")
+    assert not Path(socket_path).parent.exists()
+
+
+def unix_sockets(pid: int | None) -> list[str]:
+    """The paths of the Unix sockets a process has open and bound to a path (its listeners)."""
+    held = {os.readlink(fd).removeprefix("socket:[").removesuffix("]")
+            for fd in Path(f"/proc/{pid}/fd").iterdir()
+            if os.readlink(fd).startswith("socket:[")}
+    paths = []
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+        fields = line.split()
+        if len(fields) >= 8 and fields[6] in held and fields[7].startswith("/"):
+            paths.append(fields[7])
+    return paths
 
 
 def alive(pid: int) -> bool:
