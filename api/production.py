@@ -232,6 +232,15 @@ def _run_loops(settings: Settings, wanted: SharedLoops, taken: int) -> int:
     return 0
 
 
+def ended(pid: int) -> bool:
+    """Whether a child of this process has ended (reaped here, or by gunicorn's master loop,
+    which reaps every child)."""
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        return True
+
+
 def stop_child(pid: int, name: str, seconds: float = GRACEFUL_SECONDS) -> None:
     """Ask a process the master forked beside its workers (the `name` process) to end
     (SIGTERM) and wait `seconds` at most for it (it may have been reaped already by gunicorn's
@@ -242,10 +251,7 @@ def stop_child(pid: int, name: str, seconds: float = GRACEFUL_SECONDS) -> None:
         return
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0]:
-                return
-        except ChildProcessError:  # reaped by the master's loop already
+        if ended(pid):
             return
         time.sleep(0.05)
     log.warning("the %s process %s did not end in %.0f s: killed", name, pid, seconds)
@@ -272,7 +278,7 @@ class ReadersTending:
 
     def __init__(self, readers: Readers | None, start: Callable[[Readers], Readers | None],
                  clock: Callable[[], float] = time.monotonic,
-                 gone: Callable[[int], bool] = lambda pid: ended(pid)) -> None:
+                 gone: Callable[[int], bool] = ended) -> None:
         self.readers, self._start, self._clock, self._gone = readers, start, clock, gone
         self._started = clock()
         self._pause = READERS_PAUSE_FIRST
@@ -300,15 +306,6 @@ class ReadersTending:
             log.info("readers process started again (pid: %s)", self.readers.pid)
 
 
-def ended(pid: int) -> bool:
-    """Whether a child of this process has ended (reaped here, or by gunicorn's master loop,
-    which reaps every child)."""
-    try:
-        return os.waitpid(pid, os.WNOHANG)[0] == pid
-    except ChildProcessError:
-        return True
-
-
 def serve_workers(settings: Settings, host: str, port: int, workers: int, threads: int) -> None:
     """Run gunicorn in this process (its master) until it is stopped (SIGTERM, SIGINT)."""
     with metrics_folder():
@@ -327,7 +324,8 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
             # that stops is still being reaped.
             self.spread = Spread(2 * workers)
             self.shared = SharedLoops(SharedLoop(), SharedLoop(), SharedLoop())
-            self.readers: Readers | None = None  # forked before the workers (`start_readers`)
+            # The readers process, forked before the workers (`start_readers`), and each one
+            # the master starts again in its place.
             self.tending = ReadersTending(None, lambda readers: restart_readers(
                 readers, settings, threads, self.limits))
             self.ledgers: list[Any] = []
@@ -370,7 +368,7 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
         def load(self) -> Any:
             """Called in each worker after the fork: the worker's own application."""
             count_in_files()
-            app = worker_app(settings, self.shared, self.readers)
+            app = worker_app(settings, self.shared, self.tending.readers)
             self.ledgers.append(app.config["LEDGER"])
             return app
 
@@ -382,8 +380,7 @@ def _serve_workers(settings: Settings, host: str, port: int, workers: int, threa
     server = LedgerServer()
     loops = start_loops(settings, server.shared)  # before the workers: it takes the loops first
     # Its socket listens before the workers are forked, so their first reads find it.
-    readers = server.readers = server.tending.readers = start_readers(settings, threads,
-                                                                      server.limits)
+    readers = server.tending.readers = start_readers(settings, threads, server.limits)
     master = os.getpid()
     try:
         server.run()
