@@ -17,7 +17,9 @@ command that fails half-way cannot corrupt the cache. Here:
   decides (`fresh`) unless its request looked moments before (its first attempt; every retry
   looks again), the repository looks at the log's head; events recorded since it last looked
   evict the cached aggregates they are newer than. One cheap query per request or command, not
-  one per aggregate it loads. A save that loses a race evicts what it tried to save, whatever the log said.
+  one per aggregate it loads; on SQLite none at all while no other connection has committed to
+  the file since the last look (`SQLiteRecorder.versions_others_wrote_after`: what this
+  process wrote itself it saved, and holds). A save that loses a race evicts what it tried to save, whatever the log said.
   An aggregate read from the store is not kept if a look that went further while it was read
   walked past a newer version of it, with nothing held to evict (`remember`'s `looked_to`).
 - Aggregates are replayed by `project`, which applies events without the library's runtime
@@ -285,8 +287,9 @@ class LedgerRepository(Repository[UUID]):
         # Which aggregates moved on, to what version, and where the log ends, in one narrow
         # query (every store of the ledger answers it): not the events' states read and
         # dropped, nor a second query for the log's end.
-        moved = self.event_store.recorder.select_versions_after(  # type: ignore[attr-defined]
-            seen, WALK_AT_MOST + 1)
+        recorder: Any = self.event_store.recorder
+        look = getattr(recorder, "versions_others_wrote_after", None)
+        moved = (look or recorder.select_versions_after)(seen, WALK_AT_MOST + 1)
         if not moved:
             return
         head = moved[-1][0]

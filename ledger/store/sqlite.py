@@ -1,7 +1,8 @@
 """The SQLite event store: the library's application recorder, reading the log in one
 statement a read: its head (`max_notification_id`), the aggregates that moved on since a cache
 last looked, which every command asks before it decides (`select_versions_after`:
-`ledger.store.repository`), and pages of notifications (`select_notifications`: a fold's page,
+`ledger.store.repository`; `versions_others_wrote_after` spares that read while no other
+connection has written the file), and pages of notifications (`select_notifications`: a fold's page,
 the public tree's, a checkpoint's range, a feed page).
 
 The library reads inside a transaction of its own: BEGIN, the query, ROLLBACK, three calls
@@ -15,6 +16,7 @@ builds on it.
 from __future__ import annotations
 
 import sqlite3
+import weakref
 from collections.abc import Sequence
 from typing import Any, cast
 from uuid import UUID
@@ -65,6 +67,14 @@ def translated(error: BaseException) -> BaseException:
 class SQLiteRecorder(SQLiteApplicationRecorder):
     """The library's SQLite application recorder, reading the log in one statement a read
     (module docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Each connection's last look to the log's end (`versions_others_wrote_after`):
+        #: SQLite's `data_version` for it then, and the position the log ended at. Keyed by the
+        #: library's connection, which its pool keeps for as long as its SQLite connection.
+        self._looked: weakref.WeakKeyDictionary[Any, tuple[int, int]] = (
+            weakref.WeakKeyDictionary())
 
     def _rows(self, statement: str, params: Sequence[Any] = ()) -> list[Any]:
         """The rows of one SELECT, on a connection in autocommit mode (no BEGIN, no ROLLBACK);
@@ -128,6 +138,38 @@ class SQLiteRecorder(SQLiteApplicationRecorder):
         rows = self._rows(f"SELECT rowid, originator_id, originator_version FROM "
                           f"{self.events_table_name} WHERE rowid > ? ORDER BY rowid LIMIT ?",
                           (after, most))
+        convert = self.convert_originator_id
+        return cast(list[tuple[int, UUID, int]], [(row[0], convert(row[1]), row[2])
+                                                  for row in rows])
+
+    def versions_others_wrote_after(self, after: int, most: int) -> list[tuple[int, UUID, int]]:
+        """`select_versions_after` for a cache whose process saves what it writes itself
+        (`ledger.store.repository`): nothing, without reading the table, when no other
+        connection has committed to the file since this connection last read to the log's end
+        from a position at or before `after`. SQLite changes a connection's `PRAGMA
+        data_version` at every commit of another connection, of this process or any other, and
+        never at its own; so the log then holds nothing after `after` that this connection did
+        not write itself, and its writer knows what that was. A look asks once a command, and a
+        server alone on its file, or a simulation, writes through the one connection it reads
+        with."""
+        with self.datastore.get_connection(commit=False) as connection:
+            cursor = connection.cursor()
+            try:
+                cursor.execute("PRAGMA data_version")
+                version = cursor.fetchone()[0]
+                last = self._looked.get(connection)
+                if last is not None and last[0] == version and after >= last[1]:
+                    return []
+                cursor.execute(f"SELECT rowid, originator_id, originator_version FROM "
+                               f"{self.events_table_name} WHERE rowid > ? ORDER BY rowid "
+                               f"LIMIT ?", (after, most))
+                rows = cursor.fetchall()
+            except sqlite3.Error as error:
+                raise translated(error) from error
+            finally:
+                cursor.sqlite_cursor.close()
+        if len(rows) < most:  # read to the log's end: the next look may be spared
+            self._looked[connection] = (version, rows[-1][0] if rows else after)
         convert = self.convert_originator_id
         return cast(list[tuple[int, UUID, int]], [(row[0], convert(row[1]), row[2])
                                                   for row in rows])

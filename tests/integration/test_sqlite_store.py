@@ -37,6 +37,38 @@ def test_the_head_is_the_librarys_and_moves_with_another_connections_commits(
     assert reader.wallets.wallet(SYSTEM, wallet)["balance"] == 1 + 2 + 3  # the cache saw the grants
 
 
+@pytest.mark.parametrize("group_commit", ["on", "off"])
+def test_a_look_at_the_log_reads_nothing_while_no_other_connection_wrote(
+        make_sqlite_app: Callable[..., LedgerApplication], group_commit: str) -> None:
+    reader, writer = make_sqlite_app(group_commit), make_sqlite_app(group_commit)
+    assert isinstance(reader.recorder, SQLiteRecorder)
+    recorder = reader.recorder
+    wallet = UUID(reader.wallets.open_wallet(SYSTEM, "ada")["id"])
+    reader.wallets.grant(SYSTEM, wallet, 5)
+    head = recorder.max_notification_id()
+    mine = recorder.select_versions_after(0, head + 10)
+    assert len(mine) == head >= 2
+    # Check the look does not read what only this application's connection wrote since its
+    # first look, at an empty log (the query does).
+    assert recorder.versions_others_wrote_after(0, head + 10) == []
+    writer.wallets.grant(SYSTEM, wallet, 7)  # another application: its own connections
+    theirs = (head + 1, wallet, 3)
+    # Check another connection's commit is seen, with everything after the position asked.
+    assert recorder.versions_others_wrote_after(head - 1, 10) == [mine[-1], theirs]
+    # Check a look from before the last look's end reads the table.
+    assert recorder.versions_others_wrote_after(0, head + 10) == [*mine, theirs]
+    assert recorder.versions_others_wrote_after(head + 1, 10) == []
+    # Check a look cut short does not spare the next: the log goes on past it.
+    writer.wallets.grant(SYSTEM, wallet, 2)
+    writer.wallets.grant(SYSTEM, wallet, 3)
+    assert recorder.versions_others_wrote_after(head + 1, 1) == [(head + 2, wallet, 4)]
+    assert recorder.versions_others_wrote_after(head + 2, 10) == [(head + 3, wallet, 5)]
+    reader.wallets.grant(SYSTEM, wallet, 1)
+    assert recorder.versions_others_wrote_after(head + 3, 10) == []  # its own, again
+    assert recorder.select_versions_after(head + 3, 10) == [(head + 4, wallet, 6)]
+    assert reader.wallets.wallet(SYSTEM, wallet)["balance"] == 5 + 7 + 2 + 3 + 1
+
+
 def test_notifications_are_the_librarys_for_every_shape_of_query(
         make_sqlite_app: Callable[..., LedgerApplication]) -> None:
     reader, writer = make_sqlite_app("on"), make_sqlite_app("on")
