@@ -165,12 +165,16 @@ class GroupCommitRecorder(SQLiteRecorder):
             self._queued.notify_all()
             if not self._leading:
                 self._leading = request.leads = True
-        if not request.leads:
-            request.woken.wait()
-        if not request.done:  # its turn to lead: its request is the oldest queued
-            self._lead()
-        if request.error is not None:
-            raise request.error
+        try:
+            if not request.leads:
+                request.woken.wait()
+            if not request.done:  # its turn to lead: its request is the oldest queued
+                self._lead()
+            if request.error is not None:
+                raise request.error
+        except BaseException:
+            self.forget_looks()  # (its group may have committed all the same)
+            raise
         return request.notification_ids
 
     def group_counts(self) -> dict[str, int]:

@@ -32,6 +32,7 @@ from eventsourcing.persistence import (
     OperationalError,
     PersistenceError,
     ProgrammingError,
+    StoredEvent,
 )
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteFactory
 
@@ -142,6 +143,20 @@ class SQLiteRecorder(SQLiteApplicationRecorder):
         return cast(list[tuple[int, UUID, int]], [(row[0], convert(row[1]), row[2])
                                                   for row in rows])
 
+    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any
+                      ) -> Sequence[int] | None:
+        try:
+            return super().insert_events(stored_events, **kwargs)
+        except BaseException:
+            self.forget_looks()
+            raise
+
+    def forget_looks(self) -> None:
+        """Read the table at every connection's next look (`versions_others_wrote_after`): a
+        save that raised may have committed all the same (an error after its COMMIT), and
+        then neither did its process keep what it wrote nor does `data_version` move for it."""
+        self._looked.clear()
+
     def versions_others_wrote_after(self, after: int, most: int) -> list[tuple[int, UUID, int]]:
         """`select_versions_after` for a cache whose process saves what it writes itself
         (`ledger.store.repository`): nothing, without reading the table, when no other
@@ -149,9 +164,11 @@ class SQLiteRecorder(SQLiteApplicationRecorder):
         from a position at or before `after`. SQLite changes a connection's `PRAGMA
         data_version` at every commit of another connection, of this process or any other, and
         never at its own; so the log then holds nothing after `after` that this connection did
-        not write itself, and its writer knows what that was. A look asks once a command, and a
-        server alone on its file, or a simulation, writes through the one connection it reads
-        with."""
+        not write itself, and its writer knows what that was (the repository keeps what each
+        save wrote; a save that raised makes every connection read the table again,
+        `forget_looks`). So nothing may write the events table through this recorder but its
+        own `insert_events`. A look asks once a command, and a server alone on its file, or a
+        simulation, writes through the one connection it reads with."""
         with self.datastore.get_connection(commit=False) as connection:
             cursor = connection.cursor()
             try:

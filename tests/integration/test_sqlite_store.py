@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import pytest
@@ -18,6 +19,7 @@ from ledger.app.access import SYSTEM
 from ledger.app.application import LedgerApplication
 from ledger.core.errors import Conflict
 from ledger.settings import Settings
+from ledger.store.groupcommit import GroupCommitRecorder
 from ledger.store.sqlite import SQLiteRecorder
 
 
@@ -67,6 +69,37 @@ def test_a_look_at_the_log_reads_nothing_while_no_other_connection_wrote(
     assert recorder.versions_others_wrote_after(head + 3, 10) == []  # its own, again
     assert recorder.select_versions_after(head + 3, 10) == [(head + 4, wallet, 6)]
     assert reader.wallets.wallet(SYSTEM, wallet)["balance"] == 5 + 7 + 2 + 3 + 1
+
+
+@pytest.mark.parametrize("group_commit", ["on", "off"])
+def test_a_save_that_committed_but_raised_is_read_at_the_next_look(
+        make_sqlite_app: Callable[..., LedgerApplication], group_commit: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_sqlite_app(group_commit)
+    wallet = UUID(app.wallets.open_wallet(SYSTEM, "ada")["id"])
+    assert app.wallets.wallet(SYSTEM, wallet)["balance"] == 0  # read outside a command: held
+    if group_commit == "on":
+        write_group = GroupCommitRecorder._write_group
+
+        def committed_then_failed(self: GroupCommitRecorder, group: list[Any]) -> None:
+            write_group(self, group)
+            for request in group:
+                request.error = RuntimeError("after the commit")
+
+        monkeypatch.setattr(GroupCommitRecorder, "_write_group", committed_then_failed)
+    else:
+        insert = SQLiteApplicationRecorder.insert_events
+
+        def inserted_then_failed(self: Any, *args: Any, **kwargs: Any) -> Any:
+            insert(self, *args, **kwargs)
+            raise RuntimeError("after the commit")
+
+        monkeypatch.setattr(SQLiteApplicationRecorder, "insert_events", inserted_then_failed)
+    with pytest.raises(RuntimeError):
+        app.wallets.grant(SYSTEM, wallet, 9)
+    monkeypatch.undo()
+    # Check the grant, in the log though its save raised, is read and the held wallet evicted.
+    assert app.wallets.wallet(SYSTEM, wallet)["balance"] == 9
 
 
 def test_notifications_are_the_librarys_for_every_shape_of_query(
