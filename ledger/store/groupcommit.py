@@ -214,7 +214,12 @@ class GroupCommitRecorder(SQLiteRecorder):
     def _write_group(self, group: list[SaveRequest]) -> None:
         """One transaction for the group: its rows at once (or, when one is refused, each
         request in a savepoint), one commit; sets every request's answer (`_lead` then wakes
-        them)."""
+        them). Should anything fail once the group has committed (giving its connection back
+        to the pool, letting go of its turn), its saves are answered as written all the same:
+        their rows are in the log, and a save told otherwise would be decided and written
+        again by a command without an Idempotency-Key."""
+        committed: list[Sequence[int] | None] | None = None
+        interrupted: BaseException | None = None
         try:
             with self.turns.turn(), self.datastore.get_connection(commit=True) as connection:
                 cursor = connection.cursor()
@@ -228,6 +233,7 @@ class GroupCommitRecorder(SQLiteRecorder):
                             cursor.execute("BEGIN IMMEDIATE")
                             answers = [self._write_one(raw, cursor, request) for request in group]
                         self._commit(cursor)
+                        committed = answers
                     except BaseException:
                         if raw.in_transaction:
                             raw.rollback()
@@ -235,18 +241,23 @@ class GroupCommitRecorder(SQLiteRecorder):
                 finally:
                     cursor.sqlite_cursor.close()
         except BaseException as error:
-            failure = (translated(error) if isinstance(error, Exception)
-                       else OperationalError("the group's transaction was interrupted"))
-            with self._lock:
-                self._counts.failed_groups += 1
-                for request in group:
-                    request.notification_ids = None
-                    request.error = failure
-                    request.done = True
+            if committed is None:
+                failure = (translated(error) if isinstance(error, Exception)
+                           else OperationalError("the group's transaction was interrupted"))
+                with self._lock:
+                    self._counts.failed_groups += 1
+                    for request in group:
+                        request.notification_ids = None
+                        request.error = failure
+                        request.done = True
+                if not isinstance(error, Exception):
+                    raise
+                return
+            log.warning("a group of %d saves committed, and then failed: %r", len(group), error)
             if not isinstance(error, Exception):
-                raise
-            return
-        written = [(request, answer) for request, answer in zip(group, answers, strict=True)
+                interrupted = error
+        assert committed is not None
+        written = [(request, answer) for request, answer in zip(group, committed, strict=True)
                    if request.error is None]
         with self._lock:
             self._counts.groups += 1
@@ -258,7 +269,12 @@ class GroupCommitRecorder(SQLiteRecorder):
             for request in group:
                 request.done = True
         for listener in self.committed:
-            listener(len(written))
+            try:
+                listener(len(written))
+            except Exception:  # the metrics: never the saves' answer
+                log.exception("a listener of committed groups failed")
+        if interrupted is not None:
+            raise interrupted
 
     def _write_at_once(self, cursor: SQLiteCursor, group: list[SaveRequest]
                        ) -> list[Sequence[int] | None] | None:

@@ -7,9 +7,10 @@ all: nothing here sleeps to wait for a group to form, and nothing is timed.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from uuid import UUID
 
@@ -281,6 +282,39 @@ def test_a_failed_commit_fails_every_save_of_the_group_and_writes_none_of_them(
     assert recorder.group_counts()["failed_groups"] == 1
     # The recorder writes again afterwards.
     assert app.wallets.grant(SYSTEM, wallets[1], 7)["balance"] == 7
+    assert verify_store(app).ok
+
+
+def test_a_group_that_committed_and_then_failed_is_answered_as_written_not_applied_again(
+        make_sqlite_app, monkeypatch):
+    app = make_sqlite_app()
+    recorder = app.recorder
+    wallet = UUID(app.wallets.open_wallet(SYSTEM, "ada")["id"])
+    head = recorder.max_notification_id()
+    turn = recorder.turns.turn
+    metric_calls: list[int] = []
+
+    @contextlib.contextmanager
+    def lost_after_the_commit() -> Iterator[None]:
+        with turn():
+            yield
+        monkeypatch.setattr(recorder.turns, "turn", turn)  # (once)
+        raise sqlite3.OperationalError("the turn could not be let go")
+
+    def failing_metric(saves: int) -> None:
+        metric_calls.append(saves)
+        raise RuntimeError("a metric that fails")
+
+    monkeypatch.setattr(recorder.turns, "turn", lost_after_the_commit)
+    recorder.committed.append(failing_metric)
+    # Check a grant without an Idempotency-Key whose group committed, and then could not let go
+    # of its turn, nor count itself, is answered once and written once (not decided again as
+    # if nothing had been written).
+    assert app.wallets.grant(SYSTEM, wallet, 9)["balance"] == 9
+    assert metric_calls == [1]
+    assert recorder.max_notification_id() == head + 1
+    assert app.wallets.wallet(SYSTEM, wallet)["balance"] == 9
+    assert recorder.group_counts()["failed_groups"] == 0
     assert verify_store(app).ok
 
 
