@@ -19,7 +19,9 @@ command that fails half-way cannot corrupt the cache. Here:
   evict the cached aggregates they are newer than. One cheap query per request or command, not
   one per aggregate it loads; on SQLite none at all while no other connection has committed to
   the file since the last look (`SQLiteRecorder.versions_others_wrote_after`: what this
-  process wrote itself it saved, and holds). A save that loses a race evicts what it tried to save, whatever the log said.
+  process wrote itself it saved, and holds). A spared look does not move the position looked
+  to: where this process's saves were answered out of order (`saw` moves it only on a
+  contiguous run), the next look that reads walks them, or past `WALK_AT_MOST` clears the cache. A save that loses a race evicts what it tried to save, whatever the log said.
   An aggregate read from the store is not kept if a look that went further while it was read
   walked past a newer version of it, with nothing held to evict (`remember`'s `looked_to`).
 - Aggregates are replayed by `project`, which applies events without the library's runtime
