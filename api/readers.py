@@ -24,8 +24,8 @@ Should the readers process be gone (killed, or not started), or not answer a rea
 `FORWARD_SECONDS`, the worker serves the read itself, as it did before; each worker says so once
 in its log. The master starts a readers process again on the same socket once one has ended
 (`restart_readers`, `api.production.ReadersTending`), and the workers pass their audit reads to
-it as soon as it listens. `REDDOG_AUDIT_PROCESS=off` keeps audit reads in the workers. `reddog serve` alone (one
-process) serves them itself.
+it as soon as it listens. `REDDOG_AUDIT_PROCESS=off` keeps audit reads in the workers.
+`reddog serve` alone (one process) serves them itself.
 """
 
 from __future__ import annotations

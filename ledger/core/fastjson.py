@@ -32,7 +32,7 @@ event and snapshot of every variant.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, date, datetime, time
 from enum import Enum
 from typing import Any
@@ -155,13 +155,7 @@ class FastJSONTranscoder(JSONTranscoder):
         if kind is dict:
             if _SCALARS.issuperset(map(type, value.values())):
                 return value
-            copy = None
-            for key, item in value.items():
-                if type(item) not in _SCALARS and (prepared := self._prepared(item)) is not item:
-                    if copy is None:
-                        copy = dict(value)
-                    copy[key] = prepared
-            return value if copy is None else copy
+            return self._replaced(value, value.items(), dict)
         transcoding = self.types.get(kind)
         if transcoding is not None:  # wrapped as the library's `_encode_obj` wraps it
             if kind is datetime and type(transcoding) is DatetimeAsISO and (
@@ -178,16 +172,22 @@ class FastJSONTranscoder(JSONTranscoder):
         if kind is list or kind is tuple:
             if _SCALARS.issuperset(map(type, value)):
                 return value
-            copied = None
-            for at, item in enumerate(value):
-                if type(item) not in _SCALARS and (prepared := self._prepared(item)) is not item:
-                    if copied is None:
-                        copied = list(value)
-                    copied[at] = prepared
-            return value if copied is None else copied
+            return self._replaced(value, enumerate(value), list)
         if kind is float or (kind not in _PLAIN and _kind_differs(kind)):
             raise _Refused
         return value
+
+    def _replaced(self, container: Any, items: Iterable[tuple[Any, Any]],
+                  copy: Callable[[Any], Any]) -> Any:
+        """`container` with each of its `items` (key or index, value) `_prepared`: itself where
+        none is replaced, else a `copy` of it holding the replacements."""
+        copied = None
+        for at, item in items:
+            if type(item) not in _SCALARS and (prepared := self._prepared(item)) is not item:
+                if copied is None:
+                    copied = copy(container)
+                copied[at] = prepared
+        return container if copied is None else copied
 
     @staticmethod
     def _default(obj: Any) -> Any:

@@ -155,8 +155,9 @@ class GroupCommitRecorder(SQLiteRecorder):
         self.committed: list[Callable[[int], None]] = []
 
     # What threads call.
-    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any
-                      ) -> Sequence[int] | None:
+    def _insert_save(self, stored_events: Sequence[StoredEvent], **kwargs: Any
+                     ) -> Sequence[int] | None:
+        """One thread's save, written in a group (`SQLiteRecorder.insert_events` calls it)."""
         if not stored_events:
             return []
         request = SaveRequest(list(stored_events), kwargs)
@@ -165,16 +166,12 @@ class GroupCommitRecorder(SQLiteRecorder):
             self._queued.notify_all()
             if not self._leading:
                 self._leading = request.leads = True
-        try:
-            if not request.leads:
-                request.woken.wait()
-            if not request.done:  # its turn to lead: its request is the oldest queued
-                self._lead()
-            if request.error is not None:
-                raise request.error
-        except BaseException:
-            self.forget_looks()  # (its group may have committed all the same)
-            raise
+        if not request.leads:
+            request.woken.wait()
+        if not request.done:  # its turn to lead: its request is the oldest queued
+            self._lead()
+        if request.error is not None:
+            raise request.error
         return request.notification_ids
 
     def group_counts(self) -> dict[str, int]:

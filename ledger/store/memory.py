@@ -111,6 +111,10 @@ class _VersionsAfter:
             return [(after + 1 + i, s.originator_id, s.originator_version)
                     for i, s in enumerate(rows)]
 
+    #: What the cache looks at (`ledger.store.repository`): every version after `after`, this
+    #: process's own writes among them (on SQLite they can be left out).
+    versions_others_wrote_after = select_versions_after
+
 
 class IndexedAggregateRecorder(_IndexedReads, POPOAggregateRecorder):
     """POPO aggregate recorder (snapshots) with indexed reads."""

@@ -73,6 +73,10 @@ class ApplicationRecorder(_SetUpOneAtATime, PostgresApplicationRecorder):
             return [(row["notification_id"], row["originator_id"], row["originator_version"])
                     for row in cursor.fetchall()]
 
+    #: What the cache looks at (`ledger.store.repository`): every version after `after`, this
+    #: process's own writes among them (on SQLite they can be left out).
+    versions_others_wrote_after = select_versions_after
+
 
 class Factory(PostgresFactory):
     """The library's PostgreSQL infrastructure with recorders set up one process at a time."""

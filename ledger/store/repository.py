@@ -21,7 +21,8 @@ command that fails half-way cannot corrupt the cache. Here:
   the file since the last look (`SQLiteRecorder.versions_others_wrote_after`: what this
   process wrote itself it saved, and holds). A spared look does not move the position looked
   to: where this process's saves were answered out of order (`saw` moves it only on a
-  contiguous run), the next look that reads walks them, or past `WALK_AT_MOST` clears the cache. A save that loses a race evicts what it tried to save, whatever the log said.
+  contiguous run), the next look that reads walks them, or past `WALK_AT_MOST` clears the
+  cache. A save that loses a race evicts what it tried to save, whatever the log said.
   An aggregate read from the store is not kept if a look that went further while it was read
   walked past a newer version of it, with nothing held to evict (`remember`'s `looked_to`).
 - Aggregates are replayed by `project`, which applies events without the library's runtime
@@ -286,12 +287,12 @@ class LedgerRepository(Repository[UUID]):
         if self.held is None:
             return
         seen = self._seen
-        # Which aggregates moved on, to what version, and where the log ends, in one narrow
-        # query (every store of the ledger answers it): not the events' states read and
-        # dropped, nor a second query for the log's end.
-        recorder: Any = self.event_store.recorder
-        look = getattr(recorder, "versions_others_wrote_after", None)
-        moved = (look or recorder.select_versions_after)(seen, WALK_AT_MOST + 1)
+        # Which aggregates another writer moved on, to what version, and where the log ends, in
+        # one narrow query (every store of the ledger answers it; SQLite none at all while no
+        # other connection wrote): not the events' states read and dropped, nor a second query
+        # for the log's end.
+        moved = self.event_store.recorder.versions_others_wrote_after(  # type: ignore[attr-defined]
+            seen, WALK_AT_MOST + 1)
         if not moved:
             return
         head = moved[-1][0]

@@ -2,8 +2,8 @@
 statement a read: its head (`max_notification_id`), the aggregates that moved on since a cache
 last looked, which every command asks before it decides (`select_versions_after`:
 `ledger.store.repository`; `versions_others_wrote_after` spares that read while no other
-connection has written the file), and pages of notifications (`select_notifications`: a fold's page,
-the public tree's, a checkpoint's range, a feed page).
+connection has written the file), and pages of notifications (`select_notifications`: a
+fold's page, the public tree's, a checkpoint's range, a feed page).
 
 The library reads inside a transaction of its own: BEGIN, the query, ROLLBACK, three calls
 into SQLite, each of which lets go of the GIL and waits to take it back on a busy server. A
@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import sqlite3
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, cast
 from uuid import UUID
 
@@ -77,18 +78,24 @@ class SQLiteRecorder(SQLiteApplicationRecorder):
         self._looked: weakref.WeakKeyDictionary[Any, tuple[int, int]] = (
             weakref.WeakKeyDictionary())
 
-    def _rows(self, statement: str, params: Sequence[Any] = ()) -> list[Any]:
-        """The rows of one SELECT, on a connection in autocommit mode (no BEGIN, no ROLLBACK);
-        SQLite's errors raised as the library's."""
+    @contextmanager
+    def _reading(self) -> Iterator[tuple[Any, Any]]:
+        """A connection in autocommit mode (each SELECT a read of its own: no BEGIN, no
+        ROLLBACK) and a cursor on it; SQLite's errors raised as the library's."""
         with self.datastore.get_connection(commit=False) as connection:
             cursor = connection.cursor()
             try:
-                cursor.execute(statement, params)
-                return cast(list[Any], cursor.fetchall())
+                yield connection, cursor
             except sqlite3.Error as error:
                 raise translated(error) from error
             finally:
                 cursor.sqlite_cursor.close()
+
+    def _rows(self, statement: str, params: Sequence[Any] = ()) -> list[Any]:
+        """The rows of one SELECT (`_reading`)."""
+        with self._reading() as (_connection, cursor):
+            cursor.execute(statement, params)
+            return cast(list[Any], cursor.fetchall())
 
     def convert_originator_id(self, originator_id: str) -> UUID | str:
         """The library's, each id's `UUID` remembered (`uuid_of`): the rows of a page of the
@@ -136,26 +143,35 @@ class SQLiteRecorder(SQLiteApplicationRecorder):
         """The position, aggregate and version of the events after position `after`, at most
         `most` of them, in order: one statement for a cache's look at what moved on since it
         last looked, and where the log now ends (`ledger.store.repository`)."""
-        rows = self._rows(f"SELECT rowid, originator_id, originator_version FROM "
-                          f"{self.events_table_name} WHERE rowid > ? ORDER BY rowid LIMIT ?",
-                          (after, most))
+        return self._versions(self._rows(self._versions_after, (after, most)))
+
+    @property
+    def _versions_after(self) -> str:
+        return (f"SELECT rowid, originator_id, originator_version FROM {self.events_table_name} "
+                "WHERE rowid > ? ORDER BY rowid LIMIT ?")
+
+    def _versions(self, rows: list[Any]) -> list[tuple[int, UUID, int]]:
         convert = self.convert_originator_id
         return cast(list[tuple[int, UUID, int]], [(row[0], convert(row[1]), row[2])
                                                   for row in rows])
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any
                       ) -> Sequence[int] | None:
+        """`_insert_save`; should it raise, every connection reads the table at its next look
+        (`versions_others_wrote_after`): the save may have committed all the same (an error
+        after its COMMIT), and then neither did its process keep what it wrote nor does
+        `data_version` move for it."""
         try:
-            return super().insert_events(stored_events, **kwargs)
+            return self._insert_save(stored_events, **kwargs)
         except BaseException:
-            self.forget_looks()
+            self._looked.clear()
             raise
 
-    def forget_looks(self) -> None:
-        """Read the table at every connection's next look (`versions_others_wrote_after`): a
-        save that raised may have committed all the same (an error after its COMMIT), and
-        then neither did its process keep what it wrote nor does `data_version` move for it."""
-        self._looked.clear()
+    def _insert_save(self, stored_events: Sequence[StoredEvent], **kwargs: Any
+                     ) -> Sequence[int] | None:
+        """One save's rows: the library's insert, a transaction of its own
+        (`ledger.store.groupcommit` writes concurrent saves in one)."""
+        return super().insert_events(stored_events, **kwargs)
 
     def versions_others_wrote_after(self, after: int, most: int) -> list[tuple[int, UUID, int]]:
         """`select_versions_after` for a cache whose process saves what it writes itself
@@ -166,30 +182,20 @@ class SQLiteRecorder(SQLiteApplicationRecorder):
         never at its own; so the log then holds nothing after `after` that this connection did
         not write itself, and its writer knows what that was (the repository keeps what each
         save wrote; a save that raised makes every connection read the table again,
-        `forget_looks`). So nothing may write the events table through this recorder but its
+        `insert_events`). So nothing may write the events table through this recorder but its
         own `insert_events`. A look asks once a command, and a server alone on its file, or a
         simulation, writes through the one connection it reads with."""
-        with self.datastore.get_connection(commit=False) as connection:
-            cursor = connection.cursor()
-            try:
-                cursor.execute("PRAGMA data_version")
-                version = cursor.fetchone()[0]
-                last = self._looked.get(connection)
-                if last is not None and last[0] == version and after >= last[1]:
-                    return []
-                cursor.execute(f"SELECT rowid, originator_id, originator_version FROM "
-                               f"{self.events_table_name} WHERE rowid > ? ORDER BY rowid "
-                               f"LIMIT ?", (after, most))
-                rows = cursor.fetchall()
-            except sqlite3.Error as error:
-                raise translated(error) from error
-            finally:
-                cursor.sqlite_cursor.close()
+        with self._reading() as (connection, cursor):
+            cursor.execute("PRAGMA data_version")
+            version = cursor.fetchone()[0]
+            last = self._looked.get(connection)
+            if last is not None and last[0] == version and after >= last[1]:
+                return []
+            cursor.execute(self._versions_after, (after, most))
+            rows = cursor.fetchall()
         if len(rows) < most:  # read to the log's end: the next look may be spared
             self._looked[connection] = (version, rows[-1][0] if rows else after)
-        convert = self.convert_originator_id
-        return cast(list[tuple[int, UUID, int]], [(row[0], convert(row[1]), row[2])
-                                                  for row in rows])
+        return self._versions(rows)
 
 
 def database_path(db_name: str) -> str:

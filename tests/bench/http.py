@@ -37,9 +37,9 @@ For each store (a fresh SQLite file, a fresh PostgreSQL schema):
    with group commit on and off there. Goals against the raw rate on that disk: ≥ 1.0 with group
    commit, ≥ 0.5 without. Each of those two servers then plays step 3's commands alone, beside
    the same raw rate with no goal: the mix's reads take CPU that the commands would otherwise
-   have, so this says what the slowed disk costs the commands themselves. On this machine's own disk (its flush about 0.1 ms) the raw rate is
-   the CPU's, and commands/s are given beside it without a goal: there the figure is the CPU per
-   command of step 3.
+   have, so this says what the slowed disk costs the commands themselves. On this machine's
+   own disk (its flush about 0.1 ms) the raw rate is the CPU's, and commands/s are given beside
+   it without a goal: there the figure is the CPU per command of step 3.
 
 Options (`--set KEY=VALUE`): `seconds` (per phase of the server; default 10; 2 with --quick;
 wrk runs whole seconds), `short_seconds` (the raw writers' phases and the quarter rate; default 6, at

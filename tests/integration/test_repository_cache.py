@@ -238,10 +238,9 @@ def test_a_request_looks_at_the_log_once_and_its_command_decides_on_that_look(
     client = create_app({"LEDGER": app}).test_client()
     looks: list[Any] = []
     # A look at the log: what moved on, where it ends (on SQLite, what other connections wrote).
-    name = ("versions_others_wrote_after" if hasattr(app.recorder, "versions_others_wrote_after")
-            else "select_versions_after")
-    look = getattr(app.recorder, name)
-    monkeypatch.setattr(app.recorder, name, lambda *args: looks.append(args) or look(*args))
+    look = app.recorder.versions_others_wrote_after
+    monkeypatch.setattr(app.recorder, "versions_others_wrote_after",
+                        lambda *args: looks.append(args) or look(*args))
     answer = client.post(f"/wallets/{wallet_id}/grants", json={"amount": 100}, headers=operator)
     # Check authentication's load looked, and the grant decided on that look without another.
     assert answer.status_code == 201 and answer.get_json()["balance"] == 600
