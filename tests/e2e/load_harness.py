@@ -248,26 +248,39 @@ class ServerProcess:
         """The client connections the server's processes hold: established TCP connections to
         its port open in one of them (accepted, not waiting in the listening socket's backlog;
         not one the client has closed and the server is closing)."""
-        held = set()
-        for pid in self.processes():
-            try:
-                entries = list(Path(f"/proc/{pid}/fd").iterdir())
-            except OSError:  # the process is gone
-                continue
-            for entry in entries:
-                try:
-                    link = os.readlink(entry)
-                except OSError:  # closed meanwhile
-                    continue
-                if link.startswith("socket:["):
-                    held.add(link[len("socket:["):-1])
-        count = 0
-        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-            for line in Path(table).read_text().splitlines()[1:]:
-                local, state, inode = (fields := line.split())[1], fields[3], fields[9]
-                count += (state == "01" and int(local.rpartition(":")[2], 16) == self.port
-                          and inode in held)
-        return count
+        held = set().union(*map(socket_inodes, self.processes()))
+        return len(held & established(self.port))
+
+
+def socket_inodes(pid: int) -> set[str]:
+    """The inodes of the sockets a process holds open (`/proc/PID/fd`); none once it is gone."""
+    try:
+        entries = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:  # the process is gone
+        return set()
+    held = set()
+    for entry in entries:
+        try:
+            link = os.readlink(entry)
+        except OSError:  # closed meanwhile
+            continue
+        if link.startswith("socket:["):
+            held.add(link[len("socket:["):-1])
+    return held
+
+
+def established(port: int) -> set[str]:
+    """The inodes of the established TCP connections to `port` (the kernel's tables of
+    connections, /proc/net/tcp and tcp6)."""
+    found = set()
+    for table in (Path("/proc/net/tcp"), Path("/proc/net/tcp6")):
+        if not table.exists():
+            continue
+        for line in table.read_text().splitlines()[1:]:
+            local, state, inode = (fields := line.split())[1], fields[3], fields[9]
+            if state == "01" and int(local.rpartition(":")[2], 16) == port:
+                found.add(inode)
+    return found
 
 
 def children(pid: int) -> list[int]:

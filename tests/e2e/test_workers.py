@@ -25,11 +25,13 @@ from tests.e2e.load_harness import (
     ServerProcess,
     children,
     create_keys,
+    established,
     metric_samples,
     ok,
     process_env,
     reddog_command,
     report_days,
+    socket_inodes,
     wait_for_projection,
     wait_until,
 )
@@ -314,22 +316,8 @@ def test_a_worker_that_stops_is_replaced_and_the_counters_go_on(two_workers: Two
 
 def held_connections(pid: int, port: int) -> int:
     """The established TCP connections to `port` that process `pid` holds open (its sockets
-    matched with the kernel's table of connections, /proc/net/tcp and tcp6)."""
-    established = set()
-    for table in ("tcp", "tcp6"):
-        path = Path(f"/proc/net/{table}")
-        if not path.exists():
-            continue
-        for line in path.read_text().splitlines()[1:]:
-            fields = line.split()
-            local, state, inode = fields[1], fields[3], fields[9]
-            if state == "01" and int(local.rpartition(":")[2], 16) == port:
-                established.add(f"socket:[{inode}]")
-    held = 0
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        with contextlib.suppress(OSError):  # closed meanwhile
-            held += os.readlink(fd) in established
-    return held
+    matched with the kernel's table of connections)."""
+    return len(socket_inodes(pid) & established(port))
 
 
 def test_connections_opened_together_are_spread_over_the_workers_and_a_new_worker_gets_its_share(
@@ -390,10 +378,14 @@ def test_connections_opened_together_are_spread_over_the_workers_and_a_new_worke
             client.close()
 
 
+def stat_of(pid: int) -> list[str]:
+    """A process's /proc/PID/stat after its name: its state first (the stat's 3rd field)."""
+    return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+
+
 def nice_of(pid: int) -> int:
     """A process's nice value (/proc/PID/stat, the 19th field)."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return int(stat.rpartition(")")[2].split()[16])
+    return int(stat_of(pid)[16])
 
 
 def read(base: str, path: str, key: str, timeout: float = 60) -> tuple[int, str]:
@@ -480,9 +472,10 @@ def test_the_loops_and_readers_processes_end_when_the_master_is_killed(
     readers' socket and its folder, which the master would have removed."""
     server = two_workers.server
     assert server.process is not None
-    left = [server.loops(), server.readers(), *two_workers.workers]
-    assert all(left)
-    [socket_path] = unix_sockets(server.readers())
+    readers = server.readers()
+    left = [server.loops(), readers, *two_workers.workers]
+    assert all(left) and readers is not None
+    [socket_path] = unix_sockets(readers)
     assert Path(socket_path).parent.name.startswith("reddog-readers-")
     server.process.kill()
     server.process.wait(timeout=30)
@@ -491,11 +484,9 @@ def test_the_loops_and_readers_processes_end_when_the_master_is_killed(
     assert not Path(socket_path).parent.exists()
 
 
-def unix_sockets(pid: int | None) -> list[str]:
+def unix_sockets(pid: int) -> list[str]:
     """The paths of the Unix sockets a process has open and bound to a path (its listeners)."""
-    held = {os.readlink(fd).removeprefix("socket:[").removesuffix("]")
-            for fd in Path(f"/proc/{pid}/fd").iterdir()
-            if os.readlink(fd).startswith("socket:[")}
+    held = socket_inodes(pid)
     paths = []
     for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
         fields = line.split()
@@ -508,6 +499,6 @@ def alive(pid: int) -> bool:
     """Whether a process runs (not a zombie: an orphan is reaped by init, whose child it
     becomes)."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+        return stat_of(pid)[0] != "Z"
     except FileNotFoundError:
         return False
