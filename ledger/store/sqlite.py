@@ -77,6 +77,10 @@ class SQLiteRecorder(SQLiteApplicationRecorder):
         #: library's connection, which its pool keeps for as long as its SQLite connection.
         self._looked: weakref.WeakKeyDictionary[Any, tuple[int, int]] = (
             weakref.WeakKeyDictionary())
+        #: The look's one statement (`select_versions_after`), written once.
+        self._versions_after = (
+            f"SELECT rowid, originator_id, originator_version FROM {self.events_table_name} "
+            "WHERE rowid > ? ORDER BY rowid LIMIT ?")
 
     @contextmanager
     def _reading(self) -> Iterator[tuple[Any, Any]]:
@@ -145,11 +149,6 @@ class SQLiteRecorder(SQLiteApplicationRecorder):
         last looked, and where the log now ends (`ledger.store.repository`)."""
         return self._versions(self._rows(self._versions_after, (after, most)))
 
-    @property
-    def _versions_after(self) -> str:
-        return (f"SELECT rowid, originator_id, originator_version FROM {self.events_table_name} "
-                "WHERE rowid > ? ORDER BY rowid LIMIT ?")
-
     def _versions(self, rows: list[Any]) -> list[tuple[int, UUID, int]]:
         convert = self.convert_originator_id
         return cast(list[tuple[int, UUID, int]], [(row[0], convert(row[1]), row[2])
@@ -193,8 +192,9 @@ class SQLiteRecorder(SQLiteApplicationRecorder):
                 return []
             cursor.execute(self._versions_after, (after, most))
             rows = cursor.fetchall()
-        if len(rows) < most:  # read to the log's end: the next look may be spared
-            self._looked[connection] = (version, rows[-1][0] if rows else after)
+            if len(rows) < most:  # read to the log's end: the next look may be spared
+                # (recorded while the connection is this thread's, before the pool lends it on)
+                self._looked[connection] = (version, rows[-1][0] if rows else after)
         return self._versions(rows)
 
 
