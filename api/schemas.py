@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, post_dump, pre_load, validate
+from marshmallow import ValidationError, fields, post_dump, pre_load, validate
 
 from api.links import deal_links, table_links
+from api.schemabase import Schema
 from ledger.core import validation
 from ledger.domain.wallet import MAX_GRANT
 from ledger.rules import variants

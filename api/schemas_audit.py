@@ -3,8 +3,9 @@ and recall."""
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+from marshmallow import fields, validate
 
+from api.schemabase import Schema
 from api.schemas import PLAYER_ID, Args
 from ledger.core import validation
 from ledger.rules import variants

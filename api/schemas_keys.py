@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, validate, validates
+from marshmallow import ValidationError, fields, validate, validates
 
+from api.schemabase import Schema
 from api.schemas import PLAYER_ID, Args, FullMatch, WholeNumber
 from api.schemas_audit import ProjectionStatusSchema
 from ledger.app.keys import KINDS, MAX_KEY_DAYS, MAX_RATE

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+from marshmallow import fields, validate
 
+from api.schemabase import Schema
 from api.schemas import Args, WholeNumber
 from api.schemas_audit import ProjectionStatusSchema
 

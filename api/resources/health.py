@@ -8,10 +8,11 @@ from typing import Any
 
 from flask import abort, current_app
 from flask_smorest import Blueprint
-from marshmallow import Schema, fields
+from marshmallow import fields
 
 from api.auth import ledger, principal
 from api.resources import problems
+from api.schemabase import Schema
 from ledger.app.access import Action, require
 from ledger.integrity.checkpoints import readiness
 

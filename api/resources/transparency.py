@@ -9,7 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from flask import Response, request, url_for
-from marshmallow import Schema, fields, validate
+from marshmallow import fields, validate
 from werkzeug.routing import PathConverter
 
 from api.auth import command_key, ledger, principal
@@ -22,6 +22,7 @@ from api.resources import (
     problems,
     resource_blueprint,
 )
+from api.schemabase import Schema
 from api.schemas import Args, ProblemSchema
 from ledger.app.transparency import receipt_bytes
 from ledger.core import tlog

@@ -290,3 +290,35 @@ def test_closed_sets_of_the_answers_are_enums(spec):
     from ledger.rules.variants import VARIANT_NAMES
 
     assert schemas["Table"]["properties"]["variant"]["enum"] == list(VARIANT_NAMES)
+
+
+def test_every_schema_the_api_declares_is_shared_by_the_documents_copies_not_copied(app):
+    """flask-smorest deep-copies what documents an operation at each decorator, route and app:
+    every schema the API declares is an `api.schemabase.Schema`, which such a copy shares (a
+    copied schema instance was half of each process's start); the documents' own dicts are
+    still copied, so one app filling in its document leaves the next one's as it was."""
+    import copy
+    import importlib
+    import inspect
+    import pkgutil
+
+    import marshmallow
+
+    import api
+    from api.schemabase import Schema
+
+    declared = {cls for info in pkgutil.walk_packages(api.__path__, "api.")
+                for _, cls in inspect.getmembers(importlib.import_module(info.name),
+                                                 inspect.isclass)
+                if issubclass(cls, marshmallow.Schema) and cls.__module__.startswith("api.")}
+    assert len(declared) > 40
+    assert {cls.__qualname__ for cls in declared if not issubclass(cls, Schema)} == set()
+    documented = [doc["schema"] for endpoint in app.view_functions.values()
+                  for docs in getattr(endpoint, "_apidoc", {}).get("response", {})
+                  .get("responses", {}).values() for doc in docs if isinstance(doc.get("schema"), marshmallow.Schema)]
+    assert documented and all(isinstance(schema, Schema) for schema in documented)
+    document = {"responses": {404: [{"schema": documented[0], "description": "gone"}]}}
+    copied = copy.deepcopy(document)
+    assert copied["responses"][404][0]["schema"] is documented[0]
+    copied["responses"][404][0]["schema"] = {"$ref": "#/components/schemas/X"}
+    assert document["responses"][404][0]["schema"] is documented[0]
