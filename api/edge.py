@@ -387,8 +387,15 @@ def serve_until_stopped(edge: Edge, alive: Callable[[], bool] = lambda: True) ->
     """Run `edge` until SIGTERM or SIGINT (or until `alive()` is false), then stop it: a
     process that serves alone, `serve`'s or the readers process of `api.readers`."""
     stopping: list[int] = []
+
+    def stop(number: int, _frame: Any) -> None:
+        # The loop waits up to a second in poll(), which Python resumes after this handler has
+        # run: the trigger's byte ends that wait, so the stop begins at once.
+        stopping.append(number)
+        edge.servers[0].pull_trigger()
+
     for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda number, _frame: stopping.append(number))
+        signal.signal(signum, stop)
     for address in edge.addresses:
         log.info("serving on %s", address)
     edge.run(alive=lambda: not stopping and alive())

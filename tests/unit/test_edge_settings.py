@@ -67,3 +67,48 @@ def test_a_busy_loop_beats_at_most_four_times_a_second_and_an_idle_one_at_every_
     assert len(busy) == round(2.0 / BEAT_SECONDS)  # not one a turn (128 turns)
     assert all(later - earlier >= BEAT_SECONDS - 1e-9 for earlier, later in pairwise(busy))
     assert len(beats) - len(busy) == 5  # idle: one at each turn of a second
+
+
+def test_sigterm_wakes_the_waiting_loop_at_once_rather_than_after_its_second():
+    """`reddog serve` alone waits up to a second at a time in poll(), which Python resumes after
+    a signal's handler: the handler pulls the loop's trigger, so the poll the signal came in
+    returns with the trigger's byte to read and the stop begins then."""
+    import os
+    import signal
+    import sys
+    import threading
+    import urllib.request
+
+    from api.edge import Edge, serve_until_stopped
+
+    def app(_environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [b"ok"]
+
+    edge = Edge(app, 1, Limits.of(Settings.from_env({})), host="127.0.0.1", port=0)
+    trigger = edge.servers[0].trigger
+    sent: list[int] = []  # the signal, once sent
+    woken: list[bool] = []  # for each read of the trigger's byte: whether the signal was sent
+    read = trigger.handle_read
+    trigger.handle_read = lambda: (woken.append(bool(sent)), read())[1]
+    main = threading.main_thread().ident
+
+    def stop_while_polling() -> None:
+        with urllib.request.urlopen(edge.addresses[0], timeout=10) as answer:
+            assert answer.read() == b"ok"
+        # Once the answer is written the loop goes back to its wait: the signal comes in it.
+        while sys._current_frames()[main].f_code.co_name != "poll2":
+            threading.Event().wait(0.001)
+        sent.append(signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    saved = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
+    sender = threading.Thread(target=stop_while_polling)
+    try:
+        sender.start()
+        serve_until_stopped(edge)
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+        sender.join(10)
+    assert sent and woken[-1] is True
