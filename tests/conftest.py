@@ -19,6 +19,35 @@ POSTGRES_ADMIN_URL = os.environ.get(
 STORES = ["memory", "sqlite", "postgres"]
 
 
+def share_url_builders() -> None:
+    """Compile each URL rule's builders once per test process, not once per app.
+
+    The tests build a Flask app for nearly every test (`api.create_app`, about 1,500 of them),
+    and werkzeug writes and compiles two URL builders (Python source, through `ast` and
+    `compile`) for each of the app's rules every time: two thirds of building an app. A
+    builder is a function of its rule's text and parsed parts alone, given no defaults: the
+    rule it is bound to is its first argument. So here the function is compiled at a rule's
+    first app and bound to the same rule of every later app. The service builds one app per
+    process and is left as werkzeug makes it."""
+    from werkzeug.routing.rules import Rule
+
+    compile_builder = Rule._compile_builder
+    compiled: dict[tuple[Any, ...], Any] = {}
+
+    def shared(self: Rule, append_unknown: bool = True) -> Any:
+        if self.defaults:
+            return compile_builder(self, append_unknown)
+        key = (self.rule, self.host, self.subdomain, append_unknown, tuple(self._trace))
+        if key not in compiled:
+            compiled[key] = compile_builder(self, append_unknown)
+        return compiled[key]
+
+    Rule._compile_builder = shared  # type: ignore[method-assign]
+
+
+share_url_builders()
+
+
 def postgres_or_skip() -> str:
     """The admin URL of a reachable PostgreSQL; skip (or, when CI=true, fail) if there is none."""
     import psycopg
