@@ -152,8 +152,18 @@ def _banner(process: subprocess.Popen, lines: queue.Queue, output: list[str]) ->
 
 @pytest.fixture(params=list(SIZES))
 def size(request: pytest.FixtureRequest) -> str:
-    """Each page test runs at desktop (1280×800) and phone (390×844) sizes."""
+    """Each page test runs at desktop (1280×800) and phone (390×844) sizes, but for the few
+    long flows marked `at_one_size`."""
     return request.param
+
+
+def at_one_size(size: str) -> pytest.MarkDecorator:
+    """Run a long flow at one size: one whose steps are clicks the size does not change (rapid
+    repeated clicks making one command each), and that takes ten to twenty seconds a run. Every
+    page's layout at both sizes is checked by `test_accessibility` (44 px targets, no sideways
+    scroll), and the other flows run at both; the flows marked so are spread over the sizes."""
+    assert size in SIZES
+    return pytest.mark.parametrize("size", [size])
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from uuid import uuid4
 
 import pytest
 
-from tests.browser.conftest import fits_without_sideways_scroll, followed_links
+from tests.browser.conftest import at_one_size, fits_without_sideways_scroll, followed_links
 from tests.browser.play import casino_table, caught_up
 
 pytestmark = pytest.mark.browser
@@ -101,6 +101,7 @@ def open_counting(open_page: Any, path: str, key: str) -> Any:
     return page
 
 
+@at_one_size("phone")
 def test_C2_C6_double_triple_and_rapid_clicks_on_bet_deal_and_raise_each_make_one(
         open_page, server, size):
     expect = _expect()
@@ -251,6 +252,7 @@ def test_C2_casino_controls_wait_disabled_until_the_table_is_read(open_page, ser
     expect(page.locator("#bet-total")).to_have_text("100")
 
 
+@at_one_size("desktop")
 def test_C1_double_triple_and_rapid_clicks_on_grant_each_grant_once_and_refusals_name_C1_once(
         open_page, server, size):
     expect = _expect()

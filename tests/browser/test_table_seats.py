@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.api.test_hidden_everywhere import _card_strings
-from tests.browser.conftest import UPDATE_MS, followed_links, shoot
+from tests.browser.conftest import UPDATE_MS, at_one_size, followed_links, shoot
 
 pytestmark = pytest.mark.browser
 #: Deals the three players play to the end.
@@ -224,6 +224,7 @@ def clicked_many_times(page: Any, control: Any, pattern: str, count: int) -> Non
     page.evaluate("document.querySelector('#status').textContent = ''")
 
 
+@at_one_size("phone")
 def test_G11_a_double_or_triple_click_on_a_chip_moving_control_moves_chips_once(
         open_page, server):
     expect = _expect()
