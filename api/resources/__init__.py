@@ -57,6 +57,10 @@ def location(what: str) -> dict[str, Any]:
     return {"Location": {"description": what, "required": True, "schema": {"type": "string"}}}
 
 
+#: The one instance of each schema class an alternative answer documents (`alt_response`).
+_DOCUMENTED: dict[type, Any] = {}
+
+
 class ResourceBlueprint(Blueprint):
     """A blueprint of API operations: each reads its body and query string through an `Args`
     schema, and its path and the headers it reads are held to the same limits (`api.inputs`);
@@ -88,11 +92,16 @@ class ResourceBlueprint(Blueprint):
 
         return decorate
 
-    def alt_response(self, status_code: Any, *args: Any, **kwargs: Any) -> Callable:
+    def alt_response(self, status_code: Any, *args: Any, schema: Any = None,
+                     **kwargs: Any) -> Callable:
         """Document another answer as flask-smorest does, on the view itself rather than on a
         wrapper of it: a view documents up to nine (`problems`, `BODY_PROBLEMS`), and a wrapper
-        is a call through `ensure_sync` for each, on every request."""
-        document = super().alt_response(status_code, *args, **kwargs)
+        is a call through `ensure_sync` for each, on every request. A schema given as a class
+        is made once for every answer that documents it (flask-smorest would make one per
+        answer: some 400 problem schemas at each start)."""
+        if isinstance(schema, type):
+            schema = _DOCUMENTED.get(schema) or _DOCUMENTED.setdefault(schema, schema())
+        document = super().alt_response(status_code, *args, schema=schema, **kwargs)
 
         def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
             view._apidoc = document(view)._apidoc  # type: ignore[attr-defined]
