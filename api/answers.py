@@ -24,10 +24,9 @@ from typing import Any
 
 import orjson
 from flask import Response
-from marshmallow import fields
+from marshmallow import Schema, fields
 from marshmallow.decorators import POST_DUMP
 
-from api.schemabase import Schema
 from api.schemas import DealSchema, TableSchema, WalletSchema
 
 #: The response schemas whose answers are dumped here (`fast`), not by marshmallow.
