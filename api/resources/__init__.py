@@ -6,6 +6,7 @@ The problem answers each operation may give are documented here, once, as
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -57,8 +58,11 @@ def location(what: str) -> dict[str, Any]:
     return {"Location": {"description": what, "required": True, "schema": {"type": "string"}}}
 
 
-#: The one instance of each schema class an alternative answer documents (`alt_response`).
-_DOCUMENTED: dict[type, Any] = {}
+@functools.cache
+def _made(schema: type) -> Any:
+    """The one instance of a schema class that every operation reading or documenting it
+    shares (a schema is a description: nothing changes it once made)."""
+    return schema()
 
 
 class ResourceBlueprint(Blueprint):
@@ -76,7 +80,7 @@ class ResourceBlueprint(Blueprint):
         # One instance for every request: given a class, webargs makes an instance of it (and
         # of each nested schema) per request, a tenth of a millisecond each time.
         if isinstance(schema, type):
-            schema = schema()
+            schema = _made(schema)
         if not isinstance(schema, Args):
             raise TypeError(f"{type(schema).__name__} reads a request: make it an api.schemas.Args")
         parse = super().arguments(schema, location=location, **kwargs)
@@ -100,7 +104,7 @@ class ResourceBlueprint(Blueprint):
         is made once for every answer that documents it (flask-smorest would make one per
         answer: some 400 problem schemas at each start)."""
         if isinstance(schema, type):
-            schema = _DOCUMENTED.get(schema) or _DOCUMENTED.setdefault(schema, schema())
+            schema = _made(schema)
         document = super().alt_response(status_code, *args, schema=schema, **kwargs)
 
         def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
