@@ -359,6 +359,10 @@ class Edge:
                 beaten = now
             wasyncore.loop(timeout=self.turn, map=self.map, use_poll=True, count=1)
 
+    def wake(self) -> None:
+        """End the loop's wait now (a byte to its trigger): safe in a signal's handler."""
+        self.servers[0].pull_trigger()
+
     def stop(self, seconds: float = GRACEFUL_SECONDS,
              tick: Callable[[], None] = lambda: None) -> None:
         """Accept no more connections, answer within `seconds` the requests read already (and
@@ -392,7 +396,7 @@ def serve_until_stopped(edge: Edge, alive: Callable[[], bool] = lambda: True) ->
         # The loop waits up to a second in poll(), which Python resumes after this handler has
         # run: the trigger's byte ends that wait, so the stop begins at once.
         stopping.append(number)
-        edge.servers[0].pull_trigger()
+        edge.wake()
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, stop)
