@@ -37,7 +37,7 @@ def share_url_builders() -> None:
     def shared(self: Rule, append_unknown: bool = True) -> Any:
         if self.defaults:
             return compile_builder(self, append_unknown)
-        key = (self.rule, self.host, self.subdomain, append_unknown, tuple(self._trace))
+        key = (self.rule, append_unknown, tuple(self._trace))  # the trace holds host or subdomain
         if key not in compiled:
             compiled[key] = compile_builder(self, append_unknown)
         return compiled[key]

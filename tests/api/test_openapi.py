@@ -313,9 +313,11 @@ def test_every_schema_the_api_declares_is_shared_by_the_documents_copies_not_cop
                 if issubclass(cls, marshmallow.Schema) and cls.__module__.startswith("api.")}
     assert len(declared) > 40
     assert {cls.__qualname__ for cls in declared if not issubclass(cls, Schema)} == set()
-    documented = [doc["schema"] for endpoint in app.view_functions.values()
-                  for docs in getattr(endpoint, "_apidoc", {}).get("response", {})
-                  .get("responses", {}).values() for doc in docs if isinstance(doc.get("schema"), marshmallow.Schema)]
+    answers = [doc for view in app.view_functions.values()
+               for docs in getattr(view, "_apidoc", {}).get("response", {})
+               .get("responses", {}).values() for doc in docs]
+    documented = [doc["schema"] for doc in answers
+                  if isinstance(doc.get("schema"), marshmallow.Schema)]
     assert documented and all(isinstance(schema, Schema) for schema in documented)
     document = {"responses": {404: [{"schema": documented[0], "description": "gone"}]}}
     copied = copy.deepcopy(document)
