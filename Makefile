@@ -24,7 +24,8 @@ run: $(STAMP)
 	$(BIN)/reddog serve --demo
 
 # Two workers on the two cores; the load tests, which start servers and many client processes
-# of their own, run after the rest, alone. The run starts a great many Python processes (the
+# of their own, run after the rest, two at a time (most of each is a server's wait on its
+# clients, or clients trickling bytes: one alone keeps the two cores about half busy). The run starts a great many Python processes (the
 # workers, every server and command a test starts) over the same sources: each writes the
 # bytecode it compiles (and pytest its rewritten test modules) for the next to read, even where
 # the environment says not to (PYTHONDONTWRITEBYTECODE, as container images often set it).
@@ -32,7 +33,7 @@ test: export PYTHONDONTWRITEBYTECODE =
 test: $(STAMP) $(AXE)
 	$(BIN)/mypy
 	$(BIN)/pytest -n 2 --dist worksteal -m "not load"
-	$(BIN)/pytest -m load
+	$(BIN)/pytest -n 2 --dist worksteal -m load
 
 # The HTTP sections' load comes from wrk (Debian's package), installed here when missing; the
 # bench says so, and those sections fail, if it still is not there. BENCH_ARGS goes to the bench
