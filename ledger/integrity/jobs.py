@@ -41,6 +41,9 @@ class ComparisonElsewhere:
         self.result = self.pool.apply_async(differences_in_a_worker,
                                              (type(app), app.settings.tables_made()))
 
+    #: Given no pages: the worker reads and folds the log itself.
+    folds = False
+
     def fold(self, page: list[Any]) -> None:
         """Nothing: the worker reads and folds the log itself."""
 
