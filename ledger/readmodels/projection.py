@@ -19,7 +19,7 @@ import gc
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ParamSpec, Protocol, TypeVar
 from uuid import UUID
 
@@ -125,12 +125,14 @@ class Projection:
             if not page:
                 return 0, session.position
             read = self._stored_events().read
-            events = []
-            for stored in page:
-                if folded_topic(stored.topic):
-                    event, fields, when = read(stored)
-                    events.append((stored.id, event, facts(event, fields, when)))
-            _fold_into(session, write, events, page[-1].id)
+
+            def decoded() -> Iterator[tuple[int, Any, Facts]]:
+                for stored in page:
+                    if folded_topic(stored.topic):
+                        event, fields, when = read(stored)
+                        yield stored.id, event, facts(event, fields, when)
+
+            _fold_into(session, write, decoded(), page[-1].id)
             return len(page), page[-1].id
 
     def _stored_events(self) -> StoredEvents:
@@ -213,9 +215,10 @@ class Projection:
         return differ
 
 
-def _fold_into(session: ReadSession, write: PageWrite, events: list[tuple[int, Any, Facts]],
+def _fold_into(session: ReadSession, write: PageWrite, events: Iterable[tuple[int, Any, Facts]],
                last: int) -> None:
-    """Fold (position, event, its facts) into one page's write, ending at position `last`."""
+    """Fold (position, event, its facts) into one page's write, ending at position `last`
+    (`Fold.fold_page`: as they come, where the store does not read in bulk)."""
     fold = Fold(session)
     fold.fold_page(events)
     write.documents = fold.changed
