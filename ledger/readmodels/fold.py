@@ -205,7 +205,7 @@ class Fold:
         """Fold (position, event, its `facts`) in order, having read at once the documents that
         their events name where the store reads in bulk (which holds them all first); else each
         as it comes (decoded just before, it is still in the processor's caches: a catch-up in
-        memory takes a tenth less CPU than with the page's 20,000 events decoded first)."""
+        memory takes 6 to 9 % less CPU than with the page's 20,000 events decoded first)."""
         if self._session.reads_in_bulk:
             events = list(events)
             self.prefetch({name for _position, event, its in events
