@@ -60,8 +60,8 @@ def location(what: str) -> dict[str, Any]:
 
 @functools.cache
 def _made(schema: type) -> Any:
-    """The one instance of a schema class that every operation reading or documenting it
-    shares (a schema is a description: nothing changes it once made)."""
+    """The one instance of a schema class that every operation reading, answering or
+    documenting it shares (a schema is a description: nothing changes it once made)."""
     return schema()
 
 
@@ -114,6 +114,8 @@ class ResourceBlueprint(Blueprint):
         return decorate
 
     def response(self, status_code: Any, schema: Any = None, **kwargs: Any) -> Callable:
+        if isinstance(schema, type):
+            schema = _made(schema)
         document = super().response(status_code, schema, **kwargs)
         if schema is None or not answers.is_fast(schema):
             return document
