@@ -25,10 +25,11 @@ run: $(STAMP)
 
 # Two workers on the two cores; the load tests, which start servers and many client processes
 # of their own, run after the rest, two at a time (most of each is a server's wait on its
-# clients, or clients trickling bytes: one alone keeps the two cores about half busy). The run starts a great many Python processes (the
-# workers, every server and command a test starts) over the same sources: each writes the
-# bytecode it compiles (and pytest its rewritten test modules) for the next to read, even where
-# the environment says not to (PYTHONDONTWRITEBYTECODE, as container images often set it).
+# clients, or clients trickling bytes: one alone keeps the two cores about half busy). The run
+# starts a great many Python processes (the workers, every server and command a test starts)
+# over the same sources: each writes the bytecode it compiles (and pytest its rewritten test
+# modules) for the next to read, even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE, as container images often set it).
 test: export PYTHONDONTWRITEBYTECODE =
 test: $(STAMP) $(AXE)
 	$(BIN)/mypy
