@@ -25,6 +25,8 @@ from functools import lru_cache
 from typing import Any
 
 from ledger.core import tlog
+from ledger.core.ids import id_text
+from ledger.core.keyedhash import keyed_sha256
 from ledger.transparency.treestore import Appending, TreeStore
 
 WIDTH = tlog.TILE_WIDTH
@@ -47,13 +49,14 @@ def salt_key(chain_key: bytes) -> bytes:
 
 
 def salt_of(key: bytes, originator_id: str, version: int) -> bytes:
-    """One event's salt: 32 bytes no one can guess without the key."""
-    return hmac.new(key, f"{originator_id}|{version}".encode(), hashlib.sha256).digest()
+    """One event's salt: 32 bytes no one can guess without the key (HMAC-SHA-256 of
+    `<id>|<version>`, under a key whose padded hashes are taken once: `keyed_sha256`)."""
+    return keyed_sha256(key).digest(f"{originator_id}|{version}".encode())
 
 
 def commitment_of(key: bytes, stored: Any) -> tuple[bytes, bytes]:
-    """(commitment, salt) of one stored event."""
-    originator = str(stored.originator_id)
+    """(commitment, salt) of one stored event (its aggregate id's text remembered: `id_text`)."""
+    originator = id_text(stored.originator_id)
     salt = salt_of(key, originator, stored.originator_version)
     return tlog.commitment(salt, originator, stored.originator_version, stored.topic,
                            bytes(stored.state)), salt
