@@ -59,13 +59,7 @@ def paused(pid: int) -> None:
     """SIGSTOP a process and return once it is stopped: the signal is only queued when `kill`
     returns, and a process busy on the other core runs on until the kernel gets to it."""
     os.kill(pid, signal.SIGSTOP)
-    wait_until(lambda: process_state(pid) in {"T", "t"}, 10, f"process {pid} stopped")
-
-
-def process_state(pid: int) -> str:
-    """The state letter of /proc/PID/stat (after the command's name, which may hold spaces)."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return stat[stat.rindex(")") + 2]
+    wait_until(lambda: stat_of(pid)[0] in {"T", "t"}, 10, f"process {pid} stopped")
 
 
 def resumed(pid: int) -> None:
