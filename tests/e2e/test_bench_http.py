@@ -45,9 +45,16 @@ def test_the_http_section_gives_its_figures(tmp_path) -> None:  # type: ignore[n
             assert figure.ratio is not None and figure.ratio > 0, figure
     by_name = {f.name: f for f in figures}
     # The CPU per command: the commands-alone phase answered commands, and nothing but them.
-    alone = by_name["server CPU per command"].extra["commands"]
+    cpu = by_name["server CPU per command"]
+    alone = cpu.extra["commands"]
     assert alone["commands"] > 0 and alone["failed"] == 0
     assert set(alone["kinds"]) <= set(http.COMMANDS) | {"read table"}, sorted(alone["kinds"])
+    # Two pairs of phases, each side the less of its two (a disturbed phase does not decide).
+    pairs = cpu.extra["pairs"]
+    assert len(pairs) == 2
+    assert cpu.ceiling_value == min(pair["live_cpu_ms"] for pair in pairs)
+    assert cpu.value == min(pair["command_cpu_ms"] for pair in pairs)
+    assert cpu.ratio == pytest.approx(cpu.value / cpu.ceiling_value)
     # Nothing went unanswered or answered 5xx, at full speed or on schedule.
     assert by_name["p99 at half max rate (open loop)"].extra["half"]["failed"] == 0
     assert by_name["commands/s at max rate, group commit on"].extra["result"]["failed"] == 0
