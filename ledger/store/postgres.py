@@ -72,21 +72,25 @@ class ApplicationRecorder(_SetUpOneAtATime, PostgresApplicationRecorder):
         self.check_identifier_length(self.insert_function_name)
         names = {"schema": Identifier(datastore.schema), "table": Identifier(events_table_name),
                  "function": Identifier(self.insert_function_name),
-                 "event": Identifier(self.stored_event_type_name),
                  "channel": Identifier(self.channel_name)}
+        # The rows come as four arrays, a column each, sent in binary: psycopg writes an array
+        # of the library's composite stored events as text in Python, escaping every byte of
+        # every state (240 µs for a save of six events, against 34 for the four arrays).
+        columns = (f"ids {datastore.originator_id_type}[], versions bigint[], topics text[], "
+                   "states bytea[]")
         self.sql_create_statements.append(SQL(
-            "CREATE OR REPLACE FUNCTION {schema}.{function}(events {schema}.{event}[]) "
+            "CREATE OR REPLACE FUNCTION {schema}.{function}(" + columns + ") "
             "RETURNS SETOF bigint LANGUAGE plpgsql AS $BODY$ BEGIN "
             f"SET LOCAL lock_timeout = '{int(datastore.lock_timeout)}s'; "
             "LOCK TABLE {schema}.{table} IN EXCLUSIVE MODE; "
             "NOTIFY {channel}; "
             "RETURN QUERY INSERT INTO {schema}.{table} "
             "(originator_id, originator_version, topic, state) "
-            "SELECT originator_id, originator_version, topic, state FROM unnest(events) "
-            "RETURNING notification_id; "
+            "SELECT * FROM unnest(ids, versions, topics, states) RETURNING notification_id; "
             "END; $BODY$").format(**names))
-        self.insert_function_statement = SQL("SELECT * FROM {schema}.{function}(%s)").format(
-            **names)
+        self.insert_function_statement = SQL(
+            "SELECT * FROM {schema}.{function}(%b::" + datastore.originator_id_type
+            + "[], %b::bigint[], %b::text[], %b::bytea[])").format(**names)
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any
                       ) -> Sequence[int] | None:
@@ -95,20 +99,22 @@ class ApplicationRecorder(_SetUpOneAtATime, PostgresApplicationRecorder):
         the order their saves commit, and a reader of the log never passes a gap that fills
         later), the channel notified, the rows inserted, their positions returned in order.
         The library sends the same as five statements (lock timeout, lock, notify, insert,
-        commit) in a pipeline inside a transaction, and psycopg's pipeline and transaction
-        machinery in Python cost a worker about a third of its CPU a command (py-spy, the
-        commands alone). A refused row (a version taken) raises the library's IntegrityError,
-        as its own path does (the datastore's connection translates psycopg's errors)."""
+        commit) in a pipeline inside a transaction, its rows an array of composites written
+        as text: psycopg's pipeline, transaction and text dumping, in Python, took about a
+        third of a worker's CPU a command (py-spy, the commands alone). A refused row (a
+        version taken) raises the library's IntegrityError, as its own path does (the
+        datastore's connection translates psycopg's errors)."""
         if not stored_events:
             return []
-        rows = [self.construct_pg_stored_event(e.originator_id, e.originator_version, e.topic,
-                                               e.state) for e in stored_events]
-        return self._insert_rows(rows)
+        return self._insert_columns([[e.originator_id for e in stored_events],
+                                     [e.originator_version for e in stored_events],
+                                     [e.topic for e in stored_events],
+                                     [e.state for e in stored_events]])
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
-    def _insert_rows(self, rows: list[Any]) -> list[int]:
+    def _insert_columns(self, columns: list[list[Any]]) -> list[int]:
         with self.datastore.get_connection() as connection, connection.cursor() as cursor:
-            cursor.execute(self.insert_function_statement, (rows,), prepare=True)
+            cursor.execute(self.insert_function_statement, columns, prepare=True)
             return [row[self.insert_function_name] for row in cursor.fetchall()]
 
     def select_versions_after(self, after: int, most: int) -> list[tuple[int, UUID, int]]:

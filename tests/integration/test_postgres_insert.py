@@ -117,9 +117,14 @@ def test_concurrent_saves_commit_in_the_order_of_their_positions(
 
 
 def test_a_save_notifies_the_tables_channel(recorder: ApplicationRecorder) -> None:
-    """What the library's LISTEN/NOTIFY subscription waits for, sent as its own path sends it."""
+    """What the library's LISTEN/NOTIFY subscription waits for, sent as its own path sends it.
+    (A channel is named by its table alone, in the whole database: a table of a name no other
+    test uses, so that no other test's saves are heard.)"""
     import psycopg
 
+    recorder = ApplicationRecorder(recorder.datastore,
+                                   events_table_name=f"t{uuid4().hex[:12]}_events")
+    recorder.create_table()
     kwargs = recorder.datastore.pool.kwargs
     kwargs = kwargs() if callable(kwargs) else kwargs
     with psycopg.connect(autocommit=True, **{k: v for k, v in (kwargs or {}).items()
