@@ -18,7 +18,12 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
+from eventsourcing.persistence import (
+    InterfaceError,
+    Notification,
+    OperationalError,
+    StoredEvent,
+)
 from eventsourcing.postgres import (
     PostgresAggregateRecorder,
     PostgresApplicationRecorder,
@@ -26,6 +31,7 @@ from eventsourcing.postgres import (
     PostgresFactory,
 )
 from eventsourcing.utils import retry
+from psycopg.rows import tuple_row
 from psycopg.sql import SQL, Identifier
 
 from ledger.store.sidestore import advisory_lock_id
@@ -116,6 +122,41 @@ class ApplicationRecorder(_SetUpOneAtATime, PostgresApplicationRecorder):
         with self.datastore.get_connection() as connection, connection.cursor() as cursor:
             cursor.execute(self.insert_function_statement, columns, prepare=True)
             return [row[self.insert_function_name] for row in cursor.fetchall()]
+
+    def select_notifications(self, start: int | None, limit: int, stop: int | None = None,
+                             topics: Sequence[str] = (), *, inclusive_of_start: bool = True
+                             ) -> Sequence[Notification]:
+        """The library's query, its rows read as tuples (the library has psycopg make a dict
+        of each, then reads it by name): a fold's page, the public tree's, a checkpoint's
+        range and a feed page are read this way."""
+        conditions: list[str] = []
+        params: list[Any] = []
+        if start is not None:
+            conditions.append("notification_id >= %s" if inclusive_of_start
+                              else "notification_id > %s")
+            params.append(start)
+        if stop is not None:
+            conditions.append("notification_id <= %s")
+            params.append(stop)
+        if topics:
+            conditions.append("topic = ANY(%s)")
+            params.append(list(topics))
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        params.append(limit)
+        statement = SQL("SELECT notification_id, originator_id, originator_version, topic, "
+                        "state FROM {schema}.{table}" + where
+                        + " ORDER BY notification_id LIMIT %s").format(
+            schema=Identifier(self.datastore.schema), table=Identifier(self.events_table_name))
+        return self._notifications(statement, params)
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def _notifications(self, statement: Any, params: list[Any]) -> list[Notification]:
+        with self.datastore.get_connection() as connection, connection.cursor(
+                row_factory=tuple_row) as cursor:
+            cursor.execute(statement, params, prepare=True)
+            return [Notification(id=row[0], originator_id=row[1], originator_version=row[2],
+                                 topic=row[3], state=bytes(row[4]))
+                    for row in cursor.fetchall()]
 
     def select_versions_after(self, after: int, most: int) -> list[tuple[int, UUID, int]]:
         """The position, aggregate and version of the events after position `after`, at most

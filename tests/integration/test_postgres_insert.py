@@ -1,8 +1,9 @@
-"""The PostgreSQL log's saves (`ledger.store.postgres.ApplicationRecorder.insert_events`): one
+"""The PostgreSQL log's recorder (`ledger.store.postgres.ApplicationRecorder`). Its saves are one
 statement, a function of the table's own, that locks the table for writes until it commits,
-notifies the table's channel and inserts the rows. What the library's five statements promised
-holds: positions in order, a refused save writes nothing, saves commit in the order of their
-positions (a reader of the log never sees a hole that fills later), each table its own."""
+notifies the table's channel and inserts the rows: what the library's five statements promised
+holds (positions in order, a refused save writes nothing, saves commit in the order of their
+positions so a reader of the log never sees a hole that fills later, each table its own). Its
+reads of the log answer as the library's own query does."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from uuid import uuid4
 
 import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent
+from eventsourcing.postgres import PostgresApplicationRecorder
 
 from ledger.store.postgres import ApplicationRecorder
 from tests.conftest import app_factory
@@ -133,3 +135,26 @@ def test_a_save_notifies_the_tables_channel(recorder: ApplicationRecorder) -> No
         recorder.insert_events(made(uuid4(), 1))
         heard = [n.channel for n in listener.notifies(timeout=10, stop_after=1)]
     assert heard == [recorder.channel_name]
+
+
+def test_the_log_reads_as_the_librarys_own_query_reads_it(recorder: ApplicationRecorder) -> None:
+    other_topic = TOPIC + "Else"
+    for n in range(6):
+        recorder.insert_events([StoredEvent(originator_id=uuid4(), originator_version=1,
+                                            topic=TOPIC if n % 2 else other_topic,
+                                            state=b'{"n":%d}' % n)])
+    end = recorder.max_notification_id()
+    assert end is not None
+    asked: list[dict[str, Any]] = [
+        {"start": 1, "limit": 100}, {"start": end - 3, "limit": 2},
+        {"start": end - 4, "limit": 100, "stop": end - 1},
+        {"start": end - 4, "limit": 100, "inclusive_of_start": False},
+        {"start": None, "limit": 3}, {"start": 1, "limit": 100, "topics": [TOPIC]},
+        {"start": end - 5, "limit": 100, "stop": end, "topics": (TOPIC, other_topic)},
+        {"start": end + 1, "limit": 10}]
+    for kwargs in asked:
+        ours = recorder.select_notifications(**kwargs)
+        theirs = PostgresApplicationRecorder.select_notifications(recorder, **kwargs)
+        assert ours == theirs, kwargs
+        assert all(type(n.state) is bytes for n in ours)
+    assert len(recorder.select_notifications(start=1, limit=100, topics=[TOPIC])) >= 3
