@@ -37,15 +37,21 @@ from psycopg.sql import SQL, Identifier
 from ledger.store.sidestore import advisory_lock_id
 
 
-@contextmanager
-def setup_lock(datastore: PostgresDatastore) -> Iterator[None]:
-    """Hold the datastore's schema's setup lock while the block runs, on a connection that is
-    not the pool's; released when that connection closes, whatever happens."""
+def connection_apart(datastore: PostgresDatastore) -> psycopg.Connection[Any]:
+    """A connection to the datastore's database that is not the pool's (autocommit, rows as
+    tuples): to hold a session lock, or to LISTEN, outside the pool's connections."""
     configured = datastore.pool.kwargs  # the pool's connection arguments, or what makes them
     if callable(configured):
         configured = configured()
     kwargs: dict[str, Any] = {k: v for k, v in (configured or {}).items() if k != "row_factory"}
-    with psycopg.connect(autocommit=True, **kwargs) as connection:
+    return psycopg.connect(autocommit=True, **kwargs)
+
+
+@contextmanager
+def setup_lock(datastore: PostgresDatastore) -> Iterator[None]:
+    """Hold the datastore's schema's setup lock while the block runs, on a connection that is
+    not the pool's; released when that connection closes, whatever happens."""
+    with connection_apart(datastore) as connection:
         connection.execute("SELECT pg_advisory_lock(%s)",
                            (advisory_lock_id(f"{datastore.schema}.setup"),))
         yield
@@ -97,6 +103,13 @@ class ApplicationRecorder(_SetUpOneAtATime, PostgresApplicationRecorder):
         self.insert_function_statement = SQL(
             "SELECT * FROM {schema}.{function}(%b::" + datastore.originator_id_type
             + "[], %b::bigint[], %b::text[], %b::bytea[])").format(**names)
+        # The reads' statements, their table named once (they run at every command and page).
+        self._notifications_from = SQL(
+            "SELECT notification_id, originator_id, originator_version, topic, state "
+            "FROM {schema}.{table}").format(**names)
+        self._versions_after = SQL(
+            "SELECT notification_id, originator_id, originator_version FROM {schema}.{table} "
+            "WHERE notification_id > %s ORDER BY notification_id LIMIT %s").format(**names)
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any
                       ) -> Sequence[int] | None:
@@ -119,9 +132,10 @@ class ApplicationRecorder(_SetUpOneAtATime, PostgresApplicationRecorder):
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def _insert_columns(self, columns: list[list[Any]]) -> list[int]:
-        with self.datastore.get_connection() as connection, connection.cursor() as cursor:
+        with self.datastore.get_connection() as connection, connection.cursor(
+                row_factory=tuple_row) as cursor:
             cursor.execute(self.insert_function_statement, columns, prepare=True)
-            return [row[self.insert_function_name] for row in cursor.fetchall()]
+            return [row[0] for row in cursor.fetchall()]
 
     def select_notifications(self, start: int | None, limit: int, stop: int | None = None,
                              topics: Sequence[str] = (), *, inclusive_of_start: bool = True
@@ -143,11 +157,8 @@ class ApplicationRecorder(_SetUpOneAtATime, PostgresApplicationRecorder):
             params.append(list(topics))
         where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         params.append(limit)
-        statement = SQL("SELECT notification_id, originator_id, originator_version, topic, "
-                        "state FROM {schema}.{table}" + where
-                        + " ORDER BY notification_id LIMIT %s").format(
-            schema=Identifier(self.datastore.schema), table=Identifier(self.events_table_name))
-        return self._notifications(statement, params)
+        return self._notifications(
+            self._notifications_from + SQL(where + " ORDER BY notification_id LIMIT %s"), params)
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def _notifications(self, statement: Any, params: list[Any]) -> list[Notification]:
@@ -162,14 +173,10 @@ class ApplicationRecorder(_SetUpOneAtATime, PostgresApplicationRecorder):
         """The position, aggregate and version of the events after position `after`, at most
         `most` of them, in order: one round trip for a cache's look at what moved on since it
         last looked, and where the log now ends (`ledger.store.repository`)."""
-        statement = SQL("SELECT notification_id, originator_id, originator_version FROM "
-                        "{schema}.{table} WHERE notification_id > %s ORDER BY notification_id "
-                        "LIMIT %s").format(
-            schema=Identifier(self.datastore.schema), table=Identifier(self.events_table_name))
-        with self.datastore.get_connection() as connection, connection.cursor() as cursor:
-            cursor.execute(statement, (after, most), prepare=True)
-            return [(row["notification_id"], row["originator_id"], row["originator_version"])
-                    for row in cursor.fetchall()]
+        with self.datastore.get_connection() as connection, connection.cursor(
+                row_factory=tuple_row) as cursor:
+            cursor.execute(self._versions_after, (after, most), prepare=True)
+            return cursor.fetchall()
 
     #: What the cache looks at (`ledger.store.repository`): every version after `after`, this
     #: process's own writes among them (on SQLite they can be left out).

@@ -16,7 +16,7 @@ import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 
-from ledger.store.postgres import ApplicationRecorder
+from ledger.store.postgres import ApplicationRecorder, connection_apart
 from tests.conftest import app_factory
 
 pytestmark = pytest.mark.postgres
@@ -122,15 +122,10 @@ def test_a_save_notifies_the_tables_channel(recorder: ApplicationRecorder) -> No
     """What the library's LISTEN/NOTIFY subscription waits for, sent as its own path sends it.
     (A channel is named by its table alone, in the whole database: a table of a name no other
     test uses, so that no other test's saves are heard.)"""
-    import psycopg
-
     recorder = ApplicationRecorder(recorder.datastore,
                                    events_table_name=f"t{uuid4().hex[:12]}_events")
     recorder.create_table()
-    kwargs = recorder.datastore.pool.kwargs
-    kwargs = kwargs() if callable(kwargs) else kwargs
-    with psycopg.connect(autocommit=True, **{k: v for k, v in (kwargs or {}).items()
-                                            if k != "row_factory"}) as listener:
+    with connection_apart(recorder.datastore) as listener:
         listener.execute(f'LISTEN "{recorder.channel_name}"')
         recorder.insert_events(made(uuid4(), 1))
         heard = [n.channel for n in listener.notifies(timeout=10, stop_after=1)]
